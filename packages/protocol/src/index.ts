@@ -1,0 +1,3 @@
+export * from "./framing.js";
+export * from "./jsonrpc.js";
+export * from "./pending.js";

@@ -1,0 +1,102 @@
+/**
+ * JSON-RPC 2.0 decoding and classification, kept deliberately permissive: anything that is a
+ * well-formed JSON-RPC message passes, whatever its method, extra fields or protocol version.
+ */
+
+import { isUtf8 } from "node:buffer";
+
+export type JsonRpcId = string | number;
+
+export const ErrorCode = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  /** Same code the MCP SDK uses when the connection closes under a pending request. */
+  ConnectionClosed: -32000,
+  RequestTimeout: -32001,
+} as const;
+
+export type DecodeResult =
+  | { ok: true; value: unknown }
+  | { ok: false; reason: "utf8" | "json"; detail: string };
+
+/** Decode one frame body: strict UTF-8, then JSON. */
+export function decodeMessage(body: Buffer): DecodeResult {
+  if (!isUtf8(body)) return { ok: false, reason: "utf8", detail: "message is not valid UTF-8" };
+  try {
+    return { ok: true, value: JSON.parse(body.toString("utf8")) };
+  } catch (error) {
+    return { ok: false, reason: "json", detail: `invalid JSON: ${(error as Error).message}` };
+  }
+}
+
+export type Message = Record<string, unknown>;
+
+export type Classified =
+  | { kind: "request"; id: JsonRpcId; method: string; message: Message }
+  | { kind: "notification"; method: string; message: Message }
+  | { kind: "response"; id: JsonRpcId | null; error: boolean; message: Message }
+  | { kind: "batch"; items: Classified[] }
+  | { kind: "invalid"; reason: string; id: JsonRpcId | null };
+
+function isId(value: unknown): value is JsonRpcId {
+  return typeof value === "string" || (typeof value === "number" && Number.isFinite(value));
+}
+
+function isObject(value: unknown): value is Message {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export function classify(value: unknown): Classified {
+  if (Array.isArray(value)) {
+    if (value.length === 0) return { kind: "invalid", reason: "empty batch", id: null };
+    return { kind: "batch", items: value.map(classifySingle) };
+  }
+  return classifySingle(value);
+}
+
+function classifySingle(value: unknown): Classified {
+  if (!isObject(value)) return { kind: "invalid", reason: "message is not a JSON object", id: null };
+  const rawId = value.id;
+  const id = isId(rawId) ? rawId : null;
+  if (value.jsonrpc !== "2.0") return { kind: "invalid", reason: 'jsonrpc must be "2.0"', id };
+  if ("method" in value) {
+    if (typeof value.method !== "string") return { kind: "invalid", reason: "method must be a string", id };
+    if (!("id" in value)) return { kind: "notification", method: value.method, message: value };
+    if (!isId(rawId)) return { kind: "invalid", reason: "request id must be a string or a number", id: null };
+    return { kind: "request", id: rawId, method: value.method, message: value };
+  }
+  const hasResult = "result" in value;
+  const hasError = "error" in value;
+  if (hasResult === hasError) {
+    return { kind: "invalid", reason: "a response carries exactly one of result and error", id };
+  }
+  if (rawId !== null && !isId(rawId)) return { kind: "invalid", reason: "response id is invalid", id: null };
+  return { kind: "response", id: rawId as JsonRpcId | null, error: hasError, message: value };
+}
+
+/** A key that keeps `1` and `"1"` apart. */
+export function idKey(id: JsonRpcId): string {
+  return typeof id === "number" ? `n:${id}` : `s:${id}`;
+}
+
+export interface JsonRpcErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+export function errorResponse(id: JsonRpcId | null, error: JsonRpcErrorObject): Message {
+  return { jsonrpc: "2.0", id, error };
+}
+
+export function resultResponse(id: JsonRpcId, result: unknown): Message {
+  return { jsonrpc: "2.0", id, result };
+}
+
+/** Serialise a message as one frame. */
+export function encodeMessage(message: unknown): Buffer {
+  return Buffer.from(`${JSON.stringify(message)}\n`, "utf8");
+}

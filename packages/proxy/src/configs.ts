@@ -1,0 +1,59 @@
+/** The defense configurations of DESIGN.md and the layers each one composes. */
+
+export const LAYERS = {
+  L1: "L1 policy",
+  L2: "L2 validator",
+  L3: "L3 kernel",
+  AB: "AgentBound baseline",
+} as const;
+export type Layer = keyof typeof LAYERS;
+
+export const CONFIGS = {
+  C0: [],
+  "C-AB": ["AB"],
+  "C-app": ["L1", "L2"],
+  "C-ebpf": ["L3"],
+  "C-full": ["L1", "L2", "L3"],
+  "C-AB+ebpf": ["AB", "L3"],
+} as const satisfies Record<string, readonly Layer[]>;
+export type ConfigName = keyof typeof CONFIGS;
+
+export const CONFIG_NAMES = Object.keys(CONFIGS) as ConfigName[];
+
+/** Layers this build of mcpguard can apply. A config needing any other layer is refused. */
+export const BUILT_LAYERS: ReadonlySet<Layer> = new Set<Layer>([]);
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+function describe(layers: readonly Layer[]): string {
+  const names = layers.map((l) => `${l} (${LAYERS[l].replace(/^L\d /, "")})`);
+  return names.length <= 1 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+}
+
+export function isConfigName(name: string): name is ConfigName {
+  return Object.hasOwn(CONFIGS, name);
+}
+
+/** Configs whose every layer is built. */
+export function availableConfigs(): ConfigName[] {
+  return CONFIG_NAMES.filter((name) => CONFIGS[name].every((layer) => BUILT_LAYERS.has(layer)));
+}
+
+/** Resolve a config name, refusing unknown names and configs with layers that are not built. */
+export function resolveConfig(name: string): { name: ConfigName; layers: readonly Layer[] } {
+  if (!isConfigName(name)) {
+    throw new ConfigError(`unknown config "${name}"; the configs are ${CONFIG_NAMES.join(", ")}`);
+  }
+  const layers = CONFIGS[name];
+  const missing = layers.filter((layer) => !BUILT_LAYERS.has(layer));
+  if (missing.length > 0) {
+    const verb = missing.length === 1 ? "is" : "are";
+    throw new ConfigError(
+      `config "${name}" needs ${describe(missing)}, which ${verb} not built in this version of mcpguard; ` +
+        `configs available here: ${availableConfigs().join(", ")}`,
+    );
+  }
+  return { name, layers };
+}

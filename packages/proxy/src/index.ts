@@ -1,0 +1,11 @@
+export { type AuditEvent, AuditLog, canonicalJson, digest } from "./audit.js";
+export {
+  availableConfigs,
+  CONFIG_NAMES,
+  CONFIGS,
+  ConfigError,
+  type ConfigName,
+  resolveConfig,
+} from "./configs.js";
+export { type Containment, createContainment } from "./containment.js";
+export { exitStatus, type Interceptor, Relay, type RelayOptions } from "./relay.js";

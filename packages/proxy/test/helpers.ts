@@ -1,0 +1,151 @@
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { LineFramer } from "@mcpguard/protocol";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** The real CLI, as a client config would start it (built by `npm test` before the tests run). */
+export const MCPGUARD = join(here, "..", "bin", "mcpguard.js");
+export const FIXTURE = join(here, "fixtures", "server.mjs");
+export const EVERYTHING = createRequire(import.meta.url).resolve(
+  "@modelcontextprotocol/server-everything/dist/index.js",
+);
+
+export function proxied(argv: string[], runOptions: string[] = ["--config", "C0"]): string[] {
+  return [MCPGUARD, "run", ...runOptions, "--", ...argv];
+}
+
+export interface Session {
+  client: Client;
+  transport: StdioClientTransport;
+  stderr: () => string;
+}
+
+/** An SDK client over stdio: `node <args...>`. */
+export async function connect(args: string[], env?: Record<string, string>): Promise<Session> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args,
+    env: env ?? (process.env as Record<string, string>),
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const client = new Client({ name: "mcpguard-test", version: "1.0.0" });
+  await client.connect(transport);
+  return { client, transport, stderr: () => stderr };
+}
+
+/** Pids of live processes whose command line contains `marker`. */
+export function processesWith(marker: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8");
+      if (cmdline.includes(marker)) pids.push(Number(entry));
+    } catch {
+      // Exited while we looked.
+    }
+  }
+  return pids;
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  // A zombie still answers kill(0); it is gone for our purposes.
+  try {
+    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, "utf8"));
+  } catch {
+    return false;
+  }
+}
+
+export async function eventually(check: () => boolean, ms = 3000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return check();
+}
+
+/** `mcpguard run` driven byte by byte, for what an SDK client would never send. */
+export class RawProxy {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stderr = "";
+  #lines: string[] = [];
+  #waiters: ((line: string) => void)[] = [];
+
+  constructor(runArgs: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
+    this.child = spawn(process.execPath, [MCPGUARD, "run", ...runArgs], { stdio: "pipe", ...options });
+    const framer = new LineFramer({
+      frame: ({ body }) => {
+        const line = body.toString("utf8");
+        const waiter = this.#waiters.shift();
+        if (waiter) waiter(line);
+        else this.#lines.push(line);
+      },
+      error: (error) => {
+        throw error;
+      },
+    });
+    this.child.stdout.on("data", (chunk: Buffer) => framer.push(chunk));
+    this.child.stderr.on("data", (chunk: Buffer) => {
+      this.stderr += chunk.toString();
+    });
+    this.exited = new Promise((resolve) =>
+      this.child.once("exit", (code, signal) => resolve({ code, signal })),
+    );
+  }
+
+  send(data: string | Buffer): void {
+    this.child.stdin.write(data);
+  }
+
+  request(id: number | string, method: string, params?: unknown): void {
+    this.send(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
+  }
+
+  /** The next line the proxy wrote to stdout, parsed. */
+  next(ms = 5000): Promise<Record<string, unknown>> {
+    const line = this.#lines.shift();
+    if (line !== undefined) return Promise.resolve(JSON.parse(line));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`no output within ${ms} ms; stderr: ${this.stderr}`)),
+        ms,
+      );
+      this.#waiters.push((l) => {
+        clearTimeout(timer);
+        resolve(JSON.parse(l));
+      });
+    });
+  }
+
+  /** Everything written to stdout after the last `next()`. */
+  get unread(): string[] {
+    return [...this.#lines];
+  }
+
+  async initialize(): Promise<void> {
+    this.request(0, "initialize", {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "raw", version: "1" },
+    });
+    await this.next();
+    this.send('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+  }
+}

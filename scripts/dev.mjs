@@ -1,0 +1,143 @@
+#!/usr/bin/env node
+/**
+ * The two-command entry point: `npm test` and `npm run bench` call this. It installs what is missing
+ * (pnpm, the Debian packages the project needs when running as root, the workspace dependencies),
+ * builds, then runs. Each step is skipped when it is already done, so a second run starts at once.
+ *
+ *   node scripts/dev.mjs setup            install and build only
+ *   node scripts/dev.mjs test [args]      + run every test (vitest args pass through)
+ *   node scripts/dev.mjs bench [args]     + run the benchmark (args pass through)
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
+const PNPM_VERSION = "12.4.2";
+/** Debian packages the project uses: the shell tools the victim servers and cases exec. */
+const APT_PACKAGES = ["git", "curl", "wget", "ca-certificates", "procps"];
+
+const env = {
+  ...process.env,
+  TURBO_TELEMETRY_DISABLED: "1",
+  TURBO_NO_UPDATE_NOTIFIER: "1",
+  DO_NOT_TRACK: "1",
+  NPM_CONFIG_UPDATE_NOTIFIER: "false",
+};
+
+function say(line) {
+  process.stderr.write(`[setup] ${line}\n`);
+}
+
+function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { cwd: ROOT, stdio: "inherit", env, ...options });
+  if (result.error) throw result.error;
+  if (result.status !== 0) {
+    throw new Error(`${command} ${args.join(" ")} exited with status ${result.status ?? result.signal}`);
+  }
+}
+
+function versionOf(command) {
+  try {
+    return execFileSync(command, ["--version"], {
+      encoding: "utf8",
+      env,
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim();
+  } catch {
+    return undefined;
+  }
+}
+
+function ensurePnpm() {
+  if (versionOf("pnpm") === PNPM_VERSION) return "pnpm";
+  const local = join(ROOT, ".tools", "node_modules", ".bin", "pnpm");
+  if (versionOf(local) === PNPM_VERSION) return local;
+  say(`installing pnpm ${PNPM_VERSION} into .tools/`);
+  mkdirSync(join(ROOT, ".tools"), { recursive: true });
+  run("npm", [
+    "install",
+    "--prefix",
+    join(ROOT, ".tools"),
+    "--no-audit",
+    "--no-fund",
+    "--no-save",
+    `pnpm@${PNPM_VERSION}`,
+  ]);
+  if (versionOf(local) !== PNPM_VERSION) throw new Error(`pnpm ${PNPM_VERSION} did not install into .tools/`);
+  return local;
+}
+
+function missingDebianPackages() {
+  return APT_PACKAGES.filter((name) => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a dpkg-query format, not a template
+    const r = spawnSync("dpkg-query", ["-W", "-f=${Status}", name], { encoding: "utf8" });
+    return r.status !== 0 || !r.stdout.includes("install ok installed");
+  });
+}
+
+function ensureDebianPackages() {
+  if (!existsSync("/usr/bin/dpkg-query")) return;
+  const missing = missingDebianPackages();
+  if (missing.length === 0) return;
+  if (process.getuid?.() !== 0) {
+    say(
+      `not root, so these Debian packages stay missing: ${missing.join(" ")} (tests that need them say so)`,
+    );
+    return;
+  }
+  say(`installing Debian packages: ${missing.join(" ")}`);
+  const aptEnv = { ...env, DEBIAN_FRONTEND: "noninteractive" };
+  run("apt-get", ["update", "-qq"], { env: aptEnv });
+  run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...missing], { env: aptEnv });
+}
+
+function ensureDependencies(pnpm) {
+  const stampFile = join(ROOT, "node_modules", ".mcpguard-install");
+  const hash = createHash("sha256");
+  hash.update(readFileSync(join(ROOT, "pnpm-lock.yaml")));
+  hash.update(PNPM_VERSION);
+  const stamp = hash.digest("hex");
+  if (existsSync(stampFile) && readFileSync(stampFile, "utf8") === stamp) return;
+  say("installing workspace dependencies (pnpm install --frozen-lockfile)");
+  run(pnpm, ["install", "--frozen-lockfile", "--reporter=append-only"]);
+  writeFileSync(stampFile, stamp);
+}
+
+function build(pnpm) {
+  run(pnpm, ["exec", "turbo", "run", "build", "--output-logs=errors-only", "--log-prefix=none"]);
+}
+
+function setup() {
+  const pnpm = ensurePnpm();
+  ensureDebianPackages();
+  ensureDependencies(pnpm);
+  build(pnpm);
+  return pnpm;
+}
+
+const [task = "setup", ...rest] = process.argv.slice(2);
+try {
+  const pnpm = setup();
+  if (task === "test") {
+    mkdirSync(join(ROOT, ".test-results"), { recursive: true });
+    run(pnpm, [
+      "exec",
+      "vitest",
+      "run",
+      "--reporter=default",
+      "--reporter=json",
+      "--outputFile.json=.test-results/vitest.json",
+      ...rest,
+    ]);
+  } else if (task === "bench") {
+    run(process.execPath, [join(ROOT, "packages", "proxy", "bench", "hop.mjs"), ...rest]);
+  } else if (task !== "setup") {
+    throw new Error(`unknown task "${task}" (setup, test, bench)`);
+  }
+} catch (error) {
+  process.stderr.write(`[setup] ${error.message}\n`);
+  process.exit(1);
+}
