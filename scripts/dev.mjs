@@ -53,7 +53,10 @@ function versionOf(command) {
 
 function ensurePnpm() {
   if (versionOf("pnpm") === PNPM_VERSION) return "pnpm";
-  const local = join(ROOT, ".tools", "node_modules", ".bin", "pnpm");
+  const bin = join(ROOT, ".tools", "node_modules", ".bin");
+  const local = join(bin, "pnpm");
+  // turbo looks pnpm up on PATH, so the local copy goes first on it.
+  env.PATH = `${bin}:${env.PATH ?? ""}`;
   if (versionOf(local) === PNPM_VERSION) return local;
   say(`installing pnpm ${PNPM_VERSION} into .tools/`);
   mkdirSync(join(ROOT, ".tools"), { recursive: true });
