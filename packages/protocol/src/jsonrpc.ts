@@ -100,3 +100,8 @@ export function resultResponse(id: JsonRpcId, result: unknown): Message {
 export function encodeMessage(message: unknown): Buffer {
   return Buffer.from(`${JSON.stringify(message)}\n`, "utf8");
 }
+
+/** An MCP tool result that reports a refusal to the agent as readable text (not a transport error). */
+export function toolError(text: string): { content: { type: "text"; text: string }[]; isError: true } {
+  return { content: [{ type: "text", text }], isError: true };
+}

@@ -70,8 +70,3 @@ export const CallToolResult = z.looseObject({
   isError: z.boolean().optional(),
 });
 export type CallToolResult = z.infer<typeof CallToolResult>;
-
-/** A tool result that reports a refusal to the agent as readable text (not a transport error). */
-export function toolError(text: string): CallToolResult {
-  return { content: [{ type: "text", text }], isError: true };
-}

@@ -8,4 +8,11 @@ export {
   resolveConfig,
 } from "./configs.js";
 export { type Containment, createContainment } from "./containment.js";
-export { exitStatus, type Interceptor, Relay, type RelayOptions } from "./relay.js";
+export {
+  exitStatus,
+  type Interceptor,
+  Relay,
+  type RelayOptions,
+  type ToolCall,
+  type Verdict,
+} from "./relay.js";

@@ -17,24 +17,46 @@ import {
   encodeMessage,
   errorResponse,
   type Frame,
-  type JsonRpcErrorObject,
-  type JsonRpcId,
   LineFramer,
   type Message,
   type PendingRequest,
   PendingRequests,
+  resultResponse,
+  toolError,
 } from "@mcpguard/protocol";
-import type { AuditLog } from "./audit.js";
+import { type AuditLog, digest } from "./audit.js";
 import { type Containment, createContainment, signalGroup } from "./containment.js";
 
-export type LocalAnswer = { result: unknown } | { error: JsonRpcErrorObject };
-
-export interface Interceptor {
-  /** A client request about to be forwarded. Return an answer to reply here instead of forwarding. */
-  request?(id: JsonRpcId, method: string, params: unknown): LocalAnswer | undefined;
-  /** The server's response to a client request. Return a replacement to forward instead. */
-  response?(request: PendingRequest<unknown>, message: Message): Message | undefined;
+/** What the layers decided about one tool call. */
+export interface Verdict {
+  decision: "allow" | "deny";
+  /** The layer that decided ("none" when the config has no layer). */
+  layer: string;
+  rule: string | null;
+  /** Shown to the agent when the call is denied. */
+  reason: string;
 }
+
+/** A tool call as the client sent it. */
+export interface ToolCall {
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+/** Where the defense layers plug into the relay. */
+export interface Interceptor {
+  /** Decide a `tools/call` before it reaches the server. */
+  toolCall(call: ToolCall): Verdict;
+  /** The server's answer to an allowed call. Return a replacement message to forward instead. */
+  toolResult?(call: ToolCall, message: Message): Message | undefined;
+}
+
+const PASS_THROUGH: Verdict = {
+  decision: "allow",
+  layer: "none",
+  rule: null,
+  reason: "the config applies no layer",
+};
 
 export interface RelayOptions {
   /** The server command and its arguments. */
@@ -71,7 +93,8 @@ export class Relay {
   readonly #input: Readable;
   readonly #output: Writable;
   readonly #log: (line: string) => void;
-  readonly #pending = new PendingRequests<unknown>();
+  /** Client requests in flight; a tool call carries its name and arguments. */
+  readonly #pending = new PendingRequests<ToolCall | undefined>();
   readonly #containment: Containment;
   #child!: ServerChild;
   #serverName: string;
@@ -230,17 +253,45 @@ export class Relay {
           );
           return "handled";
         }
-        const answer = this.#opts.interceptor?.request?.(message.id, message.method, message.message.params);
-        if (answer) {
-          this.#reply({ jsonrpc: "2.0", id: message.id, ...answer });
-          return "handled";
+        let call: ToolCall | undefined;
+        if (message.method === "tools/call") {
+          call = toToolCall(message.message.params);
+          const verdict = this.#decide(call);
+          if (verdict.decision === "deny") {
+            this.#reply(
+              resultResponse(
+                message.id,
+                toolError(`Blocked by mcpguard (${verdict.layer}): ${verdict.reason}`),
+              ),
+            );
+            return "handled";
+          }
         }
-        this.#pending.add(message.id, message.method, message.message.params);
+        this.#pending.add(message.id, message.method, call);
         return "forward";
       }
       default:
         return this.#serverGone ? "handled" : "forward";
     }
+  }
+
+  #decide(call: ToolCall): Verdict {
+    const started = process.hrtime.bigint();
+    const verdict = this.#opts.interceptor?.toolCall(call) ?? PASS_THROUGH;
+    const latencyMs = Number(process.hrtime.bigint() - started) / 1e6;
+    this.#opts.audit?.write({
+      type: "decision",
+      server: this.#serverName,
+      tool: call.name,
+      config: this.#opts.config,
+      layer: verdict.layer,
+      rule: verdict.rule,
+      decision: verdict.decision,
+      reason: verdict.reason,
+      latencyMs,
+      argsDigest: digest(call.arguments),
+    });
+    return verdict;
   }
 
   #onServerFrame(frame: Frame): void {
@@ -258,7 +309,8 @@ export class Relay {
       case "response": {
         const request = this.#pending.take(classified.id);
         if (request) this.#noteResponse(request, classified.message);
-        const replaced = request && this.#opts.interceptor?.response?.(request, classified.message);
+        const call = request?.context;
+        const replaced = call && this.#opts.interceptor?.toolResult?.(call, classified.message);
         this.#toClient(replaced ? encodeMessage(replaced) : frame.raw);
         return;
       }
@@ -273,7 +325,7 @@ export class Relay {
     }
   }
 
-  #noteResponse(request: PendingRequest<unknown>, message: Message): void {
+  #noteResponse(request: PendingRequest<ToolCall | undefined>, message: Message): void {
     if (request.method !== "initialize") return;
     const info = (message.result as { serverInfo?: { name?: unknown } } | undefined)?.serverInfo;
     if (typeof info?.name === "string" && this.#opts.serverName === undefined) this.#serverName = info.name;
@@ -340,6 +392,19 @@ export class Relay {
     timer.unref();
     this.#timers.push(timer);
   }
+}
+
+/** The name and arguments of a `tools/call`, whatever shape the params arrived in. */
+function toToolCall(params: unknown): ToolCall {
+  const p = (typeof params === "object" && params !== null ? params : {}) as Record<string, unknown>;
+  const args = p.arguments;
+  return {
+    name: typeof p.name === "string" ? p.name : "",
+    arguments:
+      typeof args === "object" && args !== null && !Array.isArray(args)
+        ? (args as Record<string, unknown>)
+        : {},
+  };
 }
 
 function isBlank(body: Buffer): boolean {

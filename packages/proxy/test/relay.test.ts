@@ -158,6 +158,37 @@ describe("relaying", () => {
   });
 });
 
+describe("audit log", () => {
+  it("records the server's start and exit and one decision per tool call, digesting the arguments", async () => {
+    const log = join(scratch, "audit.ndjson");
+    const session = await connect(proxied(fixture(), ["--config", "C0", "--audit-log", log]));
+    const secret = `s3cr3t-${randomUUID()}`;
+    await session.client.callTool({ name: "echo", arguments: { text: secret } });
+    await session.client.callTool({ name: "echo", arguments: { text: secret } });
+    await session.client.close();
+    const raw = readFileSync(log, "utf8");
+    expect(raw).not.toContain(secret);
+    const events = raw
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(events.map((e) => e.type)).toEqual(["lifecycle", "decision", "decision", "lifecycle"]);
+    expect(events[0]).toMatchObject({ event: "start", config: "C0", pid: expect.any(Number) });
+    expect(events[1]).toMatchObject({
+      server: "proxy-fixture",
+      tool: "echo",
+      config: "C0",
+      layer: "none",
+      decision: "allow",
+      argsDigest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+      latencyMs: expect.any(Number),
+    });
+    expect(events[2].argsDigest).toBe(events[1].argsDigest);
+    expect(events[3]).toMatchObject({ event: "exit", status: 0 });
+    for (const event of events) expect(Date.parse(event.time)).not.toBeNaN();
+  });
+});
+
 describe("slow server", () => {
   it("lets the client time out, and the cancellation reaches the server", async () => {
     const session = await connect(proxied(fixture()));
