@@ -4,6 +4,6 @@ import { defineConfig } from "vitest/config";
 // to their TypeScript sources through the "@mcpguard/source" export condition.
 export default defineConfig({
   test: {
-    projects: ["packages/*"],
+    projects: ["packages/*", "runner"],
   },
 });

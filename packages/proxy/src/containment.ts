@@ -6,15 +6,19 @@
  * (setsid) or double-forks is still found, and `cgroup.kill` ends them all. Elsewhere the server is
  * the leader of a new process group and clean-up signals that group.
  */
-import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 export interface Containment {
   readonly kind: "cgroup" | "process-group";
   /** Absolute path of the server's cgroup directory, when there is one. */
   readonly cgroupPath: string | undefined;
-  /** The argv to spawn so that the process joins the containment before the server's code runs. */
-  wrap(argv: readonly string[]): string[];
+  /**
+   * The argv to spawn so that the process joins the containment before the server's code runs.
+   * With `newSession`, the process also starts a session of its own (for spawners that cannot
+   * detach, such as the SDK's stdio transport).
+   */
+  wrap(argv: readonly string[], options?: { newSession?: boolean }): string[];
   /** SIGKILL every process of the server, then wait (bounded) until none is left. */
   killAll(pid: number): Promise<void>;
   /** Remove what the containment created. Safe to call more than once. */
@@ -64,8 +68,8 @@ class ProcessGroupContainment implements Containment {
   readonly kind = "process-group";
   readonly cgroupPath = undefined;
 
-  wrap(argv: readonly string[]): string[] {
-    return [...argv];
+  wrap(argv: readonly string[], options: { newSession?: boolean } = {}): string[] {
+    return options.newSession ? ["setsid", ...argv] : [...argv];
   }
 
   async killAll(pid: number): Promise<void> {
@@ -81,10 +85,11 @@ class CgroupContainment implements Containment {
 
   constructor(readonly cgroupPath: string) {}
 
-  wrap(argv: readonly string[]): string[] {
+  wrap(argv: readonly string[], options: { newSession?: boolean } = {}): string[] {
     // The shell writes its own pid into the cgroup and then becomes the server (same pid), so not a
     // single instruction of the server runs outside it.
-    return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', join(this.cgroupPath, "cgroup.procs"), ...argv];
+    const exec = options.newSession ? 'exec setsid "$@"' : 'exec "$@"';
+    return ["/bin/sh", "-c", `echo $$ > "$0" && ${exec}`, join(this.cgroupPath, "cgroup.procs"), ...argv];
   }
 
   async killAll(pid: number): Promise<void> {
@@ -101,12 +106,7 @@ class CgroupContainment implements Containment {
 
   dispose(): void {
     if (this.#disposed) return;
-    try {
-      rmdirSync(this.cgroupPath);
-      this.#disposed = true;
-    } catch {
-      // Still populated (a process in uninterruptible sleep) or already removed.
-    }
+    this.#disposed = removeCgroupTree(this.cgroupPath);
   }
 
   #populated(): boolean {
@@ -118,11 +118,28 @@ class CgroupContainment implements Containment {
   }
 }
 
+/**
+ * Remove a cgroup and the cgroups nested in it (a proxy killed with SIGKILL leaves its server's
+ * cgroup behind inside the caller's), deepest first. False if one is still populated.
+ */
+export function removeCgroupTree(path: string): boolean {
+  let ok = true;
+  try {
+    for (const entry of readdirSync(path, { withFileTypes: true })) {
+      if (entry.isDirectory()) ok = removeCgroupTree(join(path, entry.name)) && ok;
+    }
+    rmdirSync(path);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ENOENT" && ok;
+  }
+  return ok;
+}
+
 /** A cgroup when one can be created here, otherwise a process group. */
-export function createContainment(): Containment {
+export function createContainment(options: { name?: string } = {}): Containment {
   const cg = findCgroup2();
   if (cg) {
-    const path = join(cg.mount, cg.self, `mcpguard-${process.pid}-${++sequence}`);
+    const path = join(cg.mount, cg.self, options.name ?? `mcpguard-${process.pid}-${++sequence}`);
     try {
       mkdirSync(path);
       return new CgroupContainment(path);

@@ -7,7 +7,7 @@ export {
   type ConfigName,
   resolveConfig,
 } from "./configs.js";
-export { type Containment, createContainment } from "./containment.js";
+export { type Containment, createContainment, findCgroup2, removeCgroupTree } from "./containment.js";
 export {
   exitStatus,
   type Interceptor,
