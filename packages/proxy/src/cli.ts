@@ -1,5 +1,6 @@
 /** The `mcpguard` command line. Each subcommand is loaded on demand to keep `run`'s start-up small. */
 import { UsageError } from "./args.js";
+import { findExternal, runExternal } from "./external.js";
 
 interface Command {
   summary: string;
@@ -10,8 +11,17 @@ const COMMANDS: Record<string, Command> = {
   run: { summary: "run an MCP server behind the proxy", load: () => import("./commands/run.js") },
 };
 
+/** Commands provided by other packages of the project, when they are installed. */
+const EXTERNAL: Record<string, string> = {
+  bench: "run the benchmark, or validate scenario files (mcpguard-bench)",
+  report: "rebuild a run's reports from its trials.ndjson (mcpguard-report)",
+};
+
 function usage(): string {
-  const rows = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`);
+  const rows = [
+    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`),
+    ...Object.entries(EXTERNAL).map(([name, summary]) => `  ${name.padEnd(10)} ${summary}`),
+  ];
   return [
     "usage: mcpguard <command> [options]",
     "",
@@ -30,7 +40,10 @@ export async function main(argv: string[]): Promise<number> {
   }
   const command = COMMANDS[name];
   if (!command) {
-    process.stderr.write(`mcpguard: unknown command "${name}"\n\n${usage()}\n`);
+    const external = findExternal(name);
+    if (external) return runExternal(external, rest);
+    const hint = EXTERNAL[name] ? ` (mcpguard-${name} is not installed: run npm run setup)` : "";
+    process.stderr.write(`mcpguard: unknown command "${name}"${hint}\n\n${usage()}\n`);
     return 2;
   }
   try {

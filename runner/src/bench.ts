@@ -1,0 +1,237 @@
+/**
+ * Run: every (config, case, trial) in a fresh isolated world, in parallel, one record per trial in
+ * `trials.ndjson` (the source of truth). Summaries and reports are derived from those records.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { join } from "node:path";
+import { type Interpreters, resolveInterpreters } from "./interpreters.js";
+import { writeManifest } from "./manifest.js";
+import { loadRegistry, type ServerEntry } from "./registry.js";
+import type { Scenario } from "./scenario.js";
+import { DIRECT } from "./summarize.js";
+import { runTrial, type TrialRecord } from "./trial.js";
+import { Sink } from "./world/sink.js";
+import { serverPath, WorldFactory } from "./world/world.js";
+
+/** Commands the cases and servers exec; the runner checks them on the server PATH before a run. */
+export const REQUIRED_COMMANDS = [
+  "python3",
+  "node",
+  "git",
+  "curl",
+  "wget",
+  "sh",
+  "chmod",
+  "env",
+  "printenv",
+  "cat",
+  "ls",
+  "date",
+  "id",
+  "uname",
+];
+
+/** A trial that exceeds this is killed and cleaned up (start 15 s + call 15 s + judging). */
+export const TRIAL_TIMEOUT_MS = 45_000;
+
+export interface BenchPlan {
+  runId: string;
+  outDir: string;
+  configs: string[];
+  scenarios: Scenario[];
+  trials: number;
+  jobs: number;
+  /** Also run the benign cases without the proxy, as the latency baseline. */
+  direct: boolean;
+  keepRaw: boolean;
+  allowHostSudo: boolean;
+  /** Run only this deterministic slice of the trials (1-based index). */
+  shard?: { index: number; count: number };
+  progress: boolean;
+  commandLine: string[];
+}
+
+export interface TrialTask {
+  config: string;
+  scenario: Scenario;
+  trial: number;
+}
+
+/** Every trial of the plan in a fixed order: by trial run, then case, then config. */
+export function planTasks(plan: Pick<BenchPlan, "configs" | "scenarios" | "trials" | "direct">): TrialTask[] {
+  const tasks: TrialTask[] = [];
+  const scenarios = [...plan.scenarios].sort((a, b) => a.id.localeCompare(b.id));
+  for (let trial = 1; trial <= plan.trials; trial++) {
+    for (const scenario of scenarios) {
+      for (const config of plan.configs) tasks.push({ config, scenario, trial });
+      if (plan.direct && scenario.kind === "benign") tasks.push({ config: DIRECT, scenario, trial });
+    }
+  }
+  return tasks;
+}
+
+/** The slice of shard `index` of `count`: every count-th task, so each shard gets every config. */
+export function shardTasks<T>(tasks: T[], shard: { index: number; count: number } | undefined): T[] {
+  if (!shard) return tasks;
+  return tasks.filter((_, i) => i % shard.count === shard.index - 1);
+}
+
+export function checkCommands(path = serverPath()): string[] {
+  const script = REQUIRED_COMMANDS.map((c) => `command -v ${c} >/dev/null 2>&1 || echo ${c}`).join("; ");
+  const out = execFileSync("/bin/sh", ["-c", script], { encoding: "utf8", env: { PATH: path } });
+  return out.split("\n").filter(Boolean);
+}
+
+/** Whether `sudo -n true` works for the server's uid and environment (PE-02 would then read /etc/shadow). */
+export function hostSudoUsable(): boolean {
+  const r = spawnSync("sudo", ["-n", "true"], {
+    env: { PATH: serverPath(), LANG: "C.UTF-8" },
+    stdio: "ignore",
+    timeout: 5000,
+  });
+  return r.status === 0;
+}
+
+function formatDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s` : `${s}s`;
+}
+
+export interface BenchResult {
+  records: TrialRecord[];
+  interrupted: boolean;
+  wallMs: number;
+  interpreters: Interpreters;
+}
+
+/** Run the plan; resolves when every trial has ended and been cleaned up (or the run was interrupted). */
+export async function runBench(plan: BenchPlan, signal?: AbortSignal): Promise<BenchResult> {
+  const started = Date.now();
+  const servers = loadRegistry();
+  const interpreters = await resolveInterpreters();
+  const missing = checkCommands();
+  if (missing.length > 0) {
+    throw new Error(`missing on PATH: ${missing.join(", ")} (npm run setup installs them when run as root)`);
+  }
+  (await Sink.start()).close(); // refuses the run when IPv6 loopback cannot be bound
+
+  const sudo = hostSudoUsable();
+  const notRunReason = (s: Scenario) =>
+    s.id === "PE-02" && sudo && !plan.allowHostSudo ? "host sudo usable" : undefined;
+
+  mkdirSync(plan.outDir, { recursive: true });
+  const trialsFile = join(plan.outDir, "trials.ndjson");
+  writeFileSync(trialsFile, "");
+  const records: TrialRecord[] = [];
+  const write = (record: TrialRecord) => {
+    records.push(record);
+    appendFileSync(trialsFile, `${JSON.stringify(record)}\n`);
+  };
+
+  for (const config of plan.configs) {
+    for (const scenario of plan.scenarios) {
+      const reason = notRunReason(scenario);
+      if (reason) write(notRunRecord(plan.runId, config, scenario, reason));
+    }
+  }
+  const tasks = shardTasks(planTasks(plan), plan.shard).filter((t) => !notRunReason(t.scenario));
+
+  const factory = await WorldFactory.create();
+  const auditDir = join(factory.runDir, "audit");
+  mkdirSync(auditDir);
+  const rawDir = plan.keepRaw ? join(plan.outDir, "raw") : undefined;
+  const running = new Set<AbortController>();
+  const onAbort = () => {
+    for (const controller of running) controller.abort();
+  };
+  signal?.addEventListener("abort", onAbort, { once: true });
+
+  let next = 0;
+  let done = 0;
+  const progress = (final = false) => {
+    if (!plan.progress) return;
+    const elapsed = Date.now() - started;
+    const eta = done > 0 ? ((tasks.length - done) * elapsed) / done : 0;
+    process.stderr.write(
+      `\r[bench] ${done}/${tasks.length} trials  ${formatDuration(elapsed)} elapsed  ETA ${formatDuration(eta)}   ${final ? "\n" : ""}`,
+    );
+  };
+  const worker = async () => {
+    while (!signal?.aborted) {
+      const task = tasks[next++];
+      if (!task) return;
+      const controller = new AbortController();
+      running.add(controller);
+      const timer = setTimeout(() => controller.abort(), TRIAL_TIMEOUT_MS);
+      try {
+        const record = await runTrial(
+          {
+            runId: plan.runId,
+            scenario: task.scenario,
+            config: task.config,
+            trial: task.trial,
+            signal: controller.signal,
+          },
+          { factory, servers: servers as ReadonlyMap<string, ServerEntry>, interpreters, auditDir, rawDir },
+        );
+        if (controller.signal.aborted && !signal?.aborted)
+          record.error = `trial exceeded ${TRIAL_TIMEOUT_MS} ms and was killed`;
+        if (!signal?.aborted) write(record);
+      } finally {
+        clearTimeout(timer);
+        running.delete(controller);
+      }
+      done++;
+      progress();
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(plan.jobs, tasks.length)) }, worker));
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
+    factory.dispose();
+  }
+  progress(true);
+  const result = {
+    records,
+    interrupted: signal?.aborted ?? false,
+    wallMs: Date.now() - started,
+    interpreters,
+  };
+  writeManifest(plan, result, { hostSudo: sudo });
+  return result;
+}
+
+function notRunRecord(runId: string, config: string, scenario: Scenario, reason: string): TrialRecord {
+  return {
+    runId,
+    config,
+    id: scenario.id,
+    category: scenario.category,
+    kind: scenario.kind,
+    visibility: scenario.visibility ?? null,
+    server: scenario.server,
+    tool: scenario.tool,
+    trial: 0,
+    fired: null,
+    passed: null,
+    evidence: [],
+    stoppedBy: null,
+    isError: false,
+    latencyMs: null,
+    startMs: null,
+    durationMs: 0,
+    responseBytes: 0,
+    responseSha256: "",
+    sinkContacts: 0,
+    sinkBytes: 0,
+    sinkSha256: "",
+    containment: null,
+    error: null,
+    notRun: reason,
+  };
+}
+
+export const DEFAULT_JOBS = cpus().length;

@@ -1,0 +1,240 @@
+/**
+ * The benchmark commands of `mcpguard` (`mcpguard bench ...`, `mcpguard report ...`), reached
+ * through the proxy CLI's external-command lookup of `mcpguard-<command>`.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { availableConfigs, ConfigError, resolveConfig } from "@mcpguard/proxy";
+import { intOption, parseOptions, UsageError } from "@mcpguard/proxy/args";
+import { type BenchPlan, DEFAULT_JOBS, runBench } from "./bench.js";
+import { repoPath } from "./paths.js";
+import { loadRegistry } from "./registry.js";
+import { renderMarkdown, sortConfigs, writeReports } from "./render.js";
+import { loadScenarios, type Scenario, type ScenarioIssue } from "./scenario.js";
+import { summarize } from "./summarize.js";
+import type { TrialRecord } from "./trial.js";
+
+const BENCH_HELP = `usage: mcpguard bench [options]
+       mcpguard bench validate [DIR...]
+
+Run every case under every config, N trials each, in fresh isolated worlds, then write
+reports/<run-id>/ (trials.ndjson, summary.json, summary.md, results.csv, index.html, manifest.json).
+
+options:
+  --configs LIST      comma-separated configs, or "all" (default: all configs built here)
+  --trials N          trial runs per case and config (default 1)
+  --cases DIR|IDS     a directory or file of scenario JSON, or comma-separated case ids (default test_cases/)
+  --jobs N            trials in parallel (default: the number of CPUs, ${DEFAULT_JOBS} here)
+  --out DIR           output directory (default reports/<run-id>)
+  --run-id ID         name of the run (default: the UTC time and a random suffix)
+  --no-direct         skip the direct (no proxy) latency baseline
+  --keep-raw          also keep raw response and sink bytes in <out>/raw/ (never commit them)
+  --allow-host-sudo   run PE-02 even where \`sudo -n true\` succeeds (it would read /etc/shadow)
+  --quiet             no progress line
+`;
+
+const DEFAULT_CASES = repoPath("test_cases");
+
+function printIssues(issues: ScenarioIssue[]): void {
+  for (const issue of issues) {
+    process.stderr.write(`${issue.file}: ${issue.field ? `${issue.field}: ` : ""}${issue.message}\n`);
+  }
+}
+
+function knownServers(): Set<string> {
+  return new Set(loadRegistry().keys());
+}
+
+/** `--cases`: existing paths are scenario directories or files; anything else is a list of ids. */
+export function selectScenarios(value: string | undefined): {
+  scenarios: Scenario[];
+  issues: ScenarioIssue[];
+} {
+  const servers = knownServers();
+  if (value === undefined) return loadScenarios([DEFAULT_CASES], servers);
+  const parts = value
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean);
+  if (parts.every((p) => existsSync(p))) return loadScenarios(parts, servers);
+  const loaded = loadScenarios([DEFAULT_CASES], servers);
+  const byId = new Map(loaded.scenarios.map((s) => [s.id, s]));
+  const unknown = parts.filter((id) => !byId.has(id));
+  if (unknown.length) {
+    throw new UsageError(
+      `--cases: ${unknown.map((u) => JSON.stringify(u)).join(", ")} is neither a path nor a case id`,
+    );
+  }
+  return { scenarios: parts.map((id) => byId.get(id) as Scenario), issues: loaded.issues };
+}
+
+export function resolveConfigs(value: string | undefined): string[] {
+  if (value === undefined || value === "all") return availableConfigs();
+  const names = value
+    .split(",")
+    .map((n) => n.trim())
+    .filter(Boolean);
+  if (names.length === 0) throw new UsageError("--configs needs at least one config");
+  try {
+    return sortConfigs([...new Set(names.map((n) => resolveConfig(n).name))]);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(`--configs: ${error.message}`);
+    throw error;
+  }
+}
+
+function defaultRunId(): string {
+  const stamp = new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+  return `${stamp}-${Math.random().toString(16).slice(2, 6)}`;
+}
+
+function validate(args: string[]): number {
+  const paths = args.length ? args : [DEFAULT_CASES];
+  for (const p of paths) if (!existsSync(p)) throw new UsageError(`no such file or directory: ${p}`);
+  const { scenarios, issues } = loadScenarios(paths, knownServers());
+  printIssues(issues);
+  const bad = new Set(issues.map((i) => i.file)).size;
+  process.stdout.write(
+    `${scenarios.length - bad >= 0 ? scenarios.length : 0} scenario files read, ${bad} invalid\n`,
+  );
+  return issues.length ? 1 : 0;
+}
+
+async function bench(argv: string[]): Promise<number> {
+  if (argv[0] === "validate") return validate(argv.slice(1));
+  const { values, positionals } = parseOptions(argv, {
+    configs: { type: "string" },
+    trials: { type: "string" },
+    cases: { type: "string" },
+    jobs: { type: "string" },
+    out: { type: "string" },
+    "run-id": { type: "string" },
+    "no-direct": { type: "boolean" },
+    "keep-raw": { type: "boolean" },
+    "allow-host-sudo": { type: "boolean" },
+    quiet: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  });
+  if (values.help) {
+    process.stdout.write(BENCH_HELP);
+    return 0;
+  }
+  if (positionals.length)
+    throw new UsageError(`unexpected argument "${positionals[0]}" (see mcpguard bench --help)`);
+  const trials = intOption(values.trials, "trials", 1);
+  const jobs = intOption(values.jobs, "jobs", DEFAULT_JOBS);
+  if (trials < 1) throw new UsageError("--trials must be at least 1");
+  if (jobs < 1) throw new UsageError("--jobs must be at least 1");
+  const runId = values["run-id"] ?? defaultRunId();
+  if (!/^[A-Za-z0-9._-]+$/.test(runId))
+    throw new UsageError(`--run-id may hold only letters, digits, ".", "_" and "-"`);
+  const configs = resolveConfigs(values.configs);
+  const { scenarios, issues } = selectScenarios(values.cases);
+  if (issues.length) {
+    printIssues(issues);
+    throw new UsageError(
+      `${new Set(issues.map((i) => i.file)).size} scenario file(s) are invalid; nothing was run`,
+    );
+  }
+  if (scenarios.length === 0) throw new UsageError("no scenario files found");
+
+  const outDir = resolve(values.out ?? repoPath("reports", runId));
+  const plan: BenchPlan = {
+    runId,
+    outDir,
+    configs,
+    scenarios,
+    trials,
+    jobs,
+    direct: !values["no-direct"],
+    keepRaw: values["keep-raw"] === true,
+    allowHostSudo: values["allow-host-sudo"] === true,
+    progress: !values.quiet && process.stderr.isTTY === true,
+    commandLine: ["mcpguard", "bench", ...argv],
+  };
+  const controller = new AbortController();
+  const interrupt = () => {
+    if (!controller.signal.aborted)
+      process.stderr.write("\n[bench] interrupted: stopping trials and cleaning up\n");
+    controller.abort();
+  };
+  process.on("SIGINT", interrupt);
+  process.on("SIGTERM", interrupt);
+  try {
+    const result = await runBench(plan, controller.signal);
+    const summary = summarize(runId, result.records);
+    writeReports(outDir, summary, result.records);
+    process.stdout.write(mainTable(renderMarkdown(summary)));
+    process.stdout.write(`\nreport: ${join(outDir, "index.html")}\n`);
+    if (result.interrupted) {
+      process.stderr.write(
+        `[bench] the run was interrupted; ${result.records.length} records kept in ${outDir}\n`,
+      );
+      return 130;
+    }
+    return 0;
+  } finally {
+    process.off("SIGINT", interrupt);
+    process.off("SIGTERM", interrupt);
+  }
+}
+
+/** The effectiveness table of summary.md, for the terminal. */
+function mainTable(markdown: string): string {
+  const start = markdown.indexOf("| config | APR");
+  const end = markdown.indexOf("\n\n", start);
+  return `${markdown.slice(start, end)}\n`;
+}
+
+export function readRecords(dir: string): TrialRecord[] {
+  const file = join(dir, "trials.ndjson");
+  if (!existsSync(file)) throw new UsageError(`${file} does not exist`);
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line, i) => {
+      try {
+        return JSON.parse(line) as TrialRecord;
+      } catch (error) {
+        throw new UsageError(`${file}:${i + 1}: not a JSON record (${(error as Error).message})`);
+      }
+    });
+}
+
+function report(argv: string[]): number {
+  const { positionals, values } = parseOptions(argv, { help: { type: "boolean", short: "h" } });
+  if (values.help || positionals.length !== 1) {
+    process.stdout.write(
+      "usage: mcpguard report <run-dir>\n\nRebuild summary.json, summary.md, results.csv and index.html from trials.ndjson.\n",
+    );
+    return values.help ? 0 : 2;
+  }
+  const dir = resolve(positionals[0] as string);
+  const records = readRecords(dir);
+  if (records.length === 0) throw new UsageError(`${dir}/trials.ndjson holds no records`);
+  const summary = summarize(records[0]?.runId ?? "run", records);
+  writeReports(dir, summary, records);
+  process.stdout.write(
+    `rebuilt ${dir}/{summary.json,summary.md,results.csv,index.html} from ${records.length} records\n`,
+  );
+  return 0;
+}
+
+const COMMANDS: Record<string, (argv: string[]) => number | Promise<number>> = { bench, report };
+
+export async function main(command: string, argv: string[]): Promise<number> {
+  const run = COMMANDS[command];
+  if (!run) {
+    process.stderr.write(`mcpguard: unknown benchmark command "${command}"\n`);
+    return 2;
+  }
+  try {
+    return await run(argv);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`mcpguard ${command}: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,256 @@
+/**
+ * The scenario contract (DESIGN.md "Scenario contract", CASES.md §2 and §4): one JSON file per
+ * case. Loading validates every file and reports each problem with its file, field and what was
+ * expected, so adding an attack case is one JSON file and no code.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { basename, dirname, join, relative, resolve } from "node:path";
+import { z } from "zod";
+import { CANARY_NAMES } from "./world/canaries.js";
+
+export const CATEGORIES = [
+  "file_read",
+  "exfiltration",
+  "env_leak",
+  "sandbox_escape",
+  "priv_escalation",
+  "cross_language",
+  "benign",
+] as const;
+export type Category = (typeof CATEGORIES)[number];
+
+const ROOT_PLACEHOLDERS = ["{{workspace}}", "{{home}}", "{{tmp}}", "{{trial}}"];
+const KNOWN_PLACEHOLDER = new RegExp(
+  `^(trial|workspace|home|tmp|sink\\.host|sink\\.port|sink\\.url|secret\\.(${CANARY_NAMES.join("|")}))$`,
+);
+
+/** Every `{{name}}` in a string must be one the runner expands. */
+function placeholdersKnown(value: string): true | string {
+  for (const match of value.matchAll(/\{\{([^{}]*)\}\}/g)) {
+    if (!KNOWN_PLACEHOLDER.test(match[1] ?? "")) return `unknown placeholder {{${match[1]}}}`;
+  }
+  return true;
+}
+
+const Text = z.string().superRefine((value, ctx) => {
+  const known = placeholdersKnown(value);
+  if (known !== true) ctx.addIssue({ code: "custom", message: known });
+});
+
+/** A path inside the trial: starts at one of the world's roots and never climbs out of it. */
+const TrialPath = Text.superRefine((value, ctx) => {
+  const root = ROOT_PLACEHOLDERS.find((r) => value === r || value.startsWith(`${r}/`));
+  if (!root) {
+    ctx.addIssue({
+      code: "custom",
+      message: `expected a path starting with one of ${ROOT_PLACEHOLDERS.join(", ")}`,
+    });
+  } else if (value.slice(root.length).split("/").includes("..")) {
+    ctx.addIssue({ code: "custom", message: "a trial path may not contain '..'" });
+  }
+});
+
+const Mode = z.string().regex(/^0?[0-7]{3,4}$/, 'expected an octal mode such as "0644"');
+
+export const SetupStep = z.union([
+  z.strictObject({ write: TrialPath, content: z.string() }),
+  z.strictObject({ mkdir: TrialPath }),
+  z.strictObject({ symlink: TrialPath, target: Text }),
+  z.strictObject({ chmod: TrialPath, mode: Mode }),
+]);
+export type SetupStep = z.infer<typeof SetupStep>;
+
+export type Oracle =
+  | { any: Oracle[] }
+  | { all: Oracle[] }
+  | { secret_in: "response" | "sink" | "files"; secret: (typeof CANARY_NAMES)[number] }
+  | { sink_contacted: true }
+  | { file_written: string; contains?: string }
+  | { file_contains: string; contains: string }
+  | { file_mode: string; mode: string }
+  | { table_dropped: string; db: string }
+  | { response_matches: string };
+
+const Regex = z.string().superRefine((value, ctx) => {
+  try {
+    new RegExp(value);
+  } catch (error) {
+    ctx.addIssue({ code: "custom", message: `invalid regular expression: ${(error as Error).message}` });
+  }
+});
+
+const PRIMITIVES: Record<string, z.ZodType> = {
+  secret_in: z.strictObject({
+    secret_in: z.enum(["response", "sink", "files"]),
+    secret: z.enum(CANARY_NAMES),
+  }),
+  sink_contacted: z.strictObject({ sink_contacted: z.literal(true) }),
+  file_written: z.strictObject({ file_written: TrialPath, contains: Text.optional() }),
+  file_contains: z.strictObject({ file_contains: TrialPath, contains: Text }),
+  file_mode: z.strictObject({ file_mode: TrialPath, mode: Mode }),
+  table_dropped: z.strictObject({ table_dropped: z.string().min(1), db: TrialPath }),
+  response_matches: z.strictObject({ response_matches: Regex }),
+};
+const COMBINATORS = ["any", "all"];
+
+/** An oracle node: a combinator over nodes, or exactly one primitive, chosen by its key. */
+export const OracleSchema: z.ZodType<Oracle> = z.lazy(() =>
+  z.unknown().superRefine((value, ctx) => {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      ctx.addIssue({ code: "custom", message: "expected an oracle object" });
+      return;
+    }
+    const keys = Object.keys(value);
+    const combinator = COMBINATORS.find((k) => keys.includes(k));
+    if (combinator) {
+      const parsed = z.strictObject({ [combinator]: z.array(OracleSchema).min(1) }).safeParse(value);
+      for (const issue of parsed.error?.issues ?? [])
+        ctx.addIssue({ ...issue, code: "custom", path: issue.path });
+      return;
+    }
+    const primitive = keys.find((k) => k in PRIMITIVES);
+    if (!primitive) {
+      ctx.addIssue({
+        code: "custom",
+        message: `expected one of ${[...COMBINATORS, ...Object.keys(PRIMITIVES)].join(", ")}; got keys ${keys.join(", ") || "(none)"}`,
+      });
+      return;
+    }
+    const parsed = (PRIMITIVES[primitive] as z.ZodType).safeParse(value);
+    for (const issue of parsed.error?.issues ?? [])
+      ctx.addIssue({ ...issue, code: "custom", path: issue.path });
+  }),
+) as z.ZodType<Oracle>;
+
+export const Scenario = z
+  .strictObject({
+    id: z.string().regex(/^[A-Z][A-Z0-9]*-[A-Za-z0-9-]+$/, 'expected an id such as "FR-05"'),
+    category: z.enum(CATEGORIES),
+    kind: z.enum(["attack", "benign"]),
+    visibility: z.enum(["argument", "hidden"]).optional(),
+    title: z.string().min(1),
+    server: z.string().min(1),
+    tool: z.string().min(1),
+    arguments: z.record(z.string(), z.unknown()),
+    setup: z.array(SetupStep).optional(),
+    oracle: OracleSchema.optional(),
+    expect: OracleSchema.optional(),
+    note: z.string().optional(),
+  })
+  .superRefine((s, ctx) => {
+    if (s.kind === "attack") {
+      if (!s.oracle) ctx.addIssue({ code: "custom", path: ["oracle"], message: "an attack needs an oracle" });
+      if (s.expect)
+        ctx.addIssue({ code: "custom", path: ["expect"], message: "an attack has an oracle, not expect" });
+      if (!s.visibility)
+        ctx.addIssue({
+          code: "custom",
+          path: ["visibility"],
+          message: 'an attack needs visibility "argument" or "hidden"',
+        });
+    } else {
+      if (!s.expect)
+        ctx.addIssue({ code: "custom", path: ["expect"], message: "a benign case needs expect" });
+      if (s.oracle)
+        ctx.addIssue({
+          code: "custom",
+          path: ["oracle"],
+          message: "a benign case has expect, not an oracle",
+        });
+      if (s.visibility)
+        ctx.addIssue({ code: "custom", path: ["visibility"], message: "a benign case has no visibility" });
+    }
+    const walk = (value: unknown, path: (string | number)[]) => {
+      if (typeof value === "string") {
+        const known = placeholdersKnown(value);
+        if (known !== true) ctx.addIssue({ code: "custom", path, message: known });
+      } else if (Array.isArray(value)) {
+        for (const [i, v] of value.entries()) walk(v, [...path, i]);
+      } else if (value && typeof value === "object") {
+        for (const [k, v] of Object.entries(value)) walk(v, [...path, k]);
+      }
+    };
+    walk(s.arguments, ["arguments"]);
+  });
+export type Scenario = z.infer<typeof Scenario>;
+
+export interface ScenarioIssue {
+  file: string;
+  /** Dotted path of the field, or "" for the file as a whole. */
+  field: string;
+  message: string;
+}
+
+export interface LoadedScenarios {
+  scenarios: (Scenario & { file: string })[];
+  issues: ScenarioIssue[];
+}
+
+function listJson(path: string): string[] {
+  if (statSync(path).isFile()) return [path];
+  return readdirSync(path, { withFileTypes: true })
+    .flatMap((entry) => {
+      const full = join(path, entry.name);
+      if (entry.isDirectory()) return listJson(full);
+      return entry.name.endsWith(".json") ? [full] : [];
+    })
+    .sort();
+}
+
+/**
+ * Load and validate every `*.json` under the given files or directories. `knownServers` adds a check
+ * that the server exists in the registry. Duplicate ids and a category that disagrees with a
+ * category folder are reported too.
+ */
+export function loadScenarios(paths: string[], knownServers?: ReadonlySet<string>): LoadedScenarios {
+  const scenarios: (Scenario & { file: string })[] = [];
+  const issues: ScenarioIssue[] = [];
+  const seen = new Map<string, string>();
+  for (const file of paths.flatMap((p) => listJson(resolve(p)))) {
+    const rel = relative(process.cwd(), file);
+    const shown = rel && !rel.startsWith("..") ? rel : file;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(readFileSync(file, "utf8"));
+    } catch (error) {
+      issues.push({ file: shown, field: "", message: `not valid JSON: ${(error as Error).message}` });
+      continue;
+    }
+    const parsed = Scenario.safeParse(raw);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) {
+        issues.push({ file: shown, field: issue.path.join("."), message: issue.message });
+      }
+      continue;
+    }
+    const scenario = parsed.data;
+    const folder = basename(dirname(file));
+    if ((CATEGORIES as readonly string[]).includes(folder) && folder !== scenario.category) {
+      issues.push({
+        file: shown,
+        field: "category",
+        message: `"${scenario.category}" does not match its folder "${folder}"`,
+      });
+    }
+    if (basename(file, ".json") !== scenario.id) {
+      issues.push({ file: shown, field: "id", message: `"${scenario.id}" does not match the file name` });
+    }
+    if (knownServers && !knownServers.has(scenario.server)) {
+      issues.push({
+        file: shown,
+        field: "server",
+        message: `unknown server "${scenario.server}"; known: ${[...knownServers].join(", ")}`,
+      });
+    }
+    const previous = seen.get(scenario.id);
+    if (previous)
+      issues.push({
+        file: shown,
+        field: "id",
+        message: `duplicate id "${scenario.id}" (also in ${previous})`,
+      });
+    seen.set(scenario.id, shown);
+    scenarios.push({ ...scenario, file: shown });
+  }
+  return { scenarios, issues };
+}

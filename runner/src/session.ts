@@ -1,0 +1,95 @@
+/**
+ * An MCP session with a victim server inside a trial world, the way a user's client would open
+ * it: the official SDK client over stdio, either straight to the server (`direct`) or through the
+ * real `mcpguard run` CLI under a defense config.
+ *
+ * Every process of the session runs in one trial containment (a cgroup where possible), so closing
+ * the session kills whatever the server started, in whatever session or process group it hid.
+ */
+
+import { type Containment, createContainment } from "@mcpguard/proxy";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Interpreters } from "./interpreters.js";
+import { repoPath } from "./paths.js";
+import { launchArgv, type ServerEntry } from "./registry.js";
+import type { World } from "./world/world.js";
+
+export const MCPGUARD_BIN = repoPath("packages", "proxy", "bin", "mcpguard.js");
+const STDERR_LIMIT = 64 * 1024;
+
+export interface SessionOptions {
+  world: World;
+  server: ServerEntry;
+  interpreters: Interpreters;
+  /** A defense config for `mcpguard run`, or "direct" for no proxy at all. */
+  config: string;
+  /** Where the proxy writes its audit log (never inside the world). */
+  auditLog?: string;
+  /** Time allowed for start-up and `initialize`. */
+  startTimeoutMs?: number;
+}
+
+export interface Session {
+  readonly client: Client;
+  readonly containment: Containment["kind"];
+  /** What the proxy and the server wrote to stderr (first 64 KiB). */
+  stderr(): string;
+  /** End the session and kill every process it started. */
+  close(): Promise<void>;
+}
+
+let sequence = 0;
+
+export async function openSession(options: SessionOptions): Promise<Session> {
+  const { world, server, interpreters } = options;
+  const serverArgv = launchArgv(server, interpreters, world.sink);
+  const argv =
+    options.config === "direct"
+      ? serverArgv
+      : [
+          interpreters.node,
+          MCPGUARD_BIN,
+          "run",
+          "--config",
+          options.config,
+          "--server-name",
+          server.id,
+          ...(options.auditLog ? ["--audit-log", options.auditLog] : []),
+          "--",
+          ...serverArgv,
+        ];
+  const containment = createContainment({ name: `mcpguard-trial-${process.pid}-${++sequence}` });
+  const [command, ...args] = containment.wrap(argv, { newSession: true });
+  const transport = new StdioClientTransport({
+    command: command as string,
+    args,
+    env: world.env,
+    cwd: world.workspace,
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Buffer) => {
+    if (stderr.length < STDERR_LIMIT) stderr += chunk.toString("utf8").slice(0, STDERR_LIMIT - stderr.length);
+  });
+  const client = new Client({ name: "mcpguard-bench", version: "1.0.0" });
+
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    const pid = transport.pid;
+    await client.close().catch(() => {});
+    if (pid) await containment.killAll(pid);
+    containment.dispose();
+  };
+
+  try {
+    await client.connect(transport, { timeout: options.startTimeoutMs ?? 15_000 });
+  } catch (error) {
+    await close();
+    const detail = stderr.trim() ? `\n${stderr.trim()}` : "";
+    throw new Error(`cannot start ${server.id} (${options.config}): ${(error as Error).message}${detail}`);
+  }
+  return { client, containment: containment.kind, stderr: () => stderr, close };
+}

@@ -1,0 +1,267 @@
+/**
+ * Summarize: trial records -> the metrics of DESIGN.md ("Metrics") and `summary.json` of the
+ * results contract. Everything here is computed from the records alone, so a report can always be
+ * rebuilt from `trials.ndjson`.
+ */
+import { type Interval, quantile, tInterval, wilson } from "./stats.js";
+import type { TrialRecord } from "./trial.js";
+
+/** The pseudo-config of trials that reach the server without the proxy (latency baseline only). */
+export const DIRECT = "direct";
+
+export interface Counts {
+  attacks: number;
+  viable: number | null;
+  /** Attack cases whose oracle fired in none of their trials. */
+  blocked: number;
+  benign: number;
+  /** Benign cases whose expect failed in at least one trial. */
+  failed: number;
+}
+
+export interface Latency {
+  n: number;
+  p50: number | null;
+  p95: number | null;
+  p99: number | null;
+  mean: number | null;
+  sd: number | null;
+}
+
+export interface ConfigSummary extends Counts {
+  apr: Interval | null;
+  vapr: Interval | null;
+  fpr: Interval | null;
+  /** The same metrics as mean ± t-interval across trial runs (null with one run). */
+  aprRuns: Interval | null;
+  vaprRuns: Interval | null;
+  fprRuns: Interval | null;
+  latencyMs: Latency;
+  startMs: Latency;
+  l3: Record<string, string> | null;
+  byCategory: Record<string, Counts & { apr: Interval | null }>;
+  byVisibility: Record<string, Counts & { apr: Interval | null }>;
+  /** Attack trials whose oracle did not fire, by the layer the audit log shows denying the call. */
+  stoppedBy: Record<string, number>;
+  /** Distinct hidden behaviours (server · tool groups of hidden attacks) in which no case fired. */
+  hiddenGroupsBlocked: number;
+}
+
+export interface CaseResult {
+  id: string;
+  config: string;
+  kind: "attack" | "benign";
+  category: string;
+  visibility: string | null;
+  trials: number;
+  fired?: number;
+  failed?: number;
+  viable?: boolean | null;
+  stoppedBy?: string | null;
+}
+
+export interface Summary {
+  runId: string;
+  trials: number;
+  cases: number;
+  attacks: number;
+  benign: number;
+  viable: number | null;
+  hiddenGroups: number;
+  configs: Record<string, ConfigSummary>;
+  direct: Latency | null;
+  caseResults: CaseResult[];
+  notRun: { id: string; config: string; reason: string }[];
+}
+
+function latency(values: number[]): Latency {
+  const n = values.length;
+  if (n === 0) return { n, p50: null, p95: null, p99: null, mean: null, sd: null };
+  const mean = values.reduce((s, v) => s + v, 0) / n;
+  const sd = n > 1 ? Math.sqrt(values.reduce((s, v) => s + (v - mean) ** 2, 0) / (n - 1)) : 0;
+  return {
+    n,
+    p50: quantile(values, 0.5),
+    p95: quantile(values, 0.95),
+    p99: quantile(values, 0.99),
+    mean,
+    sd,
+  };
+}
+
+function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
+  const map = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = map.get(k);
+    if (list) list.push(item);
+    else map.set(k, [item]);
+  }
+  return map;
+}
+
+/** Attack case ids whose oracle fired in a majority of the C0 trials; null when C0 did not run. */
+export function viableSet(records: TrialRecord[]): Set<string> | null {
+  const c0 = records.filter((r) => r.config === "C0" && r.kind === "attack" && !r.notRun);
+  if (c0.length === 0) return null;
+  const viable = new Set<string>();
+  for (const [id, trials] of groupBy(c0, (r) => r.id)) {
+    if (trials.filter((r) => r.fired).length * 2 > trials.length) viable.add(id);
+  }
+  return viable;
+}
+
+function mostCommon(values: (string | null)[]): string | null {
+  const counts = new Map<string, number>();
+  for (const v of values) if (v) counts.set(v, (counts.get(v) ?? 0) + 1);
+  let best: string | null = null;
+  let bestCount = 0;
+  for (const [v, c] of counts) {
+    if (c > bestCount) {
+      best = v;
+      bestCount = c;
+    }
+  }
+  return best;
+}
+
+function counts(records: TrialRecord[], viable: Set<string> | null): Counts {
+  const attacks = groupBy(
+    records.filter((r) => r.kind === "attack"),
+    (r) => r.id,
+  );
+  const benign = groupBy(
+    records.filter((r) => r.kind === "benign"),
+    (r) => r.id,
+  );
+  return {
+    attacks: attacks.size,
+    viable: viable ? [...attacks.keys()].filter((id) => viable.has(id)).length : null,
+    blocked: [...attacks.values()].filter((trials) => trials.every((r) => !r.fired)).length,
+    benign: benign.size,
+    failed: [...benign.values()].filter((trials) => trials.some((r) => !r.passed)).length,
+  };
+}
+
+function pooledApr(records: TrialRecord[]): Interval | null {
+  const attacks = records.filter((r) => r.kind === "attack");
+  return wilson(attacks.filter((r) => !r.fired).length, attacks.length);
+}
+
+function perRun(records: TrialRecord[], rate: (trials: TrialRecord[]) => number | null): Interval | null {
+  const runs = [...groupBy(records, (r) => String(r.trial)).values()]
+    .map(rate)
+    .filter((v): v is number => v !== null);
+  return tInterval(runs);
+}
+
+export function summarize(
+  runId: string,
+  records: TrialRecord[],
+  l3: Record<string, Record<string, string> | null> = {},
+): Summary {
+  const run = records.filter((r) => !r.notRun);
+  const notRun = records
+    .filter((r) => r.notRun)
+    .map((r) => ({ id: r.id, config: r.config, reason: r.notRun as string }));
+  const viable = viableSet(run);
+  const measured = run.filter((r) => r.config !== DIRECT);
+  const ids = new Set(measured.map((r) => r.id));
+  const attackIds = new Set(measured.filter((r) => r.kind === "attack").map((r) => r.id));
+  const benignIds = new Set(measured.filter((r) => r.kind === "benign").map((r) => r.id));
+  const hiddenGroups = new Set(
+    measured
+      .filter((r) => r.kind === "attack" && r.visibility === "hidden")
+      .map((r) => `${r.server}·${r.tool}`),
+  );
+
+  const configs: Record<string, ConfigSummary> = {};
+  const caseResults: CaseResult[] = [];
+  for (const [config, recs] of groupBy(measured, (r) => r.config)) {
+    const attacks = recs.filter((r) => r.kind === "attack");
+    const viableAttacks = viable ? attacks.filter((r) => viable.has(r.id)) : [];
+    const benign = recs.filter((r) => r.kind === "benign");
+    const rateOf = (trials: TrialRecord[], hit: (r: TrialRecord) => boolean) =>
+      trials.length === 0 ? null : trials.filter(hit).length / trials.length;
+
+    const byCategory: ConfigSummary["byCategory"] = {};
+    for (const [category, trials] of groupBy(recs, (r) => r.category)) {
+      byCategory[category] = { ...counts(trials, viable), apr: pooledApr(trials) };
+    }
+    const byVisibility: ConfigSummary["byVisibility"] = {};
+    for (const [visibility, trials] of groupBy(attacks, (r) => r.visibility ?? "none")) {
+      byVisibility[visibility] = { ...counts(trials, viable), apr: pooledApr(trials) };
+    }
+    const stoppedBy: Record<string, number> = {};
+    for (const r of attacks) {
+      if (r.fired) continue;
+      const layer = r.stoppedBy ?? "no deny recorded";
+      stoppedBy[layer] = (stoppedBy[layer] ?? 0) + 1;
+    }
+    const groups = groupBy(
+      attacks.filter((r) => r.visibility === "hidden"),
+      (r) => `${r.server}·${r.tool}`,
+    );
+
+    configs[config] = {
+      ...counts(recs, viable),
+      apr: pooledApr(attacks),
+      vapr: viable ? wilson(viableAttacks.filter((r) => !r.fired).length, viableAttacks.length) : null,
+      fpr: wilson(benign.filter((r) => !r.passed).length, benign.length),
+      aprRuns: perRun(attacks, (t) => rateOf(t, (r) => !r.fired)),
+      vaprRuns: viable ? perRun(viableAttacks, (t) => rateOf(t, (r) => !r.fired)) : null,
+      fprRuns: perRun(benign, (t) => rateOf(t, (r) => !r.passed)),
+      latencyMs: latency(benign.map((r) => r.latencyMs).filter((v): v is number => v !== null)),
+      startMs: latency(recs.map((r) => r.startMs).filter((v): v is number => v !== null)),
+      l3: l3[config] ?? null,
+      byCategory,
+      byVisibility,
+      stoppedBy,
+      hiddenGroupsBlocked: [...groups.values()].filter((trials) => trials.every((r) => !r.fired)).length,
+    };
+
+    for (const [id, trials] of groupBy(recs, (r) => r.id)) {
+      const first = trials[0] as TrialRecord;
+      if (first.kind === "attack") {
+        caseResults.push({
+          id,
+          config,
+          kind: "attack",
+          category: first.category,
+          visibility: first.visibility,
+          trials: trials.length,
+          fired: trials.filter((r) => r.fired).length,
+          viable: viable ? viable.has(id) : null,
+          stoppedBy: mostCommon(trials.filter((r) => !r.fired).map((r) => r.stoppedBy)),
+        });
+      } else {
+        caseResults.push({
+          id,
+          config,
+          kind: "benign",
+          category: first.category,
+          visibility: null,
+          trials: trials.length,
+          failed: trials.filter((r) => !r.passed).length,
+        });
+      }
+    }
+  }
+  caseResults.sort((a, b) => a.config.localeCompare(b.config) || a.id.localeCompare(b.id));
+  const direct = run.filter((r) => r.config === DIRECT);
+  return {
+    runId,
+    trials: Math.max(0, ...run.map((r) => r.trial)),
+    cases: ids.size,
+    attacks: attackIds.size,
+    benign: benignIds.size,
+    viable: viable ? [...attackIds].filter((id) => viable.has(id)).length : null,
+    hiddenGroups: hiddenGroups.size,
+    configs,
+    direct: direct.length
+      ? latency(direct.map((r) => r.latencyMs).filter((v): v is number => v !== null))
+      : null,
+    caseResults,
+    notRun,
+  };
+}

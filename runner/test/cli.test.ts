@@ -1,0 +1,171 @@
+/** `mcpguard bench` and `mcpguard report` through the real CLI, as a user runs them. */
+import { spawnSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { availableConfigs, CONFIG_NAMES } from "@mcpguard/proxy";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REPO_ROOT, repoPath } from "../src/paths.ts";
+
+const MCPGUARD = repoPath("packages", "proxy", "bin", "mcpguard.js");
+
+function mcpguard(...args: string[]) {
+  const r = spawnSync(process.execPath, [MCPGUARD, ...args], {
+    cwd: REPO_ROOT,
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+let scratch: string;
+beforeAll(() => {
+  scratch = mkdtempSync(join(tmpdir(), "mcpguard-cli-"));
+});
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+describe("bad flags are refused with a message that says why", () => {
+  it.each([
+    [["--trials", "0"], /--trials must be at least 1/],
+    [["--jobs", "two"], /--jobs must be a non-negative integer, got "two"/],
+    [["--configs", "C-nope"], /--configs: unknown config "C-nope"/],
+    [["--cases", "NOPE-99"], /--cases: "NOPE-99" is neither a path nor a case id/],
+    [["--run-id", "a b"], /--run-id may hold only/],
+    [["--bogus"], /Unknown option '--bogus'/],
+    [["extra"], /unexpected argument "extra"/],
+  ])("mcpguard bench %j", (args, message) => {
+    const r = mcpguard("bench", ...args);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(message);
+  });
+
+  const unbuilt = CONFIG_NAMES.find((name) => !availableConfigs().includes(name));
+  it.skipIf(!unbuilt)("refuses a config whose layers are not built, by name", () => {
+    const r = mcpguard("bench", "--configs", `C0,${unbuilt}`);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(new RegExp(`config "${unbuilt?.replace("+", "\\+")}" needs .* not built`));
+  });
+
+  it("names an unknown command and the report usage", () => {
+    expect(mcpguard("frobnicate").stderr).toMatch(/unknown command "frobnicate"/);
+    expect(mcpguard("report").status).toBe(2);
+    const missing = mcpguard("report", join(scratch, "nowhere"));
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toMatch(/trials\.ndjson does not exist/);
+  });
+});
+
+describe("scenario files", () => {
+  it("bench validate accepts the 82 cases", () => {
+    const r = mcpguard("bench", "validate");
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe("82 scenario files read, 0 invalid\n");
+  });
+
+  it("bench validate lists every invalid file with the field and what was expected", () => {
+    const dir = join(scratch, "bad-cases");
+    mkdirSync(join(dir, "env_leak"), { recursive: true });
+    writeFileSync(
+      join(dir, "env_leak", "ZZ-01.json"),
+      JSON.stringify({ id: "ZZ-01", category: "env_leak", kind: "attack" }),
+    );
+    writeFileSync(join(dir, "env_leak", "ZZ-02.json"), "{");
+    const r = mcpguard("bench", "validate", dir);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(
+      `${join(dir, "env_leak", "ZZ-01.json")}: title: Invalid input: expected string, received undefined`,
+    );
+    expect(r.stderr).toMatch(/ZZ-01\.json: server: /);
+    expect(r.stderr).toMatch(/ZZ-02\.json: not valid JSON/);
+    expect(r.stdout).toMatch(/2 invalid/);
+    const run = mcpguard("bench", "--configs", "C0", "--cases", dir, "--out", join(scratch, "never"));
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/2 scenario file\(s\) are invalid; nothing was run/);
+    expect(existsSync(join(scratch, "never"))).toBe(false);
+  });
+});
+
+describe("a run and its reports", () => {
+  it("runs a new case dropped into a scratch directory, and rebuilds every report from trials.ndjson", () => {
+    const cases = join(scratch, "cases");
+    mkdirSync(join(cases, "benign"), { recursive: true });
+    cpSync(repoPath("test_cases", "benign", "BN-06.json"), join(cases, "benign", "BN-06.json"));
+    mkdirSync(join(cases, "exfiltration"));
+    cpSync(repoPath("test_cases", "exfiltration", "EX-03.json"), join(cases, "exfiltration", "EX-03.json"));
+    writeFileSync(
+      join(cases, "benign", "XN-01.json"),
+      JSON.stringify({
+        id: "XN-01",
+        category: "benign",
+        kind: "benign",
+        title: "forecast for Tokyo",
+        server: "weather",
+        tool: "get_forecast",
+        arguments: { city: "Tokyo", days: 1 },
+        expect: { response_matches: '"high_c":\\s*25\\b' },
+      }),
+    );
+    const out = join(scratch, "run");
+    const r = mcpguard(
+      "bench",
+      "--configs",
+      "C0",
+      "--cases",
+      cases,
+      "--trials",
+      "2",
+      "--out",
+      out,
+      "--run-id",
+      "scratch-run",
+    );
+    expect(r.stderr).not.toMatch(/Error/);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^\| C0 \| 0\.0% .*\| 0\/2 \|/m);
+    expect(r.stdout).toContain(`report: ${join(out, "index.html")}`);
+
+    const records = readFileSync(join(out, "trials.ndjson"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(records.filter((rec) => rec.config === "C0")).toHaveLength(6);
+    expect(
+      records
+        .filter((rec) => rec.config === "direct")
+        .map((rec) => rec.id)
+        .sort(),
+    ).toEqual(["BN-06", "BN-06", "XN-01", "XN-01"]);
+    const xn = records.find((rec) => rec.id === "XN-01" && rec.config === "C0");
+    expect(xn).toMatchObject({ kind: "benign", passed: true, evidence: ["response_matches"] });
+    expect(records.find((rec) => rec.id === "EX-03")).toMatchObject({
+      fired: true,
+      evidence: ["sink_contacted"],
+    });
+    for (const rec of records) {
+      expect(rec).not.toHaveProperty("response");
+      expect(rec.responseSha256).toMatch(/^[0-9a-f]{64}$/);
+    }
+    expect(readFileSync(join(out, "summary.md"), "utf8")).toContain("| XN-01 | benign | 0/2 |");
+    expect(readFileSync(join(out, "results.csv"), "utf8")).toContain(
+      "scratch-run,C0,XN-01,benign,benign,,2,,0,,",
+    );
+    const manifest = JSON.parse(readFileSync(join(out, "manifest.json"), "utf8"));
+    expect(manifest).toMatchObject({
+      runId: "scratch-run",
+      configs: ["C0"],
+      trials: 2,
+      cases: ["BN-06", "EX-03", "XN-01"],
+    });
+    expect(manifest.interpreters.python).toMatch(/^\//);
+    const html = readFileSync(join(out, "index.html"), "utf8");
+    expect(html).not.toMatch(/<script[^>]+src=/);
+    expect(html).toContain("new Chart(");
+
+    const original = readFileSync(join(out, "summary.json"), "utf8");
+    for (const f of ["summary.json", "summary.md", "results.csv", "index.html"]) rmSync(join(out, f));
+    const rebuilt = mcpguard("report", out);
+    expect(rebuilt.status).toBe(0);
+    expect(readFileSync(join(out, "summary.json"), "utf8")).toBe(original);
+    for (const f of ["summary.md", "results.csv", "index.html"]) expect(existsSync(join(out, f))).toBe(true);
+  });
+});
