@@ -6,7 +6,7 @@
  *
  *   node scripts/dev.mjs setup            install and build only
  *   node scripts/dev.mjs test [args]      + run every test (vitest args pass through)
- *   node scripts/dev.mjs bench [args]     + run the benchmark (args pass through)
+ *   node scripts/dev.mjs bench [args]     + run the benchmark: `mcpguard bench [args]`
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -136,7 +136,8 @@ try {
       ...rest,
     ]);
   } else if (task === "bench") {
-    run(process.execPath, [join(ROOT, "packages", "proxy", "bench", "hop.mjs"), ...rest]);
+    // Every config built here, all cases, one trial unless told otherwise; the table and the report path are printed.
+    run(process.execPath, [join(ROOT, "packages", "proxy", "bin", "mcpguard.js"), "bench", ...rest]);
   } else if (task !== "setup") {
     throw new Error(`unknown task "${task}" (setup, test, bench)`);
   }
