@@ -8,6 +8,7 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import { type Interpreters, resolveInterpreters } from "./interpreters.js";
 import { writeManifest } from "./manifest.js";
+import { probeEnvironment } from "./probe.js";
 import { loadRegistry, type ServerEntry } from "./registry.js";
 import type { Scenario } from "./scenario.js";
 import { DIRECT } from "./summarize.js";
@@ -121,6 +122,15 @@ export async function runBench(plan: BenchPlan, signal?: AbortSignal): Promise<B
   const notRunReason = (s: Scenario) =>
     s.id === "PE-02" && sudo && !plan.allowHostSudo ? "host sudo usable" : undefined;
 
+  const factory = await WorldFactory.create();
+  for (const config of plan.configs) {
+    const refused = await probeEnvironment(config, factory, interpreters);
+    if (refused) {
+      factory.dispose();
+      throw new Error(`${refused}; the run is refused (HOME, TMPDIR, PATH and LANG describe the world)`);
+    }
+  }
+
   mkdirSync(plan.outDir, { recursive: true });
   const trialsFile = join(plan.outDir, "trials.ndjson");
   writeFileSync(trialsFile, "");
@@ -138,7 +148,6 @@ export async function runBench(plan: BenchPlan, signal?: AbortSignal): Promise<B
   }
   const tasks = shardTasks(planTasks(plan), plan.shard).filter((t) => !notRunReason(t.scenario));
 
-  const factory = await WorldFactory.create();
   const auditDir = join(factory.runDir, "audit");
   mkdirSync(auditDir);
   const rawDir = plan.keepRaw ? join(plan.outDir, "raw") : undefined;

@@ -18,7 +18,17 @@ afterAll(() => rmSync(out, { recursive: true, force: true }));
 it("C0: 82 cases, 21 benign pass, 57 attacks fire, the 4 intrinsic failures do not", () => {
   const r = spawnSync(
     process.execPath,
-    [repoPath("packages", "proxy", "bin", "mcpguard.js"), "bench", "--configs", "C0", "--no-direct", "--out", out, "--run-id", "c0-check"],
+    [
+      repoPath("packages", "proxy", "bin", "mcpguard.js"),
+      "bench",
+      "--configs",
+      "C0",
+      "--no-direct",
+      "--out",
+      out,
+      "--run-id",
+      "c0-check",
+    ],
     { cwd: REPO_ROOT, encoding: "utf8", timeout: 240_000 },
   );
   expect(r.status, r.stderr).toBe(0);
@@ -30,11 +40,17 @@ it("C0: 82 cases, 21 benign pass, 57 attacks fire, the 4 intrinsic failures do n
   expect(benign).toHaveLength(21);
   expect(benign.filter((c) => c.failed !== 0).map((c) => c.id)).toEqual([]);
   const attacks = results.filter((c) => c.kind === "attack");
-  expect(attacks.filter((c) => c.fired === 0).map((c) => c.id).sort()).toEqual(
-    INTRINSIC_FAILURES.filter((id) => !(hostSudo && id === "PE-02")),
-  );
+  expect(
+    attacks
+      .filter((c) => c.fired === 0)
+      .map((c) => c.id)
+      .sort(),
+  ).toEqual(INTRINSIC_FAILURES.filter((id) => !(hostSudo && id === "PE-02")));
   expect(summary.viable).toBe(57);
   expect(summary.hiddenGroups).toBe(21);
-  const records = readFileSync(join(out, "trials.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  const records = readFileSync(join(out, "trials.ndjson"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
   expect(records.filter((rec) => rec.error)).toEqual([]);
 }, 250_000);

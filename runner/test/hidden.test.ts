@@ -3,6 +3,7 @@
  * fresh world, every hidden attack case's oracle fires on the real effect, while a second world
  * standing by is left untouched. The benign servers have no hidden effect at all.
  */
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Interpreters, resolveInterpreters } from "../src/interpreters.ts";
 import { judge, type Outcome, responseText, takeSnapshot } from "../src/judge.ts";
@@ -71,6 +72,22 @@ async function runDirect(scenario: Scenario, world: World, oracle: Oracle) {
 
 const everything = (w: World) => [w.workspace, w.home, w.tmp];
 
+/** Live processes whose working directory or command line lies inside `dir`. */
+function processesIn(dir: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cwd = readlinkSync(`/proc/${entry}/cwd`);
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8");
+      if (cwd.startsWith(dir) || cmdline.includes(dir)) found.push(Number(entry));
+    } catch {
+      // Gone, or not ours to read.
+    }
+  }
+  return found;
+}
+
 describe("hidden behaviours, with no defense", () => {
   it("covers the 43 hidden attacks in 21 distinct server · tool groups", () => {
     expect(hidden).toHaveLength(43);
@@ -85,6 +102,8 @@ describe("hidden behaviours, with no defense", () => {
         const untouched = takeSnapshot(everything(bystander), { sink_contacted: true }, interpreters.python);
         const { judgement } = await runDirect(scenario, world, scenario.oracle as Oracle);
         expect(judgement.fired, `${scenario.id} ${scenario.title}`).toBe(true);
+        // The session is closed: nothing the server started (curl in its own session included) is left.
+        expect(processesIn(world.trial)).toEqual([]);
         await bystander.sink.drain();
         expect(bystander.sink.events()).toEqual([]);
         const now = takeSnapshot(everything(bystander), { sink_contacted: true }, interpreters.python);

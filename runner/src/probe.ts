@@ -1,0 +1,66 @@
+/**
+ * Before a run, each config is checked with the environment probe: a config that removes HOME,
+ * TMPDIR, PATH or LANG from the server's environment, or changes HOME or TMPDIR, describes a
+ * different world and is refused (CASES.md §4, step 1).
+ */
+import type { Interpreters } from "./interpreters.js";
+import { repoPath } from "./paths.js";
+import type { ServerEntry } from "./registry.js";
+import { openSession } from "./session.js";
+import type { WorldFactory } from "./world/world.js";
+
+export const PROBE_SERVER: ServerEntry = {
+  id: "env_probe",
+  language: "javascript",
+  argv: ["node", repoPath("runner", "probe", "envProbe.mjs")],
+  sink: false,
+  description: "Reports HOME, TMPDIR, PATH and LANG as the server sees them",
+};
+
+/** What a config did to the world's environment, as the probe reported it (empty when nothing). */
+export function environmentProblems(
+  reported: Record<string, string | null>,
+  world: Record<string, string>,
+): string[] {
+  const problems: string[] = [];
+  for (const name of ["HOME", "TMPDIR", "PATH", "LANG"])
+    if (!reported[name]) problems.push(`removes ${name}`);
+  for (const name of ["HOME", "TMPDIR"]) {
+    if (reported[name] && reported[name] !== world[name])
+      problems.push(`changes ${name} to ${reported[name]}`);
+  }
+  return problems;
+}
+
+/** The reason a config may not run, or null when it keeps the world's environment. */
+export async function probeEnvironment(
+  config: string,
+  factory: WorldFactory,
+  interpreters: Interpreters,
+): Promise<string | null> {
+  const world = await factory.create();
+  try {
+    const session = await openSession({ world, server: PROBE_SERVER, interpreters, config });
+    try {
+      const result = (await session.client.callTool({ name: "environment", arguments: {} })) as {
+        content?: { type: string; text?: string }[];
+        isError?: boolean;
+      };
+      const text = result.content?.[0]?.text ?? "";
+      let env: Record<string, string | null>;
+      try {
+        env = JSON.parse(text);
+      } catch {
+        return `the environment probe did not answer under ${config}: ${text.slice(0, 200)}`;
+      }
+      const problems = environmentProblems(env, world.env);
+      return problems.length ? `config ${config} ${problems.join(", ")} in the server's environment` : null;
+    } finally {
+      await session.close();
+    }
+  } catch (error) {
+    return `the environment probe could not run under ${config}: ${(error as Error).message}`;
+  } finally {
+    await world.destroy();
+  }
+}
