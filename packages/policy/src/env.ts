@@ -1,0 +1,47 @@
+/**
+ * The server's environment at spawn: the variables that describe the world stay, the ones the
+ * policy declares stay, and everything else is withheld. The values withheld are remembered, so the
+ * result sanitizer can remove them should the server find them some other way.
+ */
+
+/** Variables that describe the world rather than hold secrets (DESIGN.md, L1). */
+export const WORLD_VARIABLES = ["HOME", "PATH", "TMPDIR", "LANG", "USER", "LOGNAME", "SHELL", "TERM", "TZ"];
+
+export interface FilteredEnvironment {
+  env: Record<string, string>;
+  /** Names of the variables the server does not get. */
+  withheld: string[];
+  /** Values of withheld variables that look secret: by name, or by being token-shaped. */
+  secretValues: string[];
+}
+
+/** `AUTH` but not `AUTHOR` (`GIT_AUTHOR_NAME` is no secret; `AUTHORIZATION` is). */
+const SECRET_NAME =
+  /(SECRET|TOKEN|PASSW(OR)?D|PASSPHRASE|(^|_)PASS(_|$)|PRIVATE|CREDENTIAL|API_?KEY|ACCESS_?KEY|AUTH(?!OR(?!I[SZ]ATION))|COOKIE|_KEY$|^KEY$)/i;
+
+/** A value long and varied enough to be a key or token rather than a word or a path. */
+export function tokenShaped(value: string): boolean {
+  if (value.length < 16 || /\s/.test(value)) return false;
+  const classes = [/[a-z]/, /[A-Z]/, /[0-9]/].filter((re) => re.test(value)).length;
+  return classes >= 2 && !/^[a-z0-9/._-]+$/.test(value);
+}
+
+export function secretName(name: string): boolean {
+  return SECRET_NAME.test(name);
+}
+
+export function filterEnvironment(env: NodeJS.ProcessEnv, keep: ReadonlySet<string>): FilteredEnvironment {
+  const out: Record<string, string> = {};
+  const withheld: string[] = [];
+  const secretValues: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) continue;
+    if (WORLD_VARIABLES.includes(name) || name.startsWith("LC_") || keep.has(name)) {
+      out[name] = value;
+      continue;
+    }
+    withheld.push(name);
+    if (value.length >= 8 && (secretName(name) || tokenShaped(value))) secretValues.push(value);
+  }
+  return { env: out, withheld: withheld.sort(), secretValues };
+}

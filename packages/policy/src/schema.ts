@@ -1,0 +1,111 @@
+/**
+ * The policy file format: per server, per tool, what the tool may touch. Paths are patterns over
+ * canonical absolute paths, written with the variables `{{cwd}}` (the server's working directory),
+ * `{{home}}` (its HOME) and `{{tmp}}` (its TMPDIR), resolved when the proxy starts the server.
+ */
+import { z } from "zod";
+
+/** What an argument is, which decides how L1 and L2 read it. */
+export const ARG_ROLES = [
+  "path.read",
+  "path.write",
+  "url",
+  "command",
+  "sql",
+  "identifier",
+  /** An object whose keys are identifiers and whose values are plain data (e.g. a row to insert). */
+  "record",
+  /** The name of a setting or variable. */
+  "key",
+  "text",
+  /** A number, boolean or enum: nothing to inspect beyond its type. */
+  "scalar",
+] as const;
+export type ArgRole = (typeof ARG_ROLES)[number];
+
+export const SQL_CLASSES = ["read", "write", "ddl"] as const;
+export type SqlClass = (typeof SQL_CLASSES)[number];
+
+const VARIABLES = ["{{cwd}}", "{{home}}", "{{tmp}}"];
+
+export const PathPattern = z.string().superRefine((value, ctx) => {
+  const rooted = value.startsWith("/") || VARIABLES.some((v) => value === v || value.startsWith(`${v}/`));
+  if (!rooted) {
+    ctx.addIssue({
+      code: "custom",
+      message: `expected an absolute path or one starting with ${VARIABLES.join(", ")}`,
+    });
+  }
+  if (value.split("/").includes(".."))
+    ctx.addIssue({ code: "custom", message: "a path pattern may not contain '..'" });
+  for (const m of value.matchAll(/\{\{([^}]*)\}\}/g)) {
+    if (!VARIABLES.includes(m[0]))
+      ctx.addIssue({ code: "custom", message: `unknown variable ${m[0]}; use ${VARIABLES.join(", ")}` });
+  }
+});
+
+/** `host`, `host:port` or `[v6]:port`; `*.example.com` matches subdomains. */
+export const Destination = z
+  .string()
+  .regex(
+    /^(\*\.)?[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/,
+    'expected "host", "host:port" or "[v6]:port"',
+  );
+
+/** A program name (`date`), an absolute path, or a program with a fixed first argument (`git log`). */
+export const Executable = z
+  .string()
+  .regex(/^[^\s]+( [^\s]+)*$/, 'expected a program name such as "ls" or "git log"');
+
+export const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected an environment variable name");
+
+export const Capabilities = z.strictObject({
+  read: z.array(PathPattern).default([]),
+  write: z.array(PathPattern).default([]),
+  network: z.array(Destination).default([]),
+  exec: z.array(Executable).default([]),
+  env: z.array(EnvName).default([]),
+});
+export type Capabilities = z.infer<typeof Capabilities>;
+
+export const ToolPolicy = Capabilities.extend({
+  description: z.string().optional(),
+  /** The role of every argument the tool accepts; an argument not listed is refused. */
+  args: z.record(z.string(), z.enum(ARG_ROLES)).default({}),
+  /** Statement classes a `sql` argument may use (default: read only). */
+  sql: z.array(z.enum(SQL_CLASSES)).default(["read"]),
+});
+export type ToolPolicy = z.infer<typeof ToolPolicy>;
+
+export const Policy = z.strictObject({
+  version: z.literal(1),
+  server: z.string().min(1),
+  description: z.string().optional(),
+  /** Set by `mcpguard policy derive`: a draft that a person has not reviewed. */
+  draft: z.boolean().optional(),
+  /** Environment variables the server keeps at spawn, beyond the world's (HOME, PATH, ...). */
+  environment: z.strictObject({ keep: z.array(EnvName).default([]) }).default({ keep: [] }),
+  tools: z.record(z.string(), ToolPolicy),
+});
+export type Policy = z.infer<typeof Policy>;
+
+export const Override = z.strictObject({
+  /** The tool it applies to; absent, it applies to every tool of the server. */
+  tool: z.string().min(1).optional(),
+  allow: Capabilities.partial().default({}),
+  /** L2 rules to turn off for the scope, by id (as the audit log names them). */
+  disableRules: z
+    .array(z.string().regex(/^l2\.[a-z0-9.-]+$/, 'expected an L2 rule id such as "l2.sensitive-key"'))
+    .default([]),
+  /** Why the operator loosened the policy: kept for the next reader. */
+  reason: z.string().min(1),
+  added: z.string().optional(),
+});
+export type Override = z.infer<typeof Override>;
+
+export const OverrideFile = z.strictObject({
+  version: z.literal(1),
+  server: z.string().min(1),
+  overrides: z.array(Override),
+});
+export type OverrideFile = z.infer<typeof OverrideFile>;
