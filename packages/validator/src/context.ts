@@ -1,0 +1,78 @@
+/**
+ * What every check gets: the call's context (the server's directories, the roots path arguments
+ * may resolve into, the rules an operator turned off) and the label of the value under inspection,
+ * so that a finding can say which argument it is about.
+ */
+import { canonicalPath, isWithin } from "@mcpguard/policy";
+
+export interface ValidatorContext {
+  /** The server's working directory (absolute). */
+  cwd: string;
+  /** The server's HOME. */
+  home?: string;
+  /** Canonical absolute directories that path arguments may resolve into (e.g. the workspace). */
+  roots: readonly string[];
+  /** Rule ids an operator override turned off. */
+  disabledRules?: ReadonlySet<string>;
+}
+
+/** Why L2 refuses a call. `rule` starts with "l2."; `reason` is one sentence and quotes no secret. */
+export interface Finding {
+  rule: string;
+  reason: string;
+}
+
+/**
+ * Canonical forms of the server's directories. They rarely change over a proxy's life, so they
+ * are remembered (a handful at most) instead of costing a realpath on every call.
+ */
+const canonicalDirs = new Map<string, string>();
+
+function canonicalDir(dir: string): string {
+  let canonical = canonicalDirs.get(dir);
+  if (canonical === undefined) {
+    if (canonicalDirs.size >= 32) canonicalDirs.clear();
+    canonical = canonicalPath(dir, "/").canonical;
+    canonicalDirs.set(dir, canonical);
+  }
+  return canonical;
+}
+
+/** One value of a call under inspection. */
+export class Scope {
+  constructor(
+    readonly ctx: ValidatorContext,
+    /** The argument, with the position inside it for nested values (`data.email`, `paths[1]`). */
+    readonly label = "",
+  ) {}
+
+  /** The same call, looking at another value. */
+  at(label: string): Scope {
+    return new Scope(this.ctx, label);
+  }
+
+  on(rule: string): boolean {
+    return !this.ctx.disabledRules?.has(rule);
+  }
+
+  finding(rule: string, text: string): Finding {
+    return { rule, reason: `argument "${this.label}" ${text}` };
+  }
+
+  /** The working directory, symlinks resolved, so that lexical paths compare with canonical roots. */
+  get cwd(): string {
+    return canonicalDir(this.ctx.cwd);
+  }
+
+  /** HOME as given and as resolved: a canonical path lands under the latter. */
+  get homes(): readonly string[] {
+    const home = this.ctx.home;
+    if (!home) return [];
+    const canonical = canonicalDir(home);
+    return canonical === home ? [home] : [home, canonical];
+  }
+
+  withinRoots(path: string): boolean {
+    return this.ctx.roots.some((root) => isWithin(path, root));
+  }
+}

@@ -1,0 +1,3 @@
+export type { Finding, ValidatorContext } from "./context.js";
+export { inspectArguments } from "./inspect.js";
+export { sanitizeResult } from "./sanitize.js";

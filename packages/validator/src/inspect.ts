@@ -1,0 +1,70 @@
+/**
+ * L2 on a tool call's arguments: every string, at any depth, is inspected with the role of its
+ * top-level argument (a record's keys as identifiers and its values as text). Every string gets
+ * the Unicode, NUL and prompt-injection checks; structured roles are read in their NFKC form and
+ * checked for confusables, then by their role's own rules. The first finding refuses the call.
+ */
+import type { ArgRole } from "@mcpguard/policy";
+import { checkCommand } from "./commands/index.js";
+import { type Finding, Scope, type ValidatorContext } from "./context.js";
+import { checkIdentifier, checkKey } from "./identifiers.js";
+import { checkInjection } from "./injection.js";
+import { checkPath } from "./paths.js";
+import { checkSql } from "./sql.js";
+import { checkConfusable, checkInvisible, checkNul, fold } from "./unicode.js";
+import { checkUrl } from "./urls.js";
+
+type RoleCheck = (value: string, scope: Scope) => Finding | undefined;
+
+const ROLE_CHECKS: Partial<Record<ArgRole, RoleCheck>> = {
+  "path.read": (value, scope) => checkPath(value, false, scope),
+  "path.write": (value, scope) => checkPath(value, true, scope),
+  url: checkUrl,
+  command: checkCommand,
+  sql: checkSql,
+  identifier: checkIdentifier,
+  key: checkKey,
+};
+
+function inspectString(value: string, role: ArgRole, scope: Scope): Finding | undefined {
+  const universal = checkInvisible(value, scope) ?? checkNul(value, scope);
+  if (universal) return universal;
+  const roleCheck = ROLE_CHECKS[role];
+  if (!roleCheck) return checkInjection(value, scope);
+  const folded = fold(value);
+  return checkConfusable(value, scope) ?? checkInjection(folded, scope) ?? roleCheck(folded, scope);
+}
+
+function inspectValue(value: unknown, role: ArgRole, scope: Scope): Finding | undefined {
+  if (typeof value === "string") return inspectString(value, role, scope);
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const finding = inspectValue(item, role, scope.at(`${scope.label}[${i}]`));
+      if (finding) return finding;
+    }
+    return undefined;
+  }
+  if (value === null || typeof value !== "object") return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const at = scope.at(`${scope.label}.${key}`);
+    const finding =
+      inspectString(key, role === "record" ? "identifier" : "text", at) ??
+      inspectValue(item, role === "record" ? "text" : role, at);
+    if (finding) return finding;
+  }
+  return undefined;
+}
+
+/** The first finding over all arguments (in argument order), or undefined when the call is clean. */
+export function inspectArguments(
+  args: Record<string, unknown>,
+  roles: Readonly<Record<string, ArgRole>>,
+  ctx: ValidatorContext,
+): Finding | undefined {
+  const call = new Scope(ctx);
+  for (const [name, value] of Object.entries(args)) {
+    const finding = inspectValue(value, (Object.hasOwn(roles, name) && roles[name]) || "text", call.at(name));
+    if (finding) return finding;
+  }
+  return undefined;
+}

@@ -1,0 +1,53 @@
+/**
+ * The sanitizer's rules on one string, in order: private key blocks, values the proxy withheld
+ * from the server, AWS keys, tokens, then paragraphs that address the agent. Each replacement is
+ * a visible marker, so the agent and the user see that something was removed and why.
+ */
+import { removeInjectedParagraphs } from "./injection.js";
+import { redactTokens } from "./tokens.js";
+
+const PRIVATE_KEY =
+  /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)/g;
+const AWS_KEY_ID = /\b(?:AKIA|ASIA)[A-Z0-9]{16}\b/g;
+const AWS_SECRET = /(aws_secret_access_key["']?[ \t]*[:=][ \t]*["']?)[A-Za-z0-9/+=]{16,}/gi;
+
+export interface Secrets {
+  /** Values withheld from the server's environment (length >= 8). */
+  withheld: readonly string[];
+}
+
+type TextRule = [rule: string, apply: (text: string, secrets: Secrets) => string];
+
+const RULES: readonly TextRule[] = [
+  ["l2.result.private-key", (text) => text.replace(PRIVATE_KEY, "[REDACTED private-key]")],
+  [
+    "l2.result.withheld",
+    (text, { withheld }) =>
+      withheld.reduce(
+        (t, value) => (t.includes(value) ? t.split(value).join("[REDACTED withheld]") : t),
+        text,
+      ),
+  ],
+  [
+    "l2.result.aws-key",
+    (text) =>
+      text
+        .replace(AWS_KEY_ID, "[REDACTED aws-key]")
+        .replace(AWS_SECRET, (_, prefix: string) => `${prefix}[REDACTED aws-key]`),
+  ],
+  ["l2.result.token", redactTokens],
+  ["l2.result.injection", removeInjectedParagraphs],
+];
+
+/** The string with every rule applied; the ids of the rules that changed it go into `applied`. */
+export function redactText(text: string, secrets: Secrets, applied: Set<string>): string {
+  let out = text;
+  for (const [rule, apply] of RULES) {
+    const next = apply(out, secrets);
+    if (next !== out) {
+      applied.add(rule);
+      out = next;
+    }
+  }
+  return out;
+}

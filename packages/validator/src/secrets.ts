@@ -1,0 +1,16 @@
+/**
+ * Whether a name (an environment variable, a setting, a JSON field) names a secret: the policy's
+ * `secretName`, read on the name as an environment variable would spell it.
+ */
+import { secretName } from "@mcpguard/policy";
+
+const NOT_ALNUM = /[^A-Z0-9]/g;
+
+/** `aws.secret-key` -> `AWS_SECRET_KEY`. */
+export function envName(name: string): string {
+  return name.toUpperCase().replace(NOT_ALNUM, "_");
+}
+
+export function secretLooking(name: string): boolean {
+  return secretName(envName(name));
+}

@@ -1,0 +1,119 @@
+/**
+ * `l2.result.token`: tokens in result text. Three kinds: well-known formats (Stripe, GitHub,
+ * Slack, Google, GitLab, npm, Hugging Face, JWT, `Bearer`), values assigned to a secret-looking
+ * name (`NAME=value`, `"name": "value"`, `name: value`), and generic token-shaped strings of 32 to
+ * 100 characters that mix upper case, lower case and digits. A generic candidate that is
+ * hexadecimal (hashes), a UUID, part of an e-mail address, a path or an identifier made of words
+ * is left alone.
+ */
+import { secretLooking } from "./secrets.js";
+
+export const TOKEN_MARK = "[REDACTED token]";
+
+const KNOWN: readonly RegExp[] = [
+  /\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{8,}/g,
+  /\bgh[pousr]_[A-Za-z0-9]{30,}/g,
+  /\bgithub_pat_[A-Za-z0-9_]{30,}/g,
+  /\bxox[abposr]-[A-Za-z0-9-]{10,}/g,
+  /\bAIza[0-9A-Za-z_-]{35}/g,
+  /\bglpat-[A-Za-z0-9_-]{20,}/g,
+  /\bnpm_[A-Za-z0-9]{36}\b/g,
+  /\bhf_[A-Za-z0-9]{30,}/g,
+  /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g,
+];
+const BEARER = /\b(Bearer[ \t]+)[A-Za-z0-9._~+/-]{16,}=*/gi;
+const ASSIGNMENT =
+  /(?<![\w.-])((?:export[ \t]+)?[A-Za-z_][\w.-]*)([ \t]*=[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s"'`;&|]+)/g;
+const QUOTED_PAIR = /(["'])([A-Za-z_][\w.-]*)\1([ \t]*:[ \t]*)(["'])((?:\\.|(?!\4)[^\\\n])*)\4/g;
+const YAML_PAIR = /^([ \t]*(?:- )?)([A-Za-z_][\w.-]*)(:[ \t]+)(\S+)[ \t]*$/gm;
+const GENERIC = /(?<![A-Za-z0-9+/_.@~-])[A-Za-z0-9+/_-]{32,100}={0,2}(?![A-Za-z0-9+/=_@-])(?!\.[A-Za-z0-9])/g;
+
+const PLACEHOLDER =
+  /^(?:true|false|null|none|nil|undefined|enabled|disabled|required|optional|changeme|\*+|x+|\d+(?:\.\d+)?|<[^>]*>|\$\{?\w+\}?)$/i;
+const CODE = /[()[\]{}]|^[a-z_]\w*(?:\.[a-z_]\w*)+$/;
+const HEX = /^[0-9a-fA-F-]+$/;
+const DIGIT_RUNS = /[0-9]+/g;
+const LETTERS = /[A-Za-z]/g;
+/** Capitalised or lower-case words of three letters or more (an acronym's last capital starts the next word). */
+const WORDS = /[A-Z]?[a-z]{3,}/g;
+const VOWEL = /[aeiouy]/;
+/** A field named "key" holds a setting's name (`{"key": "app.name", "value": ...}`), not a secret. */
+const NAME_FIELD = /^key$/i;
+const WHITESPACE = /\s/;
+const BASE64_SIGNS = /[+/=]/;
+const UPPER = /[A-Z]/;
+const LOWER = /[a-z]/;
+const DIGIT = /[0-9]/;
+const WORD_SEGMENT = /^[A-Za-z]?[a-z]{2,}[0-9]*$/;
+const QUOTED = /^(["']).*\1$/;
+
+/** A name whose value is a secret. */
+export function secretField(name: string): boolean {
+  return secretLooking(name) && !NAME_FIELD.test(name);
+}
+
+/** A value worth hiding when its name says it is secret: not empty, a placeholder or code. */
+export function secretValue(value: string): boolean {
+  return (
+    value.length >= 6 &&
+    !WHITESPACE.test(value) &&
+    !value.startsWith("[REDACTED") &&
+    !PLACEHOLDER.test(value) &&
+    !CODE.test(value)
+  );
+}
+
+/** A path: rooted, or with a segment that is a word. */
+function pathLike(candidate: string): boolean {
+  return (
+    candidate.includes("/") &&
+    (candidate.startsWith("/") || candidate.split("/").some((s) => WORD_SEGMENT.test(s)))
+  );
+}
+
+/**
+ * An identifier made of words (`SomeLongCamelCaseName2024`, `test_case_name`): at most two runs of
+ * digits, and most letters in words of three or more letters with a vowel. A random token of 32
+ * characters over [A-Za-z0-9] passes for one about once in a thousand, one of 40 about once in
+ * six thousand, one of 50 or more almost never.
+ */
+function wordy(candidate: string): boolean {
+  if (BASE64_SIGNS.test(candidate) || (candidate.match(DIGIT_RUNS) ?? []).length > 2) return false;
+  const letters = (candidate.match(LETTERS) ?? []).length;
+  const inWords = (candidate.match(WORDS) ?? [])
+    .filter((w) => VOWEL.test(w))
+    .reduce((sum, w) => sum + w.length, 0);
+  return inWords >= 0.6 * letters;
+}
+
+function generic(candidate: string): boolean {
+  return (
+    UPPER.test(candidate) &&
+    LOWER.test(candidate) &&
+    DIGIT.test(candidate) &&
+    !HEX.test(candidate) &&
+    !pathLike(candidate) &&
+    !wordy(candidate)
+  );
+}
+
+const unquote = (value: string) => (QUOTED.test(value) ? value.slice(1, -1) : value);
+/** The marker in place of a value, inside the value's quotes if it had them. */
+const requote = (value: string) =>
+  value[0] === '"' || value[0] === "'" ? `${value[0]}${TOKEN_MARK}${value[0]}` : TOKEN_MARK;
+
+export function redactTokens(text: string): string {
+  let out = text;
+  for (const pattern of KNOWN) out = out.replace(pattern, TOKEN_MARK);
+  out = out.replace(BEARER, (_, prefix: string) => `${prefix}${TOKEN_MARK}`);
+  out = out.replace(ASSIGNMENT, (match, name: string, eq: string, value: string) =>
+    secretField(name) && secretValue(unquote(value)) ? `${name}${eq}${requote(value)}` : match,
+  );
+  out = out.replace(QUOTED_PAIR, (match, q: string, name: string, sep: string, vq: string, value: string) =>
+    secretField(name) && secretValue(value) ? `${q}${name}${q}${sep}${vq}${TOKEN_MARK}${vq}` : match,
+  );
+  out = out.replace(YAML_PAIR, (match, indent: string, name: string, sep: string, value: string) =>
+    secretField(name) && secretValue(unquote(value)) ? `${indent}${name}${sep}${TOKEN_MARK}` : match,
+  );
+  return out.replace(GENERIC, (candidate) => (generic(candidate) ? TOKEN_MARK : candidate));
+}
