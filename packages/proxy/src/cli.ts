@@ -9,6 +9,14 @@ interface Command {
 
 const COMMANDS: Record<string, Command> = {
   run: { summary: "run an MCP server behind the proxy", load: () => import("./commands/run.js") },
+  policy: {
+    summary: "derive a draft policy from a server, or check policy files",
+    load: () => import("./commands/policy.js"),
+  },
+  audit: {
+    summary: "read an audit log, filtered by time, decision, server",
+    load: () => import("./commands/audit.js"),
+  },
 };
 
 /** Commands provided by other packages of the project, when they are installed. */

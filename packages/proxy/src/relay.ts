@@ -43,12 +43,20 @@ export interface ToolCall {
   arguments: Record<string, unknown>;
 }
 
+/** A layer's change to a tool result: the message to forward instead, and why. */
+export interface ResultChange {
+  message: Message;
+  layer: string;
+  rule: string;
+  reason: string;
+}
+
 /** Where the defense layers plug into the relay. */
 export interface Interceptor {
   /** Decide a `tools/call` before it reaches the server. */
   toolCall(call: ToolCall): Verdict;
-  /** The server's answer to an allowed call. Return a replacement message to forward instead. */
-  toolResult?(call: ToolCall, message: Message): Message | undefined;
+  /** The server's answer to an allowed call; a change replaces the message the client gets. */
+  toolResult?(call: ToolCall, message: Message): ResultChange | undefined;
 }
 
 const PASS_THROUGH: Verdict = {
@@ -78,6 +86,8 @@ export interface RelayOptions {
   containment?: Containment;
   /** Name for the audit log until the server reports its own in `initialize`. */
   serverName?: string;
+  /** Names of the environment variables the layers withheld from the server (for the audit log). */
+  withheld?: string[];
 }
 
 export function exitStatus(code: number | null, signal: NodeJS.Signals | null): number {
@@ -145,6 +155,7 @@ export class Relay {
       config: this.#opts.config,
       pid: child.pid,
       containment: this.#containment.kind,
+      ...(this.#opts.withheld?.length ? { withheld: this.#opts.withheld } : {}),
     });
 
     const maxBytes = this.#opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
@@ -275,6 +286,28 @@ export class Relay {
     }
   }
 
+  #inspectResult(call: ToolCall, message: Message): ResultChange | undefined {
+    const hook = this.#opts.interceptor?.toolResult;
+    if (!hook) return undefined;
+    const started = process.hrtime.bigint();
+    const change = hook(call, message);
+    if (change) {
+      this.#opts.audit?.write({
+        type: "decision",
+        server: this.#serverName,
+        tool: call.name,
+        config: this.#opts.config,
+        layer: change.layer,
+        rule: change.rule,
+        decision: "modify",
+        reason: change.reason,
+        latencyMs: Number(process.hrtime.bigint() - started) / 1e6,
+        argsDigest: digest(call.arguments),
+      });
+    }
+    return change;
+  }
+
   #decide(call: ToolCall): Verdict {
     const started = process.hrtime.bigint();
     const verdict = this.#opts.interceptor?.toolCall(call) ?? PASS_THROUGH;
@@ -310,8 +343,8 @@ export class Relay {
         const request = this.#pending.take(classified.id);
         if (request) this.#noteResponse(request, classified.message);
         const call = request?.context;
-        const replaced = call && this.#opts.interceptor?.toolResult?.(call, classified.message);
-        this.#toClient(replaced ? encodeMessage(replaced) : frame.raw);
+        const change = call ? this.#inspectResult(call, classified.message) : undefined;
+        this.#toClient(change ? encodeMessage(change.message) : frame.raw);
         return;
       }
       case "batch":

@@ -26,12 +26,13 @@ export interface Session {
 }
 
 /** An SDK client over stdio: `node <args...>`. */
-export async function connect(args: string[], env?: Record<string, string>): Promise<Session> {
+export async function connect(args: string[], env?: Record<string, string>, cwd?: string): Promise<Session> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args,
     env: env ?? (process.env as Record<string, string>),
     stderr: "pipe",
+    cwd,
   });
   let stderr = "";
   transport.stderr?.on("data", (chunk: Buffer) => {

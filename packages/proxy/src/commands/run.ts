@@ -1,7 +1,8 @@
 import { DEFAULT_MAX_MESSAGE_BYTES } from "@mcpguard/protocol";
 import { intOption, parseWithCommand, UsageError } from "../args.js";
-import { AuditLog } from "../audit.js";
+import { AuditLog, DEFAULT_AUDIT_KEEP, DEFAULT_AUDIT_MAX_BYTES } from "../audit.js";
 import { ConfigError, resolveConfig } from "../configs.js";
+import { buildLayers, LayerSetupError, type Layers } from "../layers.js";
 import { Relay } from "../relay.js";
 
 const HELP = `usage: mcpguard run [options] -- <command> [args...]
@@ -10,7 +11,12 @@ Start an MCP server and relay its stdio, applying the layers of one defense conf
 
 options:
   --config NAME             C0 (default), C-AB, C-app, C-ebpf, C-full or C-AB+ebpf
+  --policy FILE             the server's L1/L2 policy (needed by C-app and C-full)
+  --overrides PATH          operator overrides: a file, or a directory holding <server>.json
+  --manifest FILE           the server's AgentBound manifest (needed by C-AB and C-AB+ebpf)
   --audit-log FILE          append every decision as NDJSON to FILE
+  --audit-max-bytes N       rotate the audit log past N bytes (default 16 MiB)
+  --audit-keep N            rotated audit files to keep (default 10)
   --server-name NAME        name used in the audit log (default: the server's serverInfo.name)
   --max-message-bytes N     largest JSON-RPC message accepted (default ${DEFAULT_MAX_MESSAGE_BYTES})
   --close-grace-ms N        after the client closes stdin, wait N ms before SIGTERM (default 2000)
@@ -19,7 +25,12 @@ options:
 
 const OPTIONS = {
   config: { type: "string", default: "C0" },
+  policy: { type: "string" },
+  overrides: { type: "string" },
+  manifest: { type: "string" },
   "audit-log": { type: "string" },
+  "audit-max-bytes": { type: "string" },
+  "audit-keep": { type: "string" },
   "server-name": { type: "string" },
   "max-message-bytes": { type: "string" },
   "close-grace-ms": { type: "string" },
@@ -49,12 +60,35 @@ export async function main(argv: string[]): Promise<number> {
   );
   if (maxMessageBytes < 1) throw new UsageError("--max-message-bytes must be at least 1");
 
-  const audit = values["audit-log"] ? new AuditLog(values["audit-log"]) : undefined;
+  let layers: Layers;
+  try {
+    layers = await buildLayers({
+      layers: config.layers,
+      policy: values.policy,
+      overrides: values.overrides,
+      manifest: values.manifest,
+      env: process.env,
+      cwd: process.cwd(),
+    });
+  } catch (error) {
+    if (error instanceof LayerSetupError) throw new UsageError(`config ${config.name}: ${error.message}`);
+    throw error;
+  }
+
+  const audit = values["audit-log"]
+    ? new AuditLog(values["audit-log"], {
+        maxBytes: intOption(values["audit-max-bytes"], "audit-max-bytes", DEFAULT_AUDIT_MAX_BYTES),
+        keep: intOption(values["audit-keep"], "audit-keep", DEFAULT_AUDIT_KEEP),
+      })
+    : undefined;
   const relay = new Relay({
     argv: command,
     config: config.name,
     audit,
-    serverName: values["server-name"],
+    env: layers.env,
+    withheld: layers.withheld,
+    interceptor: layers.interceptor,
+    serverName: values["server-name"] ?? layers.server,
     maxMessageBytes,
     closeGraceMs: intOption(values["close-grace-ms"], "close-grace-ms", 2000),
     termGraceMs: intOption(values["term-grace-ms"], "term-grace-ms", 2000),

@@ -1,0 +1,119 @@
+/**
+ * Composes the application layers of a config into one interceptor for the relay, and the
+ * server's environment at spawn. L1 decides first, then L2 inspects; AB stands alone. The layer
+ * packages are loaded only when a config uses them, so C0 starts without them.
+ */
+import type { Message } from "@mcpguard/protocol";
+import type { Layer } from "./configs.js";
+import type { Interceptor, ResultChange, ToolCall, Verdict } from "./relay.js";
+
+export interface LayerOptions {
+  layers: readonly Layer[];
+  /** L1/L2 policy file (required by L1 and L2). */
+  policy?: string;
+  /** Operator overrides: a file, or a directory holding `<server>.json`. */
+  overrides?: string;
+  /** AgentBound manifest (required by AB). */
+  manifest?: string;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+export interface Layers {
+  /** The server's environment at spawn. */
+  env: NodeJS.ProcessEnv;
+  /** Names of the variables the server does not get. */
+  withheld: string[];
+  interceptor?: Interceptor;
+  /** The name the policy or manifest gives the server. */
+  server?: string;
+}
+
+export class LayerSetupError extends Error {
+  override readonly name = "LayerSetupError";
+}
+
+const allowed = (layer: string): Verdict => ({ decision: "allow", layer, rule: null, reason: "allowed" });
+
+export async function buildLayers(options: LayerOptions): Promise<Layers> {
+  const { layers, env, cwd } = options;
+  const vars = { cwd, home: env.HOME || undefined, tmp: env.TMPDIR || undefined };
+  const policyLayers = layers.includes("L1") || layers.includes("L2");
+  if (!policyLayers && !layers.includes("AB")) return { env, withheld: [] };
+
+  const policyLib = await import("@mcpguard/policy");
+  try {
+    if (layers.includes("AB")) {
+      if (!options.manifest)
+        throw new LayerSetupError("the AB layer needs an AgentBound manifest (--manifest FILE)");
+      const { AgentBound, loadManifest } = await import("@mcpguard/agentbound");
+      const ab = new AgentBound(loadManifest(options.manifest), vars);
+      const filtered = ab.environment(env);
+      return {
+        env: filtered.env,
+        withheld: filtered.withheld,
+        server: ab.server,
+        interceptor: {
+          toolCall(call: ToolCall): Verdict {
+            const d = ab.check(call.name, call.arguments);
+            return d.allow
+              ? allowed("AB")
+              : { decision: "deny", layer: "AB", rule: d.rule, reason: d.reason };
+          },
+        },
+      };
+    }
+
+    if (!options.policy) throw new LayerSetupError("the L1 and L2 layers need a policy (--policy FILE)");
+    const policy = policyLib.loadPolicy(options.policy);
+    const resolved = policyLib.resolvePolicy(
+      policy,
+      policyLib.loadOverrides(options.overrides, policy.server),
+      vars,
+    );
+    const filtered = policyLib.filterEnvironment(env, resolved.keepEnv);
+    const validator = layers.includes("L2") ? await import("@mcpguard/validator") : undefined;
+    const useL1 = layers.includes("L1");
+    const label = layers.filter((l) => l === "L1" || l === "L2").join("+");
+
+    const interceptor: Interceptor = {
+      toolCall(call: ToolCall): Verdict {
+        if (useL1) {
+          const d = policyLib.decide(resolved, call.name, call.arguments);
+          if (!d.allow) return { decision: "deny", layer: "L1", rule: d.rule, reason: d.reason };
+        }
+        if (validator) {
+          const tool = resolved.tools.get(call.name);
+          const roots = tool ? [...new Set([...tool.read.roots, ...tool.write.roots])] : [];
+          const finding = validator.inspectArguments(call.arguments, tool?.args ?? {}, {
+            cwd,
+            home: vars.home,
+            roots: roots.length ? roots : [policyLib.canonicalPath(cwd, "/").canonical],
+            disabledRules: tool?.disabledRules,
+          });
+          if (finding) return { decision: "deny", layer: "L2", rule: finding.rule, reason: finding.reason };
+        }
+        return allowed(label);
+      },
+    };
+    if (validator) {
+      interceptor.toolResult = (_call: ToolCall, message: Message): ResultChange | undefined => {
+        if (!("result" in message)) return undefined;
+        const { result, redactions } = validator.sanitizeResult(message.result, {
+          secretValues: filtered.secretValues,
+        });
+        if (redactions.length === 0) return undefined;
+        return {
+          message: { ...message, result },
+          layer: "sanitizer",
+          rule: redactions.join(","),
+          reason: `removed from the result: ${redactions.join(", ")}`,
+        };
+      };
+    }
+    return { env: filtered.env, withheld: filtered.withheld, server: policy.server, interceptor };
+  } catch (error) {
+    if (error instanceof policyLib.PolicyError) throw new LayerSetupError(error.message);
+    throw error;
+  }
+}

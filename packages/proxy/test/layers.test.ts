@@ -1,0 +1,195 @@
+/** The application layers in `mcpguard run`: C-app (L1 + L2) and C-AB, as a client and an operator see them. */
+import { spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { connect, FIXTURE, MCPGUARD, RawProxy } from "./helpers.ts";
+
+const POLICY = join(import.meta.dirname, "fixtures", "policy.json");
+const MANIFEST = join(import.meta.dirname, "fixtures", "manifest.json");
+
+let scratch: string;
+let work: string;
+beforeEach(() => {
+  scratch = realpathSync(mkdtempSync(join(tmpdir(), "mcpguard-layers-")));
+  work = join(scratch, "work");
+  mkdirSync(work);
+  writeFileSync(join(work, "readme.txt"), "inside");
+  writeFileSync(join(scratch, "outside.txt"), "outside");
+});
+afterEach(() => rmSync(scratch, { recursive: true, force: true }));
+
+const text = (result: unknown) => (result as { content: { text: string }[] }).content[0]!.text;
+const audit = (file: string) =>
+  readFileSync(file, "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
+
+/** An SDK session through mcpguard run in the scratch workspace. */
+async function session(config: string, extra: string[] = [], env: Record<string, string> = {}) {
+  const log = join(scratch, "audit.ndjson");
+  const args = [
+    MCPGUARD,
+    "run",
+    "--config",
+    config,
+    "--policy",
+    POLICY,
+    "--manifest",
+    MANIFEST,
+    "--audit-log",
+    log,
+    ...extra,
+    "--",
+    "node",
+    FIXTURE,
+  ];
+  const s = await connect(args, { ...(process.env as Record<string, string>), ...env }, work);
+  return { ...s, log };
+}
+
+describe("C-app", () => {
+  it("refuses a call outside the policy with a readable tool error, and audits it", async () => {
+    const s = await session("C-app");
+    const inside = await s.client.callTool({ name: "read", arguments: { path: "readme.txt" } });
+    expect(text(inside)).toBe("inside");
+    const outside = await s.client.callTool({ name: "read", arguments: { path: "../outside.txt" } });
+    expect(outside.isError).toBe(true);
+    expect(text(outside)).toMatch(
+      /^Blocked by mcpguard \(L1\): .*outside\.txt is outside what read may read/,
+    );
+    const undeclared = await s.client.callTool({ name: "big", arguments: { bytes: 1 } });
+    expect(text(undeclared)).toMatch(/\(L1\): the policy of proxy-fixture does not declare the tool "big"/);
+    await s.client.close();
+    const denies = audit(s.log).filter((e) => e.decision === "deny");
+    expect(denies.map((e) => [e.layer, e.rule, e.tool])).toEqual([
+      ["L1", "l1.path.read", "read"],
+      ["L1", "l1.undeclared-tool", "big"],
+    ]);
+    expect(JSON.stringify(audit(s.log))).not.toContain('outside.txt"');
+  });
+
+  it("refuses an argument attack that the policy alone would allow (L2)", async () => {
+    const s = await session("C-app");
+    const key = await s.client.callTool({ name: "env", arguments: { name: "AWS_SECRET_ACCESS_KEY" } });
+    expect(text(key)).toMatch(/^Blocked by mcpguard \(L2\): /);
+    const zwj = await s.client.callTool({ name: "read", arguments: { path: "read\u200dme.txt" } });
+    expect(text(zwj)).toMatch(/^Blocked by mcpguard \(L2\): /);
+    await s.client.close();
+    expect(
+      audit(s.log)
+        .filter((e) => e.decision === "deny")
+        .map((e) => e.rule),
+    ).toEqual(["l2.sensitive-key", "l2.unicode.invisible"]);
+  });
+
+  it("withholds secrets from the server's environment and keeps the world's", async () => {
+    const secret = `${randomUUID().replace(/-/g, "")}Ab9`;
+    const s = await session("C-app", [], { MY_API_TOKEN: secret, HARMLESS_SETTING: "x" });
+    expect(text(await s.client.callTool({ name: "env", arguments: { name: "HOME" } }))).toBe(
+      process.env.HOME,
+    );
+    expect(text(await s.client.callTool({ name: "env", arguments: { name: "HARMLESS_SETTING" } }))).toBe(
+      "<unset>",
+    );
+    await s.client.close();
+    const start = audit(s.log).find((e) => e.event === "start");
+    expect(start.withheld).toEqual(expect.arrayContaining(["HARMLESS_SETTING", "MY_API_TOKEN"]));
+    expect(readFileSync(s.log, "utf8")).not.toContain(secret);
+  });
+
+  it("removes a private key from a result and records the change", async () => {
+    const key = [
+      "-----BEGIN OPENSSH PRIVATE KEY-----",
+      "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ",
+      "-----END OPENSSH PRIVATE KEY-----",
+      "",
+    ].join("\n");
+    writeFileSync(join(work, "notes.txt"), `before\n${key}after\n`);
+    const s = await session("C-app");
+    const result = text(await s.client.callTool({ name: "read", arguments: { path: "notes.txt" } }));
+    expect(result).toContain("before");
+    expect(result).not.toContain("b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ");
+    expect(result).toContain("[REDACTED");
+    await s.client.close();
+    expect(audit(s.log).find((e) => e.decision === "modify")).toMatchObject({
+      layer: "sanitizer",
+      rule: expect.stringContaining("l2.result.private-key"),
+    });
+  });
+});
+
+describe("C-AB", () => {
+  it("checks path arguments against the manifest's scopes", async () => {
+    const s = await session("C-AB");
+    expect(text(await s.client.callTool({ name: "read", arguments: { path: "readme.txt" } }))).toBe("inside");
+    const outside = await s.client.callTool({ name: "read", arguments: { path: "../outside.txt" } });
+    expect(text(outside)).toMatch(
+      /^Blocked by mcpguard \(AB\): .* is outside the mcp\.ac\.filesystem\.read scope/,
+    );
+    await s.client.close();
+  });
+});
+
+describe("fail closed", () => {
+  it.each([
+    [["--config", "C-app"], /config C-app: the L1 and L2 layers need a policy \(--policy FILE\)/],
+    [["--config", "C-AB"], /config C-AB: the AB layer needs an AgentBound manifest \(--manifest FILE\)/],
+    [["--config", "C-app", "--policy", "/nonexistent.json"], /\/nonexistent\.json: cannot read: ENOENT/],
+    [["--config", "C-app", "--policy", MANIFEST], /tools: Invalid input/],
+  ])("refuses to start the server: %j", async (args, message) => {
+    const proxy = new RawProxy([...args, "--", "node", FIXTURE]);
+    expect((await proxy.exited).code).toBe(2);
+    expect(proxy.stderr).toMatch(message);
+  });
+});
+
+describe("override workflow", () => {
+  it("a benign call denied by a too-strict policy is allowed once the operator adds a scoped override", async () => {
+    const shared = join(scratch, "shared");
+    mkdirSync(shared);
+    writeFileSync(join(shared, "team.txt"), "team notes");
+    const overrides = join(scratch, "overrides");
+    mkdirSync(overrides);
+
+    const before = await session("C-app", ["--overrides", overrides]);
+    const denied = await before.client.callTool({
+      name: "read",
+      arguments: { path: join(shared, "team.txt") },
+    });
+    expect(denied.isError).toBe(true);
+    await before.client.close();
+
+    // The operator reads the denial from the audit log...
+    const shown = spawnSync(
+      process.execPath,
+      [MCPGUARD, "audit", "--file", before.log, "--decision", "deny", "--server", "proxy-fixture"],
+      { encoding: "utf8" },
+    );
+    expect(shown.stdout).toMatch(
+      /deny read by L1 \(l1\.path\.read\): .*shared\/team\.txt is outside what read may read/,
+    );
+    // ...and adds an override scoped to that tool and that directory.
+    writeFileSync(
+      join(overrides, "proxy-fixture.json"),
+      JSON.stringify({
+        version: 1,
+        server: "proxy-fixture",
+        overrides: [{ tool: "read", allow: { read: [`${shared}/**`] }, reason: "team notes are shared" }],
+      }),
+    );
+    const after = await session("C-app", ["--overrides", overrides]);
+    expect(
+      text(await after.client.callTool({ name: "read", arguments: { path: join(shared, "team.txt") } })),
+    ).toBe("team notes");
+    const stillDenied = await after.client.callTool({
+      name: "read",
+      arguments: { path: join(scratch, "outside.txt") },
+    });
+    expect(stillDenied.isError).toBe(true);
+    await after.client.close();
+  });
+});
