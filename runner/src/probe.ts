@@ -40,7 +40,17 @@ export async function probeEnvironment(
 ): Promise<string | null> {
   const world = await factory.create();
   try {
-    const session = await openSession({ world, server: PROBE_SERVER, interpreters, config });
+    const session = await openSession({
+      world,
+      server: PROBE_SERVER,
+      interpreters,
+      config,
+      policies: {
+        policy: repoPath("runner", "probe", "policy.json"),
+        manifest: repoPath("runner", "probe", "manifest.json"),
+        overrides: repoPath("policies", "overrides"),
+      },
+    });
     try {
       const result = (await session.client.callTool({ name: "environment", arguments: {} })) as {
         content?: { type: string; text?: string }[];

@@ -7,7 +7,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { stringify } from "csv-stringify/sync";
 import type { Interval } from "./stats.js";
-import { type ConfigSummary, DIRECT, type Latency, type Summary } from "./summarize.js";
+import { type ConfigSummary, DIRECT, type Latency, NO_DECISION, type Summary } from "./summarize.js";
 import type { TrialRecord } from "./trial.js";
 
 export const CONFIG_ORDER = ["C0", "C-AB", "C-app", "C-ebpf", "C-full", "C-AB+ebpf"];
@@ -162,6 +162,8 @@ export function renderMarkdown(summary: Summary): string {
   lines.push(
     "",
     "## Which layer stopped the attacks (from the proxy's audit log; success judged only by the oracle)",
+    "",
+    `Attack trials that did not fire, by the layer that denied the call or, failing that, changed its result. "${NO_DECISION}": no layer acted on the call itself; the attack failed on its own or lacked what it wanted (a secret withheld at spawn, a kernel deny).`,
     "",
   );
   for (const name of configs) {

@@ -18,9 +18,26 @@ import type { World } from "./world/world.js";
 export const MCPGUARD_BIN = repoPath("packages", "proxy", "bin", "mcpguard.js");
 const STDERR_LIMIT = 64 * 1024;
 
+/** The policy, AgentBound manifest and overrides the proxy is given for a server. */
+export interface PolicyFiles {
+  policy: string;
+  manifest: string;
+  overrides: string;
+}
+
+export function policyFiles(serverId: string): PolicyFiles {
+  return {
+    policy: repoPath("policies", "servers", `${serverId}.json`),
+    manifest: repoPath("policies", "agentbound", `${serverId}.json`),
+    overrides: repoPath("policies", "overrides"),
+  };
+}
+
 export interface SessionOptions {
   world: World;
   server: ServerEntry;
+  /** Default: {@link policyFiles} of the server's id. */
+  policies?: PolicyFiles;
   interpreters: Interpreters;
   /** A defense config for `mcpguard run`, or "direct" for no proxy at all. */
   config: string;
@@ -44,6 +61,7 @@ let sequence = 0;
 export async function openSession(options: SessionOptions): Promise<Session> {
   const { world, server, interpreters } = options;
   const serverArgv = launchArgv(server, interpreters, world.sink);
+  const files = options.policies ?? policyFiles(server.id);
   const argv =
     options.config === "direct"
       ? serverArgv
@@ -55,6 +73,12 @@ export async function openSession(options: SessionOptions): Promise<Session> {
           options.config,
           "--server-name",
           server.id,
+          "--policy",
+          files.policy,
+          "--manifest",
+          files.manifest,
+          "--overrides",
+          files.overrides,
           ...(options.auditLog ? ["--audit-log", options.auditLog] : []),
           "--",
           ...serverArgv,

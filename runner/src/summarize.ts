@@ -6,6 +6,12 @@
 import { type Interval, quantile, tInterval, wilson } from "./stats.js";
 import type { TrialRecord } from "./trial.js";
 
+/**
+ * Attacks that did not fire although no layer denied the call or changed its result: the server
+ * failed on its own, or lacked what it wanted (a secret withheld at spawn, a kernel deny).
+ */
+export const NO_DECISION = "no decision recorded";
+
 /** The pseudo-config of trials that reach the server without the proxy (latency baseline only). */
 export const DIRECT = "direct";
 
@@ -195,7 +201,7 @@ export function summarize(
     const stoppedBy: Record<string, number> = {};
     for (const r of attacks) {
       if (r.fired) continue;
-      const layer = r.stoppedBy ?? "no deny recorded";
+      const layer = r.stoppedBy ?? NO_DECISION;
       stoppedBy[layer] = (stoppedBy[layer] ?? 0) + 1;
     }
     const groups = groupBy(

@@ -102,9 +102,13 @@ export function applySetup(world: World, steps: SetupStep[]): void {
   }
 }
 
-/** The first layer that denied a call in this trial's audit log. */
+/**
+ * The layer this trial's audit log shows acting on the call: the first that denied it, else the
+ * first that changed its result (the sanitizer), else none.
+ */
 function stoppedBy(auditLog: string): string | null {
   if (!existsSync(auditLog)) return null;
+  let modified: string | null = null;
   for (const line of readFileSync(auditLog, "utf8").split("\n")) {
     if (!line) continue;
     try {
@@ -116,11 +120,12 @@ function stoppedBy(auditLog: string): string | null {
       };
       if (event.type === "decision" && event.decision === "deny") return event.layer ?? "unknown";
       if (event.type === "kernel" && event.decision === "deny") return `L3:${event.backend ?? "kernel"}`;
+      if (event.type === "decision" && event.decision === "modify") modified ??= event.layer ?? "unknown";
     } catch {
       // A torn line cannot be attributed.
     }
   }
-  return null;
+  return modified;
 }
 
 export async function runTrial(spec: TrialSpec, ctx: TrialContext): Promise<TrialRecord> {

@@ -1,56 +1,85 @@
 /**
- * The benchmark's baseline, end to end through the real CLI: under C0 all 82 cases run, every
- * benign case passes, every attack CASES.md expects to work fires, and only the four expected
- * intrinsic failures do not.
+ * The benchmark end to end through the real CLI, under every application config:
+ * - C0: all 82 cases run, every benign case passes, every attack CASES.md expects to work fires,
+ *   and only the four expected intrinsic failures do not;
+ * - C-app and C-AB: no benign case breaks (FPR 0/21); C-app stops every argument-visible attack,
+ *   and the report names the layer that stopped each.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT, repoPath } from "../src/paths.ts";
-import type { Summary } from "../src/summarize.ts";
+import type { CaseResult, Summary } from "../src/summarize.ts";
 
 const INTRINSIC_FAILURES = ["CL-06", "FR-11", "FR-15", "PE-02"];
-const out = mkdtempSync(join(tmpdir(), "mcpguard-c0-"));
-afterAll(() => rmSync(out, { recursive: true, force: true }));
+const out = mkdtempSync(join(tmpdir(), "mcpguard-bench-"));
+let summary: Summary;
+let records: Record<string, unknown>[];
 
-it("C0: 82 cases, 21 benign pass, 57 attacks fire, the 4 intrinsic failures do not", () => {
+beforeAll(() => {
   const r = spawnSync(
     process.execPath,
     [
       repoPath("packages", "proxy", "bin", "mcpguard.js"),
       "bench",
       "--configs",
-      "C0",
+      "C0,C-AB,C-app",
       "--no-direct",
       "--out",
       out,
       "--run-id",
-      "c0-check",
+      "bench-check",
     ],
-    { cwd: REPO_ROOT, encoding: "utf8", timeout: 240_000 },
+    { cwd: REPO_ROOT, encoding: "utf8", timeout: 400_000 },
   );
   expect(r.status, r.stderr).toBe(0);
-  const summary = JSON.parse(readFileSync(join(out, "summary.json"), "utf8")) as Summary;
-  const hostSudo = summary.notRun.some((n) => n.id === "PE-02");
-  expect(summary.cases).toBe(hostSudo ? 81 : 82);
-  const results = summary.caseResults.filter((c) => c.config === "C0");
-  const benign = results.filter((c) => c.kind === "benign");
-  expect(benign).toHaveLength(21);
-  expect(benign.filter((c) => c.failed !== 0).map((c) => c.id)).toEqual([]);
-  const attacks = results.filter((c) => c.kind === "attack");
-  expect(
-    attacks
-      .filter((c) => c.fired === 0)
-      .map((c) => c.id)
-      .sort(),
-  ).toEqual(INTRINSIC_FAILURES.filter((id) => !(hostSudo && id === "PE-02")));
-  expect(summary.viable).toBe(57);
-  expect(summary.hiddenGroups).toBe(21);
-  const records = readFileSync(join(out, "trials.ndjson"), "utf8")
+  summary = JSON.parse(readFileSync(join(out, "summary.json"), "utf8"));
+  records = readFileSync(join(out, "trials.ndjson"), "utf8")
     .trim()
     .split("\n")
     .map((l) => JSON.parse(l));
-  expect(records.filter((rec) => rec.error)).toEqual([]);
-}, 250_000);
+}, 420_000);
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+const results = (config: string): CaseResult[] => summary.caseResults.filter((c) => c.config === config);
+
+describe("benchmark", () => {
+  it("runs without a failed trial", () => {
+    expect(records.filter((rec) => rec.error)).toEqual([]);
+  });
+
+  it("C0: 82 cases, 21 benign pass, 57 attacks fire, the 4 intrinsic failures do not", () => {
+    const hostSudo = summary.notRun.some((n) => n.id === "PE-02");
+    expect(summary.cases).toBe(hostSudo ? 81 : 82);
+    const benign = results("C0").filter((c) => c.kind === "benign");
+    expect(benign).toHaveLength(21);
+    expect(benign.filter((c) => c.failed !== 0).map((c) => c.id)).toEqual([]);
+    const notFired = results("C0")
+      .filter((c) => c.kind === "attack" && c.fired === 0)
+      .map((c) => c.id)
+      .sort();
+    expect(notFired).toEqual(INTRINSIC_FAILURES.filter((id) => !(hostSudo && id === "PE-02")));
+    expect(summary.viable).toBe(57);
+    expect(summary.hiddenGroups).toBe(21);
+  });
+
+  it.each(["C-app", "C-AB"])("%s breaks no benign case (FPR 0/21)", (config) => {
+    expect(summary.configs[config]).toMatchObject({ benign: 21, failed: 0 });
+    expect(summary.configs[config]?.fpr?.value).toBe(0);
+  });
+
+  it("C-app stops every argument-visible attack, each attributed to the layer that denied it", () => {
+    const argument = results("C-app").filter((c) => c.visibility === "argument");
+    expect(argument).toHaveLength(18);
+    expect(argument.filter((c) => c.fired !== 0).map((c) => c.id)).toEqual([]);
+    for (const c of argument) expect(c.stoppedBy, c.id).toMatch(/^L[12]$/);
+  });
+
+  it("C-app's sanitizer is credited where it removed the evidence", () => {
+    for (const id of ["FR-13", "EV-06", "PE-05"]) {
+      expect(results("C-app").find((c) => c.id === id)).toMatchObject({ fired: 0, stoppedBy: "sanitizer" });
+    }
+  });
+});

@@ -84,7 +84,7 @@ describe("summarize", () => {
     const x = s.configs["C-x"]!;
     expect(x.aprRuns).toMatchObject({ value: 8 / 9 });
     expect(x.fprRuns?.value).toBeCloseTo(1 / 3, 12);
-    expect(x.stoppedBy).toEqual({ L2: 2, L1: 3, "no deny recorded": 3 });
+    expect(x.stoppedBy).toEqual({ L2: 2, L1: 3, "no decision recorded": 3 });
     expect(s.caseResults.find((r) => r.id === "A1" && r.config === "C-x")?.stoppedBy).toBe("L2");
     expect(x.latencyMs).toMatchObject({ n: 3, p50: 20 });
     expect(s.direct).toMatchObject({ n: 3, p50: 0.5 });
