@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Events from the ring buffer as JSON lines on stdout, each flushed at once:
+ *   {"type":"deny","backend":"cgroup-bpf"|"bpf-lsm","op":HOOK,"pid":N,"comm":S, then for a
+ *     socket "family":4|6,"addr":S,"port":N (or "af":N for another family) and "proto":S, for a
+ *     file "access":"rwx" (what was needed) and "path":S}
+ *   {"type":"denied","backend":"landlock","syscall":S,"errno":N,"pid":N,"comm":S, then "path":S
+ *     or "family","addr","port" when known}
+ *   {"type":"exec","pid":N,"ppid":N,"filename":S}
+ *   {"type":"fork","pid":N,"child":N}
+ *   {"type":"exit","pid":N,"code":N} (with "signal":N when a signal ended it)
+ * Strings are JSON-escaped; bytes that are not UTF-8 become U+FFFD.
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include "loader.h"
+#include "events.h"
+#include "lsm.h"
+#include "telemetry.h"
+
+static const char *const op_names[] = {
+	[MCPGUARD_OP_CONNECT4] = "connect4",
+	[MCPGUARD_OP_CONNECT6] = "connect6",
+	[MCPGUARD_OP_SENDMSG4] = "sendmsg4",
+	[MCPGUARD_OP_SENDMSG6] = "sendmsg6",
+	[MCPGUARD_OP_SOCK_CREATE] = "sock_create",
+	[MCPGUARD_OP_FILE_OPEN] = "file_open",
+	[MCPGUARD_OP_INODE_CREATE] = "inode_create",
+	[MCPGUARD_OP_PATH_TRUNCATE] = "path_truncate",
+	[MCPGUARD_OP_PATH_UNLINK] = "path_unlink",
+	[MCPGUARD_OP_PATH_RENAME] = "path_rename",
+	[MCPGUARD_OP_PATH_MKDIR] = "path_mkdir",
+	[MCPGUARD_OP_PATH_RMDIR] = "path_rmdir",
+	[MCPGUARD_OP_PATH_MKNOD] = "path_mknod",
+	[MCPGUARD_OP_PATH_SYMLINK] = "path_symlink",
+	[MCPGUARD_OP_PATH_LINK] = "path_link",
+	[MCPGUARD_OP_BPRM_CHECK_SECURITY] = "bprm_check_security",
+	[MCPGUARD_OP_SOCKET_CONNECT] = "socket_connect",
+	[MCPGUARD_OP_SOCKET_SENDMSG] = "socket_sendmsg",
+	[MCPGUARD_OP_SOCKET_CREATE] = "socket_create",
+};
+
+static const char *op_name(unsigned int op)
+{
+	return op < sizeof(op_names) / sizeof(op_names[0]) && op_names[op] ? op_names[op] : "unknown";
+}
+
+static const char *syscall_name(unsigned int nr)
+{
+	switch (nr) {
+	case MCPGUARD_NR_OPENAT:
+		return "openat";
+	case MCPGUARD_NR_OPENAT2:
+		return "openat2";
+	case MCPGUARD_NR_EXECVE:
+		return "execve";
+	case MCPGUARD_NR_EXECVEAT:
+		return "execveat";
+	case MCPGUARD_NR_CONNECT:
+		return "connect";
+	case MCPGUARD_NR_SENDTO:
+		return "sendto";
+	case MCPGUARD_NR_SENDMSG:
+		return "sendmsg";
+	default:
+		return "unknown";
+	}
+}
+
+static bool socket_op(unsigned int op)
+{
+	return op <= MCPGUARD_OP_SOCK_CREATE || op >= MCPGUARD_OP_SOCKET_CONNECT;
+}
+
+static bool create_op(unsigned int op)
+{
+	return op == MCPGUARD_OP_SOCK_CREATE || op == MCPGUARD_OP_SOCKET_CREATE;
+}
+
+static const char *proto_name(const struct mcpguard_event *e)
+{
+	if (e->family == AF_PACKET)
+		return "packet";
+	if (e->sock_type == SOCK_RAW)
+		return "raw";
+	switch (e->protocol) {
+	case IPPROTO_TCP:
+		return "tcp";
+	case IPPROTO_UDP:
+		return "udp";
+	case IPPROTO_UDPLITE:
+		return "udplite";
+	case IPPROTO_ICMP:
+		return "icmp";
+	case IPPROTO_ICMPV6:
+		return "icmpv6";
+	case IPPROTO_SCTP:
+		return "sctp";
+	case IPPROTO_MPTCP:
+		return "mptcp";
+	}
+	return e->sock_type == SOCK_STREAM ? "stream" : e->sock_type == SOCK_DGRAM ? "dgram" : "other";
+}
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if there is none. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	size_t len;
+	unsigned int cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+/* A JSON string of the first max bytes of s (up to a NUL); bytes that are not UTF-8 become U+FFFD. */
+static void put_str(const char *s, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strnlen(s, max);
+
+	putchar('"');
+	while (n) {
+		size_t len = utf8_seq(p, n);
+
+		if (len == 0) {
+			fputs("\\ufffd", stdout);
+			len = 1;
+		} else if (*p == '"' || *p == '\\') {
+			printf("\\%c", *p);
+		} else if (*p == '\n') {
+			fputs("\\n", stdout);
+		} else if (*p == '\t') {
+			fputs("\\t", stdout);
+		} else if (*p < 0x20) {
+			printf("\\u%04x", *p);
+		} else {
+			fwrite(p, 1, len, stdout);
+		}
+		p += len;
+		n -= len;
+	}
+	putchar('"');
+}
+
+static void put_common(const char *type, const struct mcpguard_event *e)
+{
+	printf("{\"type\":\"%s\",", type);
+	if (e->type == MCPGUARD_EV_DENY)
+		printf("\"backend\":\"%s\",\"op\":\"%s\",",
+		       e->backend == MCPGUARD_BACKEND_BPF_LSM ? "bpf-lsm" : "cgroup-bpf", op_name(e->op));
+	else
+		printf("\"backend\":\"landlock\",\"syscall\":\"%s\",\"errno\":%u,", syscall_name(e->op), e->errno_);
+	printf("\"pid\":%u,\"comm\":", e->pid);
+	put_str(e->comm, sizeof(e->comm));
+}
+
+/*
+ * "family" 4 or 6 with "addr" and "port" (unless with_addr is false: a socket being created has
+ * none); another address family as "af".
+ */
+static void put_address(const struct mcpguard_event *e, bool with_addr)
+{
+	char text[INET6_ADDRSTRLEN];
+
+	if ((e->family == AF_INET || e->family == AF_INET6) && !with_addr) {
+		printf(",\"family\":%d", e->family == AF_INET ? 4 : 6);
+	} else if (e->family == AF_INET || e->family == AF_INET6) {
+		inet_ntop(e->family, e->addr, text, sizeof(text));
+		printf(",\"family\":%d,\"addr\":\"%s\",\"port\":%u", e->family == AF_INET ? 4 : 6, text, e->port);
+	} else if (e->family) {
+		printf(",\"af\":%u", e->family);
+	}
+}
+
+static void put_access(unsigned int access)
+{
+	printf(",\"access\":\"%s%s%s\"", access & MCPGUARD_ACCESS_READ ? "r" : "", access & MCPGUARD_ACCESS_WRITE ? "w" : "",
+	       access & MCPGUARD_ACCESS_EXEC ? "x" : "");
+}
+
+int emit_event(void *ctx, void *data, size_t size)
+{
+	const struct mcpguard_event *e = data;
+
+	(void)ctx;
+	if (size < sizeof(*e))
+		return 0;
+	switch (e->type) {
+	case MCPGUARD_EV_DENY:
+		put_common("deny", e);
+		put_address(e, !create_op(e->op));
+		if (socket_op(e->op))
+			printf(",\"proto\":\"%s\"", proto_name(e));
+		if (e->access)
+			put_access(e->access);
+		break;
+	case MCPGUARD_EV_DENIED:
+		put_common("denied", e);
+		put_address(e, true);
+		break;
+	case MCPGUARD_EV_EXEC:
+		printf("{\"type\":\"exec\",\"pid\":%u,\"ppid\":%u,\"filename\":", e->pid, e->other);
+		put_str(e->path, sizeof(e->path));
+		break;
+	case MCPGUARD_EV_FORK:
+		printf("{\"type\":\"fork\",\"pid\":%u,\"child\":%u", e->pid, e->other);
+		break;
+	case MCPGUARD_EV_EXIT:
+		/* A wait status: exit code in bits 8-15, or the killing signal in bits 0-6. */
+		printf("{\"type\":\"exit\",\"pid\":%u,\"code\":%u", e->pid, (e->other >> 8) & 0xff);
+		if (e->other & 0x7f)
+			printf(",\"signal\":%u", e->other & 0x7f);
+		break;
+	default:
+		return 0;
+	}
+	if (e->has_path && e->type != MCPGUARD_EV_EXEC) {
+		fputs(",\"path\":", stdout);
+		put_str(e->path, sizeof(e->path));
+	}
+	puts("}");
+	fflush(stdout);
+	return 0;
+}
+
+void emit_ready(uint64_t cgroup_id, const struct links *links, bool lsm)
+{
+	printf("{\"type\":\"ready\",\"cgroupId\":%llu,\"programs\":[", (unsigned long long)cgroup_id);
+	for (int i = 0; i < links->n; i++) {
+		if (i)
+			putchar(',');
+		put_str(links->name[i], 256);
+	}
+	printf("],\"lsm\":%s}\n", lsm ? "true" : "false");
+	fflush(stdout);
+}

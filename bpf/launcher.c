@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mcpguard-exec: the launcher between the proxy and an untrusted MCP server.
+ *
+ *   mcpguard-exec [--cgroup DIR] [--ruleset FILE] -- COMMAND [ARGS...]
+ *   mcpguard-exec --probe
+ *
+ * In this order: join the server's cgroup (so the cgroup BPF programs and clean-up see every
+ * process from the first instruction on), drop the capabilities a server has no business with,
+ * read the Landlock ruleset, set no_new_privs, restrict itself with Landlock, close every
+ * descriptor but stdin/stdout/stderr, and exec the server. The
+ * restriction is inherited by every descendant and can never be loosened. Any failure exits 126
+ * before the server runs: the launcher never starts a server with less than it was asked for.
+ *
+ * Ruleset lines (`#` starts a comment):
+ *   abi N                      require at least Landlock ABI N
+ *   fs ACCESS[,ACCESS...] PATH allow the access rights beneath PATH (or on the file PATH)
+ *   net connect|bind PORT      allow a TCP connect to / bind on PORT
+ *   scope signal               deny signals to processes outside the domain
+ *   scope abstract-unix        deny connecting to abstract unix sockets outside the domain
+ *   handle net                 deny every TCP connect and bind not allowed by a `net` line
+ * Every filesystem right the running kernel knows is handled (denied unless allowed). A PATH that
+ * does not exist adds no rule, which can only deny more.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Landlock ABI 4-6 constants, absent from older UAPI headers. */
+#ifndef LANDLOCK_ACCESS_FS_REFER
+#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
+#endif
+#define MG_ACCESS_NET_BIND_TCP (1ULL << 0)
+#define MG_ACCESS_NET_CONNECT_TCP (1ULL << 1)
+#define MG_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define MG_SCOPE_SIGNAL (1ULL << 1)
+#define MG_RULE_NET_PORT 2
+
+struct mg_ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net;
+	uint64_t scoped;
+};
+
+struct mg_net_port_attr {
+	uint64_t allowed_access;
+	uint64_t port;
+} __attribute__((packed));
+
+#define EXIT_LAUNCH 126
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("mcpguard-exec: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(EXIT_LAUNCH);
+}
+
+static long landlock_abi(void)
+{
+	return syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+}
+
+/* Filesystem rights the kernel of the given ABI knows. */
+static uint64_t fs_rights(long abi)
+{
+	uint64_t all = (LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1; /* ABI 1: bits 0-12 */
+	if (abi >= 2)
+		all |= LANDLOCK_ACCESS_FS_REFER;
+	if (abi >= 3)
+		all |= LANDLOCK_ACCESS_FS_TRUNCATE;
+	if (abi >= 5)
+		all |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	return all;
+}
+
+/* Rights that only make sense on a directory. */
+#define DIR_ONLY                                                                                   \
+	(LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE | \
+	 LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |     \
+	 LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |  \
+	 LANDLOCK_ACCESS_FS_MAKE_SYM | LANDLOCK_ACCESS_FS_REFER)
+
+static const struct {
+	const char *name;
+	uint64_t bit;
+} ACCESS_NAMES[] = {
+	{ "execute", LANDLOCK_ACCESS_FS_EXECUTE },
+	{ "write_file", LANDLOCK_ACCESS_FS_WRITE_FILE },
+	{ "read_file", LANDLOCK_ACCESS_FS_READ_FILE },
+	{ "read_dir", LANDLOCK_ACCESS_FS_READ_DIR },
+	{ "remove_dir", LANDLOCK_ACCESS_FS_REMOVE_DIR },
+	{ "remove_file", LANDLOCK_ACCESS_FS_REMOVE_FILE },
+	{ "make_char", LANDLOCK_ACCESS_FS_MAKE_CHAR },
+	{ "make_dir", LANDLOCK_ACCESS_FS_MAKE_DIR },
+	{ "make_reg", LANDLOCK_ACCESS_FS_MAKE_REG },
+	{ "make_sock", LANDLOCK_ACCESS_FS_MAKE_SOCK },
+	{ "make_fifo", LANDLOCK_ACCESS_FS_MAKE_FIFO },
+	{ "make_block", LANDLOCK_ACCESS_FS_MAKE_BLOCK },
+	{ "make_sym", LANDLOCK_ACCESS_FS_MAKE_SYM },
+	{ "refer", LANDLOCK_ACCESS_FS_REFER },
+	{ "truncate", LANDLOCK_ACCESS_FS_TRUNCATE },
+	{ "ioctl_dev", LANDLOCK_ACCESS_FS_IOCTL_DEV },
+};
+
+static uint64_t parse_access(const char *list, int line)
+{
+	uint64_t mask = 0;
+	char *copy = strdup(list), *save = NULL;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		size_t i;
+		for (i = 0; i < sizeof(ACCESS_NAMES) / sizeof(ACCESS_NAMES[0]); i++)
+			if (!strcmp(tok, ACCESS_NAMES[i].name))
+				break;
+		if (i == sizeof(ACCESS_NAMES) / sizeof(ACCESS_NAMES[0]))
+			die("ruleset line %d: unknown access right \"%s\"", line, tok);
+		mask |= ACCESS_NAMES[i].bit;
+	}
+	free(copy);
+	return mask;
+}
+
+struct fs_rule {
+	uint64_t access;
+	char *path;
+};
+
+struct ruleset {
+	long abi_required;
+	int handle_net;
+	uint64_t scoped;
+	struct fs_rule *fs;
+	size_t nfs, capfs;
+	struct mg_net_port_attr *net;
+	size_t nnet, capnet;
+};
+
+/*
+ * `/dev/fd/N` is read from descriptor N itself: a parent such as Node hands over a socket, which
+ * cannot be reopened through /proc.
+ */
+static FILE *open_input(const char *file)
+{
+	if (!strncmp(file, "/dev/fd/", 8)) {
+		char *end;
+		long fd = strtol(file + 8, &end, 10);
+		if (!*end && fd >= 0)
+			return fdopen((int)fd, "r");
+	}
+	return fopen(file, "re");
+}
+
+static void read_ruleset(const char *file, struct ruleset *rs)
+{
+	FILE *f = open_input(file);
+	if (!f)
+		die("cannot read the ruleset %s: %s", file, strerror(errno));
+	char *line = NULL;
+	size_t cap = 0;
+	int lineno = 0;
+	while (getline(&line, &cap, f) >= 0) {
+		lineno++;
+		line[strcspn(line, "\r\n")] = 0;
+		char *hash = strchr(line, '#');
+		if (hash)
+			*hash = 0;
+		char kind[16] = "", a[4096] = "", b[4096] = "";
+		int n = sscanf(line, "%15s %4095s %4095[^\n]", kind, a, b);
+		if (n <= 0)
+			continue;
+		if (!strcmp(kind, "abi") && n == 2) {
+			rs->abi_required = strtol(a, NULL, 10);
+		} else if (!strcmp(kind, "fs") && n == 3) {
+			if (rs->nfs == rs->capfs) {
+				rs->capfs = rs->capfs ? rs->capfs * 2 : 32;
+				rs->fs = realloc(rs->fs, rs->capfs * sizeof(*rs->fs));
+			}
+			rs->fs[rs->nfs].access = parse_access(a, lineno);
+			rs->fs[rs->nfs].path = strdup(b);
+			rs->nfs++;
+		} else if (!strcmp(kind, "net") && n == 3) {
+			char *end;
+			long port = strtol(b, &end, 10);
+			if (*end || port < 0 || port > 65535)
+				die("ruleset line %d: bad port \"%s\"", lineno, b);
+			uint64_t access = !strcmp(a, "connect") ? MG_ACCESS_NET_CONNECT_TCP
+					  : !strcmp(a, "bind")	  ? MG_ACCESS_NET_BIND_TCP
+								  : 0;
+			if (!access)
+				die("ruleset line %d: expected \"net connect PORT\" or \"net bind PORT\"", lineno);
+			if (rs->nnet == rs->capnet) {
+				rs->capnet = rs->capnet ? rs->capnet * 2 : 8;
+				rs->net = realloc(rs->net, rs->capnet * sizeof(*rs->net));
+			}
+			rs->net[rs->nnet].allowed_access = access;
+			rs->net[rs->nnet].port = (uint64_t)port;
+			rs->nnet++;
+		} else if (!strcmp(kind, "scope") && n == 2) {
+			if (!strcmp(a, "signal"))
+				rs->scoped |= MG_SCOPE_SIGNAL;
+			else if (!strcmp(a, "abstract-unix"))
+				rs->scoped |= MG_SCOPE_ABSTRACT_UNIX_SOCKET;
+			else
+				die("ruleset line %d: unknown scope \"%s\"", lineno, a);
+		} else if (!strcmp(kind, "handle") && n == 2 && !strcmp(a, "net")) {
+			rs->handle_net = 1;
+		} else {
+			die("ruleset line %d: cannot read \"%s\"", lineno, line);
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
+static void join_cgroup(const char *dir)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		die("cannot join the cgroup %s: %s", dir, strerror(errno));
+	char pid[32];
+	int len = snprintf(pid, sizeof(pid), "%d\n", getpid());
+	if (write(fd, pid, len) != len)
+		die("cannot join the cgroup %s: %s", dir, strerror(errno));
+	close(fd);
+}
+
+static void restrict_self(const struct ruleset *rs)
+{
+	long abi = landlock_abi();
+	if (abi < 1)
+		die("Landlock is not available here (%s)", strerror(errno));
+	if (abi < rs->abi_required)
+		die("the ruleset needs Landlock ABI %ld, this kernel has %ld", rs->abi_required, abi);
+	if ((rs->handle_net || rs->nnet) && abi < 4)
+		die("TCP port rules need Landlock ABI 4, this kernel has %ld", abi);
+	if (rs->scoped && abi < 6)
+		die("scopes need Landlock ABI 6, this kernel has %ld", abi);
+
+	uint64_t handled = fs_rights(abi);
+	struct mg_ruleset_attr attr = {
+		.handled_access_fs = handled,
+		.handled_access_net = rs->handle_net ? (MG_ACCESS_NET_BIND_TCP | MG_ACCESS_NET_CONNECT_TCP) : 0,
+		.scoped = rs->scoped,
+	};
+	size_t size = abi >= 6 ? sizeof(attr) : abi >= 4 ? 2 * sizeof(uint64_t) : sizeof(uint64_t);
+	int ruleset_fd = syscall(SYS_landlock_create_ruleset, &attr, size, 0);
+	if (ruleset_fd < 0)
+		die("landlock_create_ruleset: %s", strerror(errno));
+
+	for (size_t i = 0; i < rs->nfs; i++) {
+		int fd = open(rs->fs[i].path, O_PATH | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENOENT)
+				continue; /* no rule: only ever denies more */
+			die("cannot open %s for a rule: %s", rs->fs[i].path, strerror(errno));
+		}
+		struct stat st;
+		if (fstat(fd, &st))
+			die("cannot stat %s: %s", rs->fs[i].path, strerror(errno));
+		uint64_t access = rs->fs[i].access & handled;
+		if (!S_ISDIR(st.st_mode))
+			access &= ~DIR_ONLY;
+		if (access) {
+			struct landlock_path_beneath_attr beneath = { .allowed_access = access, .parent_fd = fd };
+			if (syscall(SYS_landlock_add_rule, ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &beneath, 0))
+				die("landlock_add_rule %s: %s", rs->fs[i].path, strerror(errno));
+		}
+		close(fd);
+	}
+	for (size_t i = 0; i < rs->nnet; i++) {
+		if (syscall(SYS_landlock_add_rule, ruleset_fd, MG_RULE_NET_PORT, &rs->net[i], 0))
+			die("landlock_add_rule port %llu: %s", (unsigned long long)rs->net[i].port, strerror(errno));
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		die("cannot set no_new_privs: %s", strerror(errno));
+	if (syscall(SYS_landlock_restrict_self, ruleset_fd, 0))
+		die("landlock_restrict_self: %s", strerror(errno));
+	close(ruleset_fd);
+}
+
+/*
+ * Capabilities a server never gets back, even as root: with no_new_privs set, an exec cannot
+ * raise a capability above the bounding set. Raw and packet sockets (CAP_NET_RAW), network and
+ * system administration, module loading, BPF, tracing and raw device access go; what ordinary
+ * file work as root needs (ownership, DAC, setuid to drop privileges, kill) stays.
+ */
+static const int KEEP_CAPS[] = { 0 /* CHOWN */,	       1 /* DAC_OVERRIDE */,	 2 /* DAC_READ_SEARCH */,
+				 3 /* FOWNER */,       4 /* FSETID */,		 5 /* KILL */,
+				 6 /* SETGID */,       7 /* SETUID */,		 10 /* NET_BIND_SERVICE */,
+				 18 /* SYS_CHROOT */, 37 /* AUDIT_READ */ };
+
+static int keep_cap(int cap)
+{
+	for (size_t i = 0; i < sizeof(KEEP_CAPS) / sizeof(KEEP_CAPS[0]); i++)
+		if (KEEP_CAPS[i] == cap)
+			return 1;
+	return 0;
+}
+
+static void drop_capabilities(void)
+{
+	for (int cap = 0; cap < 64; cap++) {
+		if (keep_cap(cap))
+			continue;
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)) {
+			if (errno == EINVAL)
+				break; /* past the last capability this kernel knows */
+			if (geteuid() == 0)
+				die("cannot drop capability %d: %s", cap, strerror(errno));
+		}
+	}
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+}
+
+/* Every descriptor above stderr is closed: an inherited one is not checked by Landlock. */
+static void close_stray_fds(void)
+{
+	if (syscall(SYS_close_range, 3U, ~0U, 0U) == 0)
+		return;
+	long max = sysconf(_SC_OPEN_MAX);
+	for (long fd = 3; fd < (max > 0 ? max : 65536); fd++)
+		close((int)fd);
+}
+
+int main(int argc, char **argv)
+{
+	const char *cgroup = NULL, *ruleset_file = NULL;
+	int i = 1;
+	for (; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		} else if (!strcmp(argv[i], "--probe")) {
+			long abi = landlock_abi();
+			printf("{\"landlockAbi\":%ld%s%s%s}\n", abi < 0 ? 0 : abi, abi < 0 ? ",\"error\":\"" : "",
+			       abi < 0 ? strerror(errno) : "", abi < 0 ? "\"" : "");
+			return 0;
+		} else if (!strcmp(argv[i], "--cgroup") && i + 1 < argc) {
+			cgroup = argv[++i];
+		} else if (!strcmp(argv[i], "--ruleset") && i + 1 < argc) {
+			ruleset_file = argv[++i];
+		} else {
+			die("usage: mcpguard-exec [--cgroup DIR] [--ruleset FILE] -- COMMAND [ARGS...] | --probe");
+		}
+	}
+	if (i >= argc)
+		die("no command given");
+
+	if (cgroup)
+		join_cgroup(cgroup);
+	drop_capabilities();
+	if (ruleset_file) {
+		struct ruleset rs = { 0 };
+		read_ruleset(ruleset_file, &rs);
+		restrict_self(&rs);
+	} else if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+		die("cannot set no_new_privs: %s", strerror(errno));
+	}
+	close_stray_fds();
+	execvp(argv[i], &argv[i]);
+	die("cannot execute %s: %s", argv[i], strerror(errno));
+}

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mcpguard-loader: MCPGuard's BPF programs for one guarded cgroup, and what they report.
+ *
+ *   mcpguard-loader --probe
+ *   mcpguard-loader --cgroup DIR --policy FILE [--lsm] [--no-telemetry]
+ *
+ * Loads the cgroup socket programs (always), the tracepoint telemetry (unless --no-telemetry)
+ * and the BPF LSM programs (with --lsm), fills their maps for DIR's cgroup from FILE (see
+ * policy.c), attaches them, prints {"type":"ready",...} and then one JSON event a line (see
+ * emit.c). Any failure before that is one line `mcpguard-loader: <what>: <reason>` on stderr and
+ * exit status 1, so the proxy refuses to start the server. At EOF on stdin, SIGTERM or SIGINT it
+ * drains the ring buffer, detaches everything and exits 0. The programs enforce only while the
+ * loader runs: its caller stops the server when the loader exits.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "loader.h"
+
+#define USAGE "usage: mcpguard-loader --probe | --cgroup DIR --policy FILE [--lsm] [--no-telemetry]"
+
+void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("mcpguard-loader: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+/* libbpf's own messages (verifier logs included), only when MCPGUARD_BPF_DEBUG is set. */
+static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return level == LIBBPF_DEBUG ? 0 : vfprintf(stderr, fmt, ap);
+}
+
+enum { SOURCE_EVENTS, SOURCE_SIGNAL, SOURCE_STDIN };
+
+static void watch(int epfd, int fd, int source)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = source };
+
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev))
+		fail("waiting for events: %s", strerror(errno));
+}
+
+/* True once stdin is at its end (or unreadable). Its content is ignored. */
+static bool stdin_ended(void)
+{
+	char buf[4096];
+	ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
+
+	return n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN);
+}
+
+/* Pass events on until stdin ends or a stop signal arrives. */
+static void run(struct ring_buffer *rb, const sigset_t *stop_signals)
+{
+	int epfd = epoll_create1(EPOLL_CLOEXEC);
+	int sigfd = signalfd(-1, stop_signals, SFD_CLOEXEC);
+	struct epoll_event stdin_ev = { .events = EPOLLIN, .data.u32 = SOURCE_STDIN };
+
+	if (epfd < 0 || sigfd < 0)
+		fail("waiting for events: %s", strerror(errno));
+	watch(epfd, ring_buffer__epoll_fd(rb), SOURCE_EVENTS);
+	watch(epfd, sigfd, SOURCE_SIGNAL);
+	/*
+	 * A regular file or /dev/null cannot be polled (EPERM): it is read to its end at once. A
+	 * closed stdin (EBADF) has ended too.
+	 */
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, STDIN_FILENO, &stdin_ev)) {
+		if (errno == EPERM)
+			while (!stdin_ended())
+				;
+		return;
+	}
+	for (;;) {
+		struct epoll_event evs[3];
+		int n = epoll_wait(epfd, evs, 3, -1);
+
+		if (n < 0 && errno != EINTR)
+			fail("waiting for events: %s", strerror(errno));
+		for (int i = 0; i < n; i++) {
+			if (evs[i].data.u32 == SOURCE_EVENTS)
+				ring_buffer__consume(rb);
+			else if (evs[i].data.u32 == SOURCE_SIGNAL || stdin_ended())
+				return;
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = NULL, *policy_file = NULL, *failed;
+	bool probe = false, lsm = false, telemetry = true;
+	struct net_bpf *net = NULL;
+	struct telemetry_bpf *tel = NULL;
+	struct lsm_bpf *lsm_skel = NULL;
+	struct policy_maps maps = { 0 };
+	struct links links = { 0 };
+	struct ring_buffer *rb;
+	struct policy *policy;
+	sigset_t stop_signals;
+	uint64_t cgroup_id;
+	int cgroup_fd, err;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--probe")) {
+			probe = true;
+		} else if (!strcmp(argv[i], "--help")) {
+			puts(USAGE);
+			return 0;
+		} else if (!strcmp(argv[i], "--cgroup") && i + 1 < argc) {
+			dir = argv[++i];
+		} else if (!strcmp(argv[i], "--policy") && i + 1 < argc) {
+			policy_file = argv[++i];
+		} else if (!strcmp(argv[i], "--lsm")) {
+			lsm = true;
+		} else if (!strcmp(argv[i], "--no-telemetry")) {
+			telemetry = false;
+		} else {
+			fail(USAGE);
+		}
+	}
+	signal(SIGPIPE, SIG_IGN);
+	libbpf_set_print(getenv("MCPGUARD_BPF_DEBUG") ? print_libbpf : NULL);
+	if (probe)
+		return probe_run();
+	if (!dir || !policy_file)
+		fail(USAGE);
+
+	/* Blocked from here on, the stop signals are read from a signalfd. */
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGTERM);
+	sigaddset(&stop_signals, SIGINT);
+	sigprocmask(SIG_BLOCK, &stop_signals, NULL);
+
+	cgroup_fd = cgroup_open(dir, &cgroup_id);
+	if (cgroup_fd < 0)
+		fail("cgroup %s: %s", dir, cgroup_fd == -ENOTDIR ? "not a cgroup2 directory" : strerror(-cgroup_fd));
+	policy = policy_read(policy_file);
+
+	err = net_load(&net);
+	if (err)
+		fail("loading the net programs: %s", strerror(-err));
+	if (telemetry && (err = telemetry_load(&tel, net, lsm)))
+		fail("loading the telemetry programs: %s", strerror(-err));
+	if (lsm && (err = lsm_load(&lsm_skel, net)))
+		fail("loading the BPF LSM programs: %s", strerror(-err));
+
+	net_maps(net, &maps);
+	maps.inodes = lsm ? lsm_inodes(lsm_skel) : NULL;
+	policy_apply(policy, cgroup_id, &maps);
+
+	if ((err = attach_programs(net_object(net), cgroup_fd, &links, &failed)) ||
+	    (tel && (err = attach_programs(telemetry_object(tel), -1, &links, &failed))) ||
+	    (lsm_skel && (err = attach_programs(lsm_object(lsm_skel), -1, &links, &failed))))
+		fail("attaching %s: %s", failed, strerror(-err));
+
+	rb = ring_buffer__new(bpf_map__fd(maps.events), emit_event, NULL, NULL);
+	if (!rb)
+		fail("reading the ring buffer: %s", strerror(errno));
+	emit_ready(cgroup_id, &links, lsm);
+
+	run(rb, &stop_signals);
+
+	ring_buffer__consume(rb);
+	detach_all(&links);
+	ring_buffer__free(rb);
+	lsm_destroy(lsm_skel);
+	telemetry_destroy(tel);
+	net_destroy(net);
+	close(cgroup_fd);
+	return 0;
+}
