@@ -1,0 +1,277 @@
+/**
+ * Compile what a server may do into what the kernel enforces: a Landlock ruleset for the launcher
+ * and an allow list for the loader's BPF maps. The grant is the union of the server's tools' needs
+ * (from its policy or manifest) and what its interpreter needs to start: the interpreter and its
+ * ELF loader, its standard library, the script and the packages beside it, shared libraries,
+ * locale data and a few device files. Nothing else: not /proc, not /etc at large, not HOME or
+ * TMPDIR unless a tool needs them.
+ */
+import { lookup } from "node:dns/promises";
+import {
+  accessSync,
+  closeSync,
+  constants,
+  existsSync,
+  openSync,
+  readSync,
+  realpathSync,
+  statSync,
+} from "node:fs";
+import { isIP } from "node:net";
+import { basename, delimiter, dirname, isAbsolute, join } from "node:path";
+import { LANDLOCK_MIN_ABI } from "./probe.js";
+
+export interface KernelNeeds {
+  /** Canonical absolute files or directories the server may read. */
+  read: string[];
+  /** Canonical absolute files or directories it may write (a missing file: its directory). */
+  write: string[];
+  /** Programs it may run: names looked up on PATH, absolute paths, or "git log" (the program is what counts here). */
+  exec: string[];
+  /** Destinations: `host`, `host:port`, `[v6]:port`. */
+  network: string[];
+  /** A tool runs shell command lines, so the shell itself must be executable. */
+  shell: boolean;
+}
+
+export interface Compiled {
+  /** The launcher's Landlock ruleset. */
+  ruleset: string;
+  /** The loader's allow list (network, and inode rules for BPF LSM hosts). */
+  loaderPolicy: string;
+  /** What the compilation had to approximate or leave out, for the audit log. */
+  notes: string[];
+}
+
+const READ = "read_file,read_dir";
+const WRITE_DIR = "read_file,read_dir,write_file,truncate,make_reg,make_dir,remove_file,remove_dir";
+const WRITE_FILE = "read_file,write_file,truncate";
+const WRITE_NEW = "read_file,read_dir,write_file,truncate,make_reg,make_dir,remove_file";
+const EXEC = "execute,read_file";
+
+/** What every dynamically linked interpreter reads to start. */
+const SYSTEM_READ = [
+  "/usr/lib",
+  "/lib",
+  "/lib64",
+  "/usr/lib64",
+  "/etc/ld.so.cache",
+  "/etc/localtime",
+  "/etc/ssl",
+  "/usr/share/locale",
+  "/usr/share/zoneinfo",
+];
+const DEVICES: [string, string][] = [
+  ["/dev/null", "read_file,write_file"],
+  ["/dev/zero", "read_file"],
+  ["/dev/urandom", "read_file"],
+  ["/dev/random", "read_file"],
+];
+/** Files and helpers a program needs beyond its binary. */
+const PROGRAM_EXTRAS: Record<string, { read?: string[]; exec?: string[] }> = {
+  git: { read: ["/etc/gitconfig", "/usr/share/git-core"], exec: ["/usr/lib/git-core"] },
+};
+
+function real(path: string): string | undefined {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+export function which(name: string, path: string | undefined): string | undefined {
+  if (isAbsolute(name)) return real(name);
+  for (const dir of (path ?? "").split(delimiter)) {
+    if (!dir || !isAbsolute(dir)) continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return real(candidate);
+    } catch {
+      // Not here.
+    }
+  }
+  return undefined;
+}
+
+/** The ELF interpreter (PT_INTERP) of a binary, or the `#!` interpreter of a script. */
+export function interpreterOf(file: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, "r");
+  } catch {
+    return undefined;
+  }
+  try {
+    const head = Buffer.alloc(4096);
+    const n = readSync(fd, head, 0, head.length, 0);
+    if (head.subarray(0, 2).toString("latin1") === "#!") {
+      const line = head.subarray(2, n).toString("utf8").split("\n")[0]?.trim() ?? "";
+      return line.split(/\s+/)[0] || undefined;
+    }
+    if (n < 64 || head.readUInt32BE(0) !== 0x7f454c46 || head[4] !== 2) return undefined; // 64-bit ELF only
+    const phoff = Number(head.readBigUInt64LE(32));
+    const phentsize = head.readUInt16LE(54);
+    const phnum = head.readUInt16LE(56);
+    for (let i = 0; i < phnum; i++) {
+      const off = phoff + i * phentsize;
+      if (off + 56 > n) break;
+      if (head.readUInt32LE(off) !== 3) continue; // PT_INTERP
+      const start = Number(head.readBigUInt64LE(off + 8));
+      const size = Number(head.readBigUInt64LE(off + 32));
+      const buf = Buffer.alloc(size);
+      readSync(fd, buf, 0, size, start);
+      return buf.toString("latin1").replace(/\0.*$/s, "");
+    }
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+class Rules {
+  readonly fs = new Map<string, Set<string>>();
+  readonly notes: string[] = [];
+
+  add(path: string | undefined, access: string): void {
+    if (!path) return;
+    const rights = this.fs.get(path) ?? new Set<string>();
+    for (const right of access.split(",")) rights.add(right);
+    this.fs.set(path, rights);
+  }
+
+  /** A program, its ELF interpreter and its extras. */
+  program(path: string | undefined, name: string): void {
+    if (!path) {
+      this.notes.push(`${name} is not on the server's PATH: nothing to allow`);
+      return;
+    }
+    this.add(path, EXEC);
+    const interp = interpreterOf(path);
+    if (interp) this.add(real(interp), EXEC);
+    const extras = PROGRAM_EXTRAS[basename(path)] ?? PROGRAM_EXTRAS[name];
+    for (const r of extras?.read ?? []) if (existsSync(r)) this.add(real(r), READ);
+    for (const x of extras?.exec ?? []) if (existsSync(x)) this.add(real(x), `${EXEC},read_dir`);
+  }
+}
+
+/** Read access to a script and the packages beside it (`node_modules` and `package.json` up the tree). */
+function scriptNeeds(rules: Rules, script: string): void {
+  rules.add(dirname(script), READ);
+  let dir = dirname(script);
+  for (;;) {
+    const modules = join(dir, "node_modules");
+    if (existsSync(modules)) rules.add(real(modules), READ);
+    const pkg = join(dir, "package.json");
+    if (existsSync(pkg)) rules.add(pkg, "read_file");
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+}
+
+function interpreterNeeds(rules: Rules, argv: readonly string[], env: NodeJS.ProcessEnv): void {
+  const [command = "", ...args] = argv;
+  const exe = which(command, env.PATH);
+  if (!exe) throw new Error(`cannot find the server's program "${command}" on its PATH`);
+  rules.program(exe, basename(command));
+  // A Python prefix keeps its standard library in <prefix>/lib.
+  if (/^python/.test(basename(exe)) && basename(dirname(exe)) === "bin") {
+    const lib = join(dirname(dirname(exe)), "lib");
+    if (existsSync(lib)) rules.add(lib, READ);
+  }
+  // The script is the interpreter's first argument that is not an option; later arguments are
+  // the server's own and grant nothing, whatever files they name.
+  const script = args.find((arg) => !arg.startsWith("-"));
+  if (script && isAbsolute(script)) {
+    try {
+      if (statSync(script).isFile()) scriptNeeds(rules, real(script) ?? script);
+    } catch {
+      // Not a file: an ordinary argument.
+    }
+  }
+}
+
+function nearestExisting(path: string): string {
+  let dir = path;
+  while (!existsSync(dir)) {
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  return dir;
+}
+
+function splitDestination(destination: string): { host: string; port: number } {
+  const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(destination);
+  if (v6) return { host: v6[1] as string, port: Number(v6[2] ?? 0) };
+  const [host = "", port] = destination.split(":");
+  return { host, port: Number(port ?? 0) };
+}
+
+async function addresses(host: string, notes: string[]): Promise<{ address: string; family: number }[]> {
+  if (isIP(host)) return [{ address: host, family: isIP(host) }];
+  if (host.startsWith("*.")) {
+    notes.push(`${host}: a wildcard cannot be resolved to addresses; no address is allowed for it`);
+    return [];
+  }
+  try {
+    const timeout = new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error("timed out")), 2000).unref(),
+    );
+    return await Promise.race([lookup(host, { all: true }), timeout]);
+  } catch (error) {
+    notes.push(`${host} did not resolve (${(error as Error).message}); no address is allowed for it`);
+    return [];
+  }
+}
+
+export async function compile(
+  needs: KernelNeeds,
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<Compiled> {
+  const rules = new Rules();
+  interpreterNeeds(rules, argv, env);
+  for (const path of SYSTEM_READ) if (existsSync(path)) rules.add(real(path), READ);
+  for (const [path, access] of DEVICES) if (existsSync(path)) rules.add(path, access);
+  for (const path of needs.read) if (existsSync(path)) rules.add(real(path), READ);
+  for (const path of needs.write) {
+    if (!existsSync(path)) {
+      const dir = nearestExisting(path);
+      rules.add(real(dir), WRITE_NEW);
+      rules.notes.push(`${path} does not exist yet: files may be created in ${dir}`);
+    } else {
+      rules.add(real(path), statSync(path).isDirectory() ? WRITE_DIR : WRITE_FILE);
+    }
+  }
+  if (needs.shell) rules.program(which("sh", env.PATH) ?? real("/bin/sh"), "sh");
+  for (const entry of needs.exec) {
+    const name = entry.split(" ")[0] as string;
+    rules.program(which(name, env.PATH), name);
+  }
+
+  const lines = [`abi ${LANDLOCK_MIN_ABI}`, "scope signal", "scope abstract-unix"];
+  const loader: string[] = [];
+  const destinations = needs.network.map(splitDestination);
+  if (destinations.every((d) => d.port > 0)) {
+    lines.push("handle net");
+    for (const port of new Set(destinations.map((d) => d.port))) lines.push(`net connect ${port}`);
+  } else {
+    rules.notes.push(
+      "a destination without a port: Landlock leaves TCP ports open, cgroup BPF still checks addresses",
+    );
+  }
+  for (const d of destinations) {
+    for (const { address, family } of await addresses(d.host, rules.notes)) {
+      loader.push(`net allow${family === 6 ? 6 : 4} ${address} ${d.port}`);
+    }
+  }
+  for (const [path, rights] of [...rules.fs].sort(([a], [b]) => a.localeCompare(b))) {
+    lines.push(`fs ${[...rights].sort().join(",")} ${path}`);
+    const letters = `${rights.has("read_file") ? "r" : ""}${rights.has("write_file") || rights.has("make_reg") ? "w" : ""}${rights.has("execute") ? "x" : ""}`;
+    if (letters) loader.push(`fs ${letters} ${path}`);
+  }
+  return { ruleset: `${lines.join("\n")}\n`, loaderPolicy: `${loader.join("\n")}\n`, notes: rules.notes };
+}

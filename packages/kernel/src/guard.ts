@@ -1,0 +1,147 @@
+/**
+ * L3 around one server: the loader attaches the BPF programs to the server's cgroup and streams
+ * kernel events; the launcher joins that cgroup, applies the Landlock ruleset and execs the
+ * server. The loader is ready before the server's first instruction, and lives until the server's
+ * last process is gone; when it exits, its programs detach.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { statSync } from "node:fs";
+import type { Readable, Writable } from "node:stream";
+import { binaries } from "./binaries.js";
+import { type Compiled, compile, type KernelNeeds } from "./compile.js";
+
+export interface KernelEvent {
+  type: string;
+  [key: string]: unknown;
+}
+
+export interface GuardOptions {
+  /** The server's cgroup directory (created by the caller, empty). */
+  cgroup: string;
+  needs: KernelNeeds;
+  /** The server's argv and environment, to find what its interpreter needs. */
+  argv: readonly string[];
+  env: NodeJS.ProcessEnv;
+  /** Attach the BPF LSM programs too (hosts where the probe loaded one). */
+  lsm: boolean;
+  onEvent: (event: KernelEvent) => void;
+  /** How long the loader may take to load, verify and attach. */
+  readyTimeoutMs?: number;
+  /** Weaker modes the operator asked for: run without the BPF loader, or without Landlock. */
+  withoutLoader?: boolean;
+  withoutLandlock?: boolean;
+}
+
+export class KernelSetupError extends Error {
+  override readonly name = "KernelSetupError";
+}
+
+export class KernelGuard {
+  private constructor(
+    readonly compiled: Compiled,
+    readonly cgroupId: number,
+    readonly programs: string[],
+    private readonly loader: ChildProcess | undefined,
+    private readonly exited: Promise<void>,
+    private readonly landlock: boolean,
+  ) {}
+
+  static async start(options: GuardOptions): Promise<KernelGuard> {
+    const bins = binaries();
+    const compiled = await compile(options.needs, options.argv, options.env);
+    const landlock = !options.withoutLandlock;
+    if (options.withoutLoader) {
+      return new KernelGuard(
+        compiled,
+        statSync(options.cgroup).ino,
+        [],
+        undefined,
+        Promise.resolve(),
+        landlock,
+      );
+    }
+    // The policy travels on a pipe (fd 3): no file of the harness lands in the server's world.
+    const args = ["--cgroup", options.cgroup, "--policy", "/dev/fd/3", ...(options.lsm ? ["--lsm"] : [])];
+    const loader = spawn(bins.loader, args, { stdio: ["pipe", "pipe", "pipe", "pipe"] });
+    // A loader that fails early closes these: its exit status tells why, not the EPIPE.
+    loader.stdin?.on("error", () => {});
+    (loader.stdio[3] as Writable).on("error", () => {}).end(compiled.loaderPolicy);
+    const stdout = loader.stdout as Readable;
+    let stderr = "";
+    (loader.stderr as Readable).on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const exited = new Promise<void>((resolve) => loader.once("close", () => resolve()));
+    try {
+      const ready = await new Promise<KernelEvent>((resolve, reject) => {
+        let buffer = "";
+        const timer = setTimeout(
+          () => reject(new KernelSetupError("the BPF loader did not become ready in time")),
+          options.readyTimeoutMs ?? 15_000,
+        );
+        loader.once("error", (error) =>
+          reject(new KernelSetupError(`cannot start the BPF loader ${bins.loader}: ${error.message}`)),
+        );
+        loader.once("exit", (code) =>
+          reject(new KernelSetupError(stderr.trim() || `the BPF loader exited with status ${code}`)),
+        );
+        stdout.on("data", (chunk: Buffer) => {
+          buffer += chunk.toString();
+          let nl = buffer.indexOf("\n");
+          while (nl !== -1) {
+            const line = buffer.slice(0, nl);
+            buffer = buffer.slice(nl + 1);
+            nl = buffer.indexOf("\n");
+            let event: KernelEvent;
+            try {
+              event = JSON.parse(line);
+            } catch {
+              continue;
+            }
+            if (event.type === "ready") {
+              clearTimeout(timer);
+              resolve(event);
+            } else {
+              options.onEvent(event);
+            }
+          }
+        });
+      });
+      loader.removeAllListeners("exit");
+      return new KernelGuard(
+        compiled,
+        Number(ready.cgroupId),
+        (ready.programs as string[]) ?? [],
+        loader,
+        exited,
+        landlock,
+      );
+    } catch (error) {
+      loader.kill("SIGKILL");
+      throw error;
+    }
+  }
+
+  /**
+   * How to start the server inside the cgroup, under the ruleset: the launcher's argv, and the
+   * ruleset it reads from fd 3 before closing every descriptor above stderr.
+   */
+  launch(argv: readonly string[], cgroup: string): { argv: string[]; fd3?: string } {
+    const launcher = binaries().launcher;
+    if (!this.landlock) return { argv: [launcher, "--cgroup", cgroup, "--", ...argv] };
+    return {
+      argv: [launcher, "--cgroup", cgroup, "--ruleset", "/dev/fd/3", "--", ...argv],
+      fd3: this.compiled.ruleset,
+    };
+  }
+
+  /** Let the loader report what is left, detach everything and exit. */
+  async stop(): Promise<void> {
+    if (!this.loader) return;
+    this.loader.stdin?.end();
+    const timeout = new Promise<void>((resolve) => setTimeout(resolve, 3000).unref());
+    await Promise.race([this.exited, timeout]);
+    if (this.loader.exitCode === null) this.loader.kill("SIGKILL");
+    await this.exited;
+  }
+}

@@ -1,0 +1,4 @@
+export * from "./binaries.js";
+export * from "./compile.js";
+export * from "./guard.js";
+export * from "./probe.js";
