@@ -126,6 +126,24 @@ export class AgentBound {
     });
   }
 
+  /** What the manifest grants, for the kernel layer: paths, programs, destinations. */
+  needs(): { read: string[]; write: string[]; exec: string[]; network: string[]; shell: boolean } {
+    const roots = (p: Permission) => [...(this.#paths[p]?.roots ?? [])];
+    const exec = this.#granted("mcp.ac.system.exec")
+      ? (this.#manifest.scopes["mcp.ac.system.exec"] ?? [])
+      : [];
+    return {
+      read: roots("mcp.ac.filesystem.read"),
+      write: [...roots("mcp.ac.filesystem.write"), ...roots("mcp.ac.filesystem.delete")],
+      exec,
+      network: this.#granted("mcp.ac.network.client")
+        ? (this.#manifest.scopes["mcp.ac.network.client"] ?? [])
+        : [],
+      // A server granted programs runs them through commands: the shell comes with exec.
+      shell: exec.length > 0,
+    };
+  }
+
   /** The server's environment: the world's variables, plus those `mcp.ac.system.env.read` grants. */
   environment(env: NodeJS.ProcessEnv): FilteredEnvironment {
     const granted = this.#granted("mcp.ac.system.env.read");

@@ -97,6 +97,25 @@ function expand(pattern: string, vars: Variables, where: string): string {
   });
 }
 
+/** The union of the tools' capabilities, for the kernel layer (which sees the server, not its tools). */
+export function policyNeeds(policy: ResolvedPolicy): {
+  read: string[];
+  write: string[];
+  exec: string[];
+  network: string[];
+  shell: boolean;
+} {
+  const tools = [...policy.tools.values()];
+  const all = (f: (t: ResolvedTool) => readonly string[]) => [...new Set(tools.flatMap(f))];
+  return {
+    read: all((t) => t.read.roots),
+    write: all((t) => t.write.roots),
+    exec: all((t) => t.exec),
+    network: all((t) => t.network),
+    shell: tools.some((t) => Object.values(t.args).includes("command")),
+  };
+}
+
 export function resolvePolicy(
   policy: Policy,
   overrides: OverrideFile | undefined,

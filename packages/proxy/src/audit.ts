@@ -43,9 +43,23 @@ export interface LifecycleEvent {
   containment?: string;
   /** Environment variables withheld from the server at spawn (names only). */
   withheld?: string[];
+  /** The L3 backend of each capability, and what compiling the policy approximated. */
+  l3?: Record<string, string>;
+  l3Notes?: string[];
 }
 
-export type AuditEvent = DecisionEvent | LifecycleEvent;
+/** What the kernel layer saw: a deny by a BPF program, a syscall Landlock refused, an exec, a fork. */
+export interface KernelAuditEvent {
+  type: "kernel";
+  server: string;
+  config: string;
+  event: string;
+  decision: "deny" | "observe";
+  backend?: string;
+  [detail: string]: unknown;
+}
+
+export type AuditEvent = DecisionEvent | LifecycleEvent | KernelAuditEvent;
 
 /** JSON with object keys sorted, so equal arguments always give the same digest. */
 export function canonicalJson(value: unknown): string {

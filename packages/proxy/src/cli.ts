@@ -13,6 +13,10 @@ const COMMANDS: Record<string, Command> = {
     summary: "derive a draft policy from a server, or check policy files",
     load: () => import("./commands/policy.js"),
   },
+  doctor: {
+    summary: "show which kernel backend enforces each L3 capability here",
+    load: () => import("./commands/doctor.js"),
+  },
   audit: {
     summary: "read an audit log, filtered by time, decision, server",
     load: () => import("./commands/audit.js"),

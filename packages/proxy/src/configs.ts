@@ -21,7 +21,7 @@ export type ConfigName = keyof typeof CONFIGS;
 export const CONFIG_NAMES = Object.keys(CONFIGS) as ConfigName[];
 
 /** Layers this build of mcpguard can apply. A config needing any other layer is refused. */
-export const BUILT_LAYERS: ReadonlySet<Layer> = new Set<Layer>(["L1", "L2", "AB"]);
+export const BUILT_LAYERS: ReadonlySet<Layer> = new Set<Layer>(["L1", "L2", "L3", "AB"]);
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";

@@ -3,6 +3,7 @@
  * server's environment at spawn. L1 decides first, then L2 inspects; AB stands alone. The layer
  * packages are loaded only when a config uses them, so C0 starts without them.
  */
+import type { KernelNeeds } from "@mcpguard/kernel";
 import type { Message } from "@mcpguard/protocol";
 import type { Layer } from "./configs.js";
 import type { Interceptor, ResultChange, ToolCall, Verdict } from "./relay.js";
@@ -27,6 +28,8 @@ export interface Layers {
   interceptor?: Interceptor;
   /** The name the policy or manifest gives the server. */
   server?: string;
+  /** What the kernel layer must allow the server (configs with L3). */
+  kernelNeeds?: KernelNeeds;
 }
 
 export class LayerSetupError extends Error {
@@ -38,8 +41,9 @@ const allowed = (layer: string): Verdict => ({ decision: "allow", layer, rule: n
 export async function buildLayers(options: LayerOptions): Promise<Layers> {
   const { layers, env, cwd } = options;
   const vars = { cwd, home: env.HOME || undefined, tmp: env.TMPDIR || undefined };
-  const policyLayers = layers.includes("L1") || layers.includes("L2");
-  if (!policyLayers && !layers.includes("AB")) return { env, withheld: [] };
+  const appLayers = layers.includes("L1") || layers.includes("L2");
+  const kernel = layers.includes("L3");
+  if (!appLayers && !kernel && !layers.includes("AB")) return { env, withheld: [] };
 
   const policyLib = await import("@mcpguard/policy");
   try {
@@ -53,6 +57,7 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
         env: filtered.env,
         withheld: filtered.withheld,
         server: ab.server,
+        kernelNeeds: kernel ? ab.needs() : undefined,
         interceptor: {
           toolCall(call: ToolCall): Verdict {
             const d = ab.check(call.name, call.arguments);
@@ -64,13 +69,19 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
       };
     }
 
-    if (!options.policy) throw new LayerSetupError("the L1 and L2 layers need a policy (--policy FILE)");
+    if (!options.policy) {
+      const which = layers.filter((l) => l !== "AB").join(", ");
+      throw new LayerSetupError(`${which} ${layers.length > 1 ? "need" : "needs"} a policy (--policy FILE)`);
+    }
     const policy = policyLib.loadPolicy(options.policy);
     const resolved = policyLib.resolvePolicy(
       policy,
       policyLib.loadOverrides(options.overrides, policy.server),
       vars,
     );
+    const kernelNeeds = kernel ? policyLib.policyNeeds(resolved) : undefined;
+    // L3 alone (C-ebpf) is a pure ablation: the environment and the results stay as they are.
+    if (!appLayers) return { env, withheld: [], server: policy.server, kernelNeeds };
     const filtered = policyLib.filterEnvironment(env, resolved.keepEnv);
     const validator = layers.includes("L2") ? await import("@mcpguard/validator") : undefined;
     const useL1 = layers.includes("L1");
@@ -111,7 +122,13 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
         };
       };
     }
-    return { env: filtered.env, withheld: filtered.withheld, server: policy.server, interceptor };
+    return {
+      env: filtered.env,
+      withheld: filtered.withheld,
+      server: policy.server,
+      interceptor,
+      kernelNeeds,
+    };
   } catch (error) {
     if (error instanceof policyLib.PolicyError) throw new LayerSetupError(error.message);
     throw error;

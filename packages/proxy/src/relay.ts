@@ -88,6 +88,13 @@ export interface RelayOptions {
   serverName?: string;
   /** Names of the environment variables the layers withheld from the server (for the audit log). */
   withheld?: string[];
+  /**
+   * Start the server some other way than the containment's wrapper (the L3 launcher, which joins
+   * the cgroup itself); `fd3` is written to the child's descriptor 3.
+   */
+  launch?: (argv: readonly string[]) => { argv: string[]; fd3?: string };
+  /** Extra fields for the audit log's start event (e.g. the L3 backends). */
+  startInfo?: Record<string, unknown>;
 }
 
 export function exitStatus(code: number | null, signal: NodeJS.Signals | null): number {
@@ -123,15 +130,21 @@ export class Relay {
 
   /** Start the server and relay until it has exited; resolves with the proxy's exit status. */
   run(): Promise<number> {
-    const [command, ...args] = this.#containment.wrap(this.#opts.argv);
+    const launch = this.#opts.launch?.(this.#opts.argv) ?? { argv: this.#containment.wrap(this.#opts.argv) };
+    const [command, ...args] = launch.argv;
     if (!command) throw new Error("no server command given");
     const child = spawn(command, args, {
       cwd: this.#opts.cwd ?? process.cwd(),
       env: this.#opts.env ?? process.env,
-      stdio: ["pipe", "pipe", "inherit"],
+      stdio: launch.fd3 === undefined ? ["pipe", "pipe", "inherit"] : ["pipe", "pipe", "inherit", "pipe"],
       // A new session: no controlling terminal, and the server leads its own process group.
       detached: true,
-    });
+    }) as ServerChild;
+    if (launch.fd3 !== undefined) {
+      const extra = child.stdio[3] as Writable;
+      extra.on("error", () => {});
+      extra.end(launch.fd3);
+    }
     this.#child = child;
 
     const done = new Promise<number>((resolve) => {
@@ -156,6 +169,7 @@ export class Relay {
       pid: child.pid,
       containment: this.#containment.kind,
       ...(this.#opts.withheld?.length ? { withheld: this.#opts.withheld } : {}),
+      ...this.#opts.startInfo,
     });
 
     const maxBytes = this.#opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;

@@ -2,6 +2,7 @@ import { DEFAULT_MAX_MESSAGE_BYTES } from "@mcpguard/protocol";
 import { intOption, parseWithCommand, UsageError } from "../args.js";
 import { AuditLog, DEFAULT_AUDIT_KEEP, DEFAULT_AUDIT_MAX_BYTES } from "../audit.js";
 import { ConfigError, resolveConfig } from "../configs.js";
+import { type KernelLayer, kernelAuditEvent, startKernelLayer } from "../kernelLayer.js";
 import { buildLayers, LayerSetupError, type Layers } from "../layers.js";
 import { Relay } from "../relay.js";
 
@@ -21,6 +22,8 @@ options:
   --max-message-bytes N     largest JSON-RPC message accepted (default ${DEFAULT_MAX_MESSAGE_BYTES})
   --close-grace-ms N        after the client closes stdin, wait N ms before SIGTERM (default 2000)
   --term-grace-ms N         after SIGTERM, wait N ms before killing every process (default 2000)
+  --l3-allow-partial        run an L3 config even where some capability has no kernel backend
+                            (those capabilities are left open; the audit log says which)
 `;
 
 const OPTIONS = {
@@ -35,6 +38,7 @@ const OPTIONS = {
   "max-message-bytes": { type: "string" },
   "close-grace-ms": { type: "string" },
   "term-grace-ms": { type: "string" },
+  "l3-allow-partial": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -81,6 +85,24 @@ export async function main(argv: string[]): Promise<number> {
         keep: intOption(values["audit-keep"], "audit-keep", DEFAULT_AUDIT_KEEP),
       })
     : undefined;
+  const serverName = values["server-name"] ?? layers.server ?? command.at(-1) ?? "server";
+  let kernel: KernelLayer | undefined;
+  if (layers.kernelNeeds) {
+    try {
+      kernel = await startKernelLayer({
+        config: config.name,
+        needs: layers.kernelNeeds,
+        argv: command,
+        env: layers.env,
+        allowPartial: values["l3-allow-partial"] === true,
+        onEvent: (event) => audit?.write(kernelAuditEvent(event, serverName, config.name)),
+      });
+    } catch (error) {
+      audit?.close();
+      if (error instanceof LayerSetupError) throw new UsageError(`config ${config.name}: ${error.message}`);
+      throw error;
+    }
+  }
   const relay = new Relay({
     argv: command,
     config: config.name,
@@ -88,7 +110,10 @@ export async function main(argv: string[]): Promise<number> {
     env: layers.env,
     withheld: layers.withheld,
     interceptor: layers.interceptor,
-    serverName: values["server-name"] ?? layers.server,
+    containment: kernel?.containment,
+    launch: kernel?.launch,
+    startInfo: kernel?.startInfo,
+    serverName,
     maxMessageBytes,
     closeGraceMs: intOption(values["close-grace-ms"], "close-grace-ms", 2000),
     termGraceMs: intOption(values["term-grace-ms"], "term-grace-ms", 2000),
@@ -97,6 +122,8 @@ export async function main(argv: string[]): Promise<number> {
     process.on(signal, () => relay.forwardSignal(signal));
   }
   const status = await relay.run();
+  // The loader reports what is left, then detaches: its events belong in the log before it closes.
+  await kernel?.stop();
   audit?.close();
   return status;
 }

@@ -1,0 +1,80 @@
+/**
+ * L3 for one server start: probe the backends, refuse (fail closed) when a capability the config
+ * needs has none, then start the kernel guard on a cgroup of the server's own. The kernel
+ * package is loaded only by configs that use it.
+ */
+import type { KernelEvent, KernelNeeds } from "@mcpguard/kernel";
+import type { AuditEvent } from "./audit.js";
+import { type Containment, createContainment } from "./containment.js";
+import { LayerSetupError } from "./layers.js";
+
+export interface KernelLayer {
+  containment: Containment;
+  launch: (argv: readonly string[]) => { argv: string[]; fd3?: string };
+  /** The backend of each capability, and what the compilation approximated. */
+  startInfo: Record<string, unknown>;
+  stop: () => Promise<void>;
+}
+
+export interface KernelLayerOptions {
+  config: string;
+  needs: KernelNeeds;
+  argv: readonly string[];
+  env: NodeJS.ProcessEnv;
+  /** The operator accepts running with the capabilities no backend enforces left open. */
+  allowPartial: boolean;
+  onEvent: (event: KernelEvent) => void;
+}
+
+/** A kernel event as an audit log line. */
+export function kernelAuditEvent(event: KernelEvent, server: string, config: string): AuditEvent {
+  const { type, ...rest } = event;
+  const decision = type === "deny" || type === "denied" ? "deny" : "observe";
+  return { ...rest, type: "kernel", event: type, decision, server, config };
+}
+
+export async function startKernelLayer(options: KernelLayerOptions): Promise<KernelLayer> {
+  const kernel = await import("@mcpguard/kernel");
+  const probe = await kernel.probeBackends();
+  const backends = kernel.capabilityBackends(probe);
+  const missing = kernel.CAPABILITIES.filter((c) => backends[c].backend === null);
+  if (missing.length > 0 && !options.allowPartial) {
+    const why = missing.map((c) => `${c}: ${backends[c].detail}`).join("; ");
+    throw new LayerSetupError(
+      `needs L3 enforcement of ${missing.join(", ")}, which no backend provides here (${why}); ` +
+        "see `mcpguard doctor`, or pass --l3-allow-partial to run with those left open",
+    );
+  }
+  const containment = createContainment();
+  if (containment.kind !== "cgroup" || !containment.cgroupPath) {
+    throw new LayerSetupError(
+      "L3 needs a cgroup of its own for the server: run as root on a host with a writable cgroup2 hierarchy",
+    );
+  }
+  const cgroup = containment.cgroupPath;
+  try {
+    const guard = await kernel.KernelGuard.start({
+      cgroup,
+      needs: options.needs,
+      argv: options.argv,
+      env: options.env,
+      lsm: probe.lsm,
+      onEvent: options.onEvent,
+      withoutLoader: backends.net.backend === null,
+      withoutLandlock: backends.file.backend === null,
+    });
+    return {
+      containment,
+      launch: (argv) => guard.launch(argv, cgroup),
+      startInfo: {
+        l3: Object.fromEntries(kernel.CAPABILITIES.map((c) => [c, backends[c].backend ?? "none"])),
+        ...(guard.compiled.notes.length ? { l3Notes: guard.compiled.notes } : {}),
+      },
+      stop: () => guard.stop(),
+    };
+  } catch (error) {
+    containment.dispose();
+    if (error instanceof kernel.KernelSetupError) throw new LayerSetupError(error.message);
+    throw error;
+  }
+}

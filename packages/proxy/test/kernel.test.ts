@@ -1,0 +1,128 @@
+/** The L3 configs in `mcpguard run`: kernel enforcement below the server's code, and failing closed. */
+import { spawnSync } from "node:child_process";
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { connect, FIXTURE, MCPGUARD, RawProxy } from "./helpers.ts";
+
+const BPF = join(import.meta.dirname, "..", "..", "..", "bpf", ".output");
+const POLICY = join(import.meta.dirname, "fixtures", "policy.json");
+const doctor = spawnSync(process.execPath, [MCPGUARD, "doctor", "--json"], { encoding: "utf8" });
+const ready = doctor.status === 0;
+if (!ready)
+  console.warn(
+    `L3 proxy tests skipped: mcpguard doctor says L3 cannot run here:\n${doctor.stdout}${doctor.stderr}`,
+  );
+
+let scratch: string;
+let work: string;
+beforeEach(() => {
+  scratch = realpathSync(mkdtempSync(join(tmpdir(), "mcpguard-l3-")));
+  work = join(scratch, "work");
+  mkdirSync(work);
+  writeFileSync(join(work, "readme.txt"), "inside");
+  writeFileSync(join(scratch, "outside.txt"), "outside");
+});
+afterEach(() => rmSync(scratch, { recursive: true, force: true }));
+
+const text = (result: unknown) => (result as { content: { text: string }[] }).content[0]!.text;
+const events = (log: string) =>
+  readFileSync(log, "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
+
+async function session(config: string, extra: string[] = [], env: Record<string, string> = {}) {
+  const log = join(scratch, `audit-${config}-${extra.length}.ndjson`);
+  const args = [
+    MCPGUARD,
+    "run",
+    "--config",
+    config,
+    "--policy",
+    POLICY,
+    "--audit-log",
+    log,
+    ...extra,
+    "--",
+    process.execPath,
+    FIXTURE,
+  ];
+  const s = await connect(args, { ...(process.env as Record<string, string>), ...env }, work);
+  return { ...s, log };
+}
+
+describe.skipIf(!ready)("L3 configs", () => {
+  it("C-ebpf: a read outside the policy fails in the kernel, not in a layer, and the audit log says so", async () => {
+    const s = await session("C-ebpf");
+    expect(text(await s.client.callTool({ name: "read", arguments: { path: "readme.txt" } }))).toBe("inside");
+    const outside = await s.client.callTool({ name: "read", arguments: { path: "../outside.txt" } });
+    expect(outside.isError).toBe(true);
+    expect(text(outside)).toMatch(/EACCES|permission denied/i);
+    await s.client.close();
+    const log = events(s.log);
+    expect(log.find((e) => e.event === "start")).toMatchObject({
+      l3: { file: "landlock", exec: "landlock", net: "cgroup-bpf", unix: "landlock" },
+    });
+    expect(log.filter((e) => e.type === "decision").map((e) => e.decision)).toEqual(["allow", "allow"]);
+    // The path as the server passed it to openat.
+    expect(log).toContainEqual(
+      expect.objectContaining({
+        type: "kernel",
+        event: "denied",
+        decision: "deny",
+        backend: "landlock",
+        path: "../outside.txt",
+      }),
+    );
+  });
+
+  it("C-ebpf keeps the environment as it is (a pure ablation); C-full withholds secrets", async () => {
+    const secret = { MY_API_TOKEN: "aB3dE5gH7jK9mN1pQ3sT5vX7" };
+    const ebpf = await session("C-ebpf", [], secret);
+    expect(text(await ebpf.client.callTool({ name: "env", arguments: { name: "HOME" } }))).toBe(
+      process.env.HOME,
+    );
+    await ebpf.client.close();
+    const full = await session("C-full", [], secret);
+    const denied = await full.client.callTool({ name: "read", arguments: { path: "../outside.txt" } });
+    expect(text(denied)).toMatch(/^Blocked by mcpguard \(L1\)/);
+    await full.client.close();
+    expect(events(full.log).find((e) => e.event === "start").withheld).toContain("MY_API_TOKEN");
+  });
+
+  it("refuses to start when a capability has no backend, naming it; runs with --l3-allow-partial and records it", async () => {
+    const partial = join(scratch, "bpf");
+    mkdirSync(partial);
+    copyFileSync(join(BPF, "mcpguard-exec"), join(partial, "mcpguard-exec"));
+    spawnSync("chmod", ["+x", join(partial, "mcpguard-exec")]);
+    const env = { ...process.env, MCPGUARD_BPF_DIR: partial };
+    const refused = new RawProxy(
+      ["--config", "C-ebpf", "--policy", POLICY, "--", process.execPath, FIXTURE],
+      { env },
+    );
+    expect((await refused.exited).code).toBe(2);
+    expect(refused.stderr).toMatch(
+      /config C-ebpf: needs L3 enforcement of net, which no backend provides here \(net: .*mcpguard-loader is not built/,
+    );
+
+    const s = await session("C-ebpf", ["--l3-allow-partial"], { MCPGUARD_BPF_DIR: partial });
+    expect(text(await s.client.callTool({ name: "read", arguments: { path: "readme.txt" } }))).toBe("inside");
+    await s.client.close();
+    expect(events(s.log).find((e) => e.event === "start").l3).toEqual({
+      file: "landlock",
+      exec: "landlock",
+      net: "none",
+      unix: "landlock",
+    });
+  });
+});
