@@ -16,8 +16,29 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const PNPM_VERSION = "12.4.2";
-/** Debian packages the project uses: the shell tools the victim servers and cases exec. */
-const APT_PACKAGES = ["git", "curl", "wget", "ca-certificates", "procps"];
+/**
+ * Debian packages the project uses: the shell tools the victim servers and cases exec, the BPF
+ * toolchain that builds bpf/ (clang-19, libbpf, bpftool), and QEMU with a static busybox for the
+ * BPF LSM test in a VM.
+ */
+const APT_PACKAGES = [
+  "git",
+  "curl",
+  "wget",
+  "ca-certificates",
+  "make",
+  "gcc",
+  "libc6-dev",
+  "clang-19",
+  "llvm-19",
+  "libbpf-dev",
+  "bpftool",
+  "libelf-dev",
+  "zlib1g-dev",
+  "qemu-system-x86",
+  "busybox-static",
+  "cpio",
+];
 
 const env = {
   ...process.env,
@@ -111,6 +132,16 @@ function ensureDependencies(pnpm) {
 
 function build(pnpm) {
   run(pnpm, ["exec", "turbo", "run", "build", "--output-logs=errors-only", "--log-prefix=none"]);
+  // The kernel layer's launcher, loader and BPF programs (make does nothing when they are current).
+  if (
+    spawnSync("sh", ["-c", "command -v clang-19 && command -v bpftool"], { stdio: "ignore" }).status === 0
+  ) {
+    run("make", ["-s", "-C", join(ROOT, "bpf")]);
+  } else {
+    say(
+      "clang-19 or bpftool is missing: bpf/ is not built, and the L3 configs will be refused (see mcpguard doctor)",
+    );
+  }
 }
 
 function setup() {

@@ -240,6 +240,7 @@ function notRunRecord(runId: string, config: string, scenario: Scenario, reason:
     containment: null,
     error: null,
     notRun: reason,
+    l3: null,
   };
 }
 

@@ -58,7 +58,9 @@ export function writeManifest(plan: BenchPlan, result: BenchResult, facts: { hos
     shard: plan.shard ?? null,
     cases: plan.scenarios.map((s) => s.id).sort(),
     casesNotRun: notRun,
-    l3: Object.fromEntries(plan.configs.map((c) => [c, null])),
+    l3: Object.fromEntries(
+      plan.configs.map((c) => [c, result.records.find((r) => r.config === c && r.l3)?.l3 ?? null]),
+    ),
     versions: {
       mcpguard: packageVersion(repoPath("packages", "proxy", "package.json")),
       node: result.interpreters.nodeVersion,

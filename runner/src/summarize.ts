@@ -161,11 +161,7 @@ function perRun(records: TrialRecord[], rate: (trials: TrialRecord[]) => number 
   return tInterval(runs);
 }
 
-export function summarize(
-  runId: string,
-  records: TrialRecord[],
-  l3: Record<string, Record<string, string> | null> = {},
-): Summary {
+export function summarize(runId: string, records: TrialRecord[]): Summary {
   const run = records.filter((r) => !r.notRun);
   const notRun = records
     .filter((r) => r.notRun)
@@ -219,7 +215,7 @@ export function summarize(
       fprRuns: perRun(benign, (t) => rateOf(t, (r) => !r.passed)),
       latencyMs: latency(benign.map((r) => r.latencyMs).filter((v): v is number => v !== null)),
       startMs: latency(recs.map((r) => r.startMs).filter((v): v is number => v !== null)),
-      l3: l3[config] ?? null,
+      l3: recs.find((r) => r.l3)?.l3 ?? null,
       byCategory,
       byVisibility,
       stoppedBy,

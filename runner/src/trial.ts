@@ -48,6 +48,8 @@ export interface TrialRecord {
   error: string | null;
   /** Set (and nothing else measured) when the case was not run under this config, with the reason. */
   notRun: string | null;
+  /** The L3 backend of each capability under this config (configs with L3). */
+  l3: Record<string, string> | null;
 }
 
 export interface TrialSpec {
@@ -102,30 +104,48 @@ export function applySetup(world: World, steps: SetupStep[]): void {
   }
 }
 
-/**
- * The layer this trial's audit log shows acting on the call: the first that denied it, else the
- * first that changed its result (the sanitizer), else none.
- */
-function stoppedBy(auditLog: string): string | null {
-  if (!existsSync(auditLog)) return null;
+interface AuditFacts {
+  /**
+   * The layer the audit log shows acting on the call: the first that denied it (a kernel deny
+   * counts from the moment the call was let through, not during the server's start-up), else the
+   * first that changed its result (the sanitizer), else none.
+   */
+  stoppedBy: string | null;
+  /** The L3 backend of each capability, from the proxy's start event. */
+  l3: Record<string, string> | null;
+}
+
+function auditFacts(auditLog: string): AuditFacts {
+  const facts: AuditFacts = { stoppedBy: null, l3: null };
+  if (!existsSync(auditLog)) return facts;
   let modified: string | null = null;
+  let called = false;
   for (const line of readFileSync(auditLog, "utf8").split("\n")) {
     if (!line) continue;
+    let event: {
+      type?: string;
+      event?: string;
+      decision?: string;
+      layer?: string;
+      backend?: string;
+      l3?: Record<string, string>;
+    };
     try {
-      const event = JSON.parse(line) as {
-        type?: string;
-        decision?: string;
-        layer?: string;
-        backend?: string;
-      };
-      if (event.type === "decision" && event.decision === "deny") return event.layer ?? "unknown";
-      if (event.type === "kernel" && event.decision === "deny") return `L3:${event.backend ?? "kernel"}`;
-      if (event.type === "decision" && event.decision === "modify") modified ??= event.layer ?? "unknown";
+      event = JSON.parse(line);
     } catch {
-      // A torn line cannot be attributed.
+      continue; // A torn line cannot be attributed.
     }
+    if (event.type === "lifecycle" && event.event === "start" && event.l3) facts.l3 = event.l3;
+    if (event.type === "decision") {
+      called = true;
+      if (event.decision === "deny") facts.stoppedBy ??= event.layer ?? "unknown";
+      if (event.decision === "modify") modified ??= event.layer ?? "unknown";
+    }
+    if (event.type === "kernel" && event.decision === "deny" && called)
+      facts.stoppedBy ??= `L3:${event.backend ?? "kernel"}`;
   }
-  return modified;
+  facts.stoppedBy ??= modified;
+  return facts;
 }
 
 export async function runTrial(spec: TrialSpec, ctx: TrialContext): Promise<TrialRecord> {
@@ -135,7 +155,9 @@ export async function runTrial(spec: TrialSpec, ctx: TrialContext): Promise<Tria
   try {
     const record = await execute(spec, ctx, tag, auditLog);
     // The session is closed by now, so the audit log is complete.
-    record.stoppedBy = stoppedBy(auditLog);
+    const facts = auditFacts(auditLog);
+    record.stoppedBy = facts.stoppedBy;
+    record.l3 = facts.l3;
     record.durationMs = performance.now() - started;
     return record;
   } finally {
@@ -236,6 +258,7 @@ async function execute(
       containment: session?.containment ?? null,
       error,
       notRun: null,
+      l3: null,
     };
   } finally {
     await session?.close();

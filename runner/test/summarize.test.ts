@@ -27,6 +27,7 @@ function record(partial: Partial<TrialRecord> & Pick<TrialRecord, "config" | "id
     containment: "cgroup",
     error: null,
     notRun: null,
+    l3: null,
     ...partial,
   };
 }
