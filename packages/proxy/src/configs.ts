@@ -28,8 +28,7 @@ export class ConfigError extends Error {
 }
 
 function describe(layers: readonly Layer[]): string {
-  const names = layers.map((l) => `${l} (${LAYERS[l].replace(/^L\d /, "")})`);
-  return names.length <= 1 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+  return listLayers(layers.map((l) => `${l} (${LAYERS[l].replace(/^L\d /, "")})`));
 }
 
 export function isConfigName(name: string): name is ConfigName {
@@ -37,23 +36,31 @@ export function isConfigName(name: string): name is ConfigName {
 }
 
 /** Configs whose every layer is built. */
-export function availableConfigs(): ConfigName[] {
-  return CONFIG_NAMES.filter((name) => CONFIGS[name].every((layer) => BUILT_LAYERS.has(layer)));
+export function availableConfigs(built: ReadonlySet<Layer> = BUILT_LAYERS): ConfigName[] {
+  return CONFIG_NAMES.filter((name) => CONFIGS[name].every((layer) => built.has(layer)));
 }
 
 /** Resolve a config name, refusing unknown names and configs with layers that are not built. */
-export function resolveConfig(name: string): { name: ConfigName; layers: readonly Layer[] } {
+export function resolveConfig(
+  name: string,
+  built: ReadonlySet<Layer> = BUILT_LAYERS,
+): { name: ConfigName; layers: readonly Layer[] } {
   if (!isConfigName(name)) {
     throw new ConfigError(`unknown config "${name}"; the configs are ${CONFIG_NAMES.join(", ")}`);
   }
   const layers = CONFIGS[name];
-  const missing = layers.filter((layer) => !BUILT_LAYERS.has(layer));
+  const missing = layers.filter((layer) => !built.has(layer));
   if (missing.length > 0) {
     const verb = missing.length === 1 ? "is" : "are";
     throw new ConfigError(
       `config "${name}" needs ${describe(missing)}, which ${verb} not built in this version of mcpguard; ` +
-        `configs available here: ${availableConfigs().join(", ")}`,
+        `configs available here: ${availableConfigs(built).join(", ")}`,
     );
   }
   return { name, layers };
+}
+
+/** "L1", "L1 and L2", "L1, L2 and L3". */
+export function listLayers(layers: readonly string[]): string {
+  return layers.length <= 1 ? layers.join("") : `${layers.slice(0, -1).join(", ")} and ${layers.at(-1)}`;
 }

@@ -5,7 +5,7 @@
  */
 import type { KernelNeeds } from "@mcpguard/kernel";
 import type { Message } from "@mcpguard/protocol";
-import type { Layer } from "./configs.js";
+import { type Layer, listLayers } from "./configs.js";
 import type { Interceptor, ResultChange, ToolCall, Verdict } from "./relay.js";
 
 export interface LayerOptions {
@@ -70,8 +70,10 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
     }
 
     if (!options.policy) {
-      const which = layers.filter((l) => l !== "AB").join(", ");
-      throw new LayerSetupError(`${which} ${layers.length > 1 ? "need" : "needs"} a policy (--policy FILE)`);
+      const which = layers.filter((l) => l !== "AB");
+      throw new LayerSetupError(
+        `${listLayers(which)} ${which.length > 1 ? "need" : "needs"} a policy (--policy FILE)`,
+      );
     }
     const policy = policyLib.loadPolicy(options.policy);
     const resolved = policyLib.resolvePolicy(

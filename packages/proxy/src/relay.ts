@@ -205,6 +205,11 @@ export class Relay {
     return done;
   }
 
+  /** The server's name in the audit log: as given, else its serverInfo.name once it has answered. */
+  get serverName(): string {
+    return this.#serverName;
+  }
+
   /** Forward a signal to the server's process group, and make sure it ends. */
   forwardSignal(signal: NodeJS.Signals): void {
     if (this.#serverGone || !this.#child?.pid) return;

@@ -136,7 +136,8 @@ describe("C-AB", () => {
 
 describe("fail closed", () => {
   it.each([
-    [["--config", "C-app"], /config C-app: the L1 and L2 layers need a policy \(--policy FILE\)/],
+    [["--config", "C-app"], /config C-app: L1 and L2 need a policy \(--policy FILE\)/],
+    [["--config", "C-ebpf"], /config C-ebpf: L3 needs a policy \(--policy FILE\)/],
     [["--config", "C-AB"], /config C-AB: the AB layer needs an AgentBound manifest \(--manifest FILE\)/],
     [["--config", "C-app", "--policy", "/nonexistent.json"], /\/nonexistent\.json: cannot read: ENOENT/],
     [["--config", "C-app", "--policy", MANIFEST], /tools: Invalid input/],

@@ -288,12 +288,6 @@ describe("command line", () => {
     expect(existsSync(record)).toBe(false);
   });
 
-  it("refuses a config whose layers are not built, saying which", async () => {
-    const proxy = new RawProxy(["--config", "C-full", "--", ...fixture()]);
-    expect((await proxy.exited).code).toBe(2);
-    expect(proxy.stderr).toMatch(/config "C-full" needs .*L3 \(kernel\).*not built/);
-  });
-
   it("reports a server that cannot be started", async () => {
     const proxy = new RawProxy(["--", "/nonexistent/mcp-server"]);
     const { code } = await proxy.exited;

@@ -85,7 +85,8 @@ export async function main(argv: string[]): Promise<number> {
         keep: intOption(values["audit-keep"], "audit-keep", DEFAULT_AUDIT_KEEP),
       })
     : undefined;
-  const serverName = values["server-name"] ?? layers.server ?? command.at(-1) ?? "server";
+  // Kernel events name the server as the relay does (which learns it from `initialize`).
+  let relay: Relay | undefined;
   let kernel: KernelLayer | undefined;
   if (layers.kernelNeeds) {
     try {
@@ -95,7 +96,7 @@ export async function main(argv: string[]): Promise<number> {
         argv: command,
         env: layers.env,
         allowPartial: values["l3-allow-partial"] === true,
-        onEvent: (event) => audit?.write(kernelAuditEvent(event, serverName, config.name)),
+        onEvent: (event) => audit?.write(kernelAuditEvent(event, relay?.serverName ?? "server", config.name)),
       });
     } catch (error) {
       audit?.close();
@@ -103,7 +104,7 @@ export async function main(argv: string[]): Promise<number> {
       throw error;
     }
   }
-  const relay = new Relay({
+  relay = new Relay({
     argv: command,
     config: config.name,
     audit,
@@ -113,7 +114,7 @@ export async function main(argv: string[]): Promise<number> {
     containment: kernel?.containment,
     launch: kernel?.launch,
     startInfo: kernel?.startInfo,
-    serverName,
+    serverName: values["server-name"] ?? layers.server,
     maxMessageBytes,
     closeGraceMs: intOption(values["close-grace-ms"], "close-grace-ms", 2000),
     termGraceMs: intOption(values["term-grace-ms"], "term-grace-ms", 2000),
