@@ -140,10 +140,13 @@ export async function runBench(plan: BenchPlan, signal?: AbortSignal): Promise<B
     appendFileSync(trialsFile, `${JSON.stringify(record)}\n`);
   };
 
-  for (const config of plan.configs) {
-    for (const scenario of plan.scenarios) {
-      const reason = notRunReason(scenario);
-      if (reason) write(notRunRecord(plan.runId, config, scenario, reason));
+  // Cases not run are recorded once per run: by the first shard when the run is sharded.
+  if (!plan.shard || plan.shard.index === 1) {
+    for (const config of plan.configs) {
+      for (const scenario of plan.scenarios) {
+        const reason = notRunReason(scenario);
+        if (reason) write(notRunRecord(plan.runId, config, scenario, reason));
+      }
     }
   }
   const tasks = shardTasks(planTasks(plan), plan.shard).filter((t) => !notRunReason(t.scenario));

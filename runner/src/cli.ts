@@ -2,20 +2,21 @@
  * The benchmark commands of `mcpguard` (`mcpguard bench ...`, `mcpguard report ...`), reached
  * through the proxy CLI's external-command lookup of `mcpguard-<command>`.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { availableConfigs, ConfigError, resolveConfig } from "@mcpguard/proxy";
 import { intOption, parseOptions, UsageError } from "@mcpguard/proxy/args";
 import { type BenchPlan, DEFAULT_JOBS, runBench } from "./bench.js";
 import { repoPath } from "./paths.js";
-import { loadRegistry } from "./registry.js";
-import { renderMarkdown, sortConfigs, writeReports } from "./render.js";
-import { loadScenarios, type Scenario, type ScenarioIssue } from "./scenario.js";
-import { summarize } from "./summarize.js";
+import { renderMarkdown, writeReports } from "./render.js";
+import { loadScenarios, type ScenarioIssue } from "./scenario.js";
+import { DEFAULT_CASES, knownServers, resolveConfigs, selectScenarios } from "./select.js";
+import { sortConfigs, summarize } from "./summarize.js";
 import type { TrialRecord } from "./trial.js";
 
 const BENCH_HELP = `usage: mcpguard bench [options]
        mcpguard bench validate [DIR...]
+       mcpguard bench latency [options]          (see mcpguard bench latency --help)
+       mcpguard bench merge [--out DIR] <shard-dir>...
 
 Run every case under every config, N trials each, in fresh isolated worlds, then write
 reports/<run-id>/ (trials.ndjson, summary.json, summary.md, results.csv, index.html, manifest.json).
@@ -31,55 +32,13 @@ options:
   --keep-raw          also keep raw response and sink bytes in <out>/raw/ (never commit them)
   --allow-host-sudo   run PE-02 even where \`sudo -n true\` succeeds (it would read /etc/shadow)
   --quiet             no progress line
+  --shard I/N         run only the I-th of N deterministic slices of the trials (merge them with
+                      mcpguard bench merge)
 `;
-
-const DEFAULT_CASES = repoPath("test_cases");
 
 function printIssues(issues: ScenarioIssue[]): void {
   for (const issue of issues) {
     process.stderr.write(`${issue.file}: ${issue.field ? `${issue.field}: ` : ""}${issue.message}\n`);
-  }
-}
-
-function knownServers(): Set<string> {
-  return new Set(loadRegistry().keys());
-}
-
-/** `--cases`: existing paths are scenario directories or files; anything else is a list of ids. */
-export function selectScenarios(value: string | undefined): {
-  scenarios: Scenario[];
-  issues: ScenarioIssue[];
-} {
-  const servers = knownServers();
-  if (value === undefined) return loadScenarios([DEFAULT_CASES], servers);
-  const parts = value
-    .split(",")
-    .map((p) => p.trim())
-    .filter(Boolean);
-  if (parts.every((p) => existsSync(p))) return loadScenarios(parts, servers);
-  const loaded = loadScenarios([DEFAULT_CASES], servers);
-  const byId = new Map(loaded.scenarios.map((s) => [s.id, s]));
-  const unknown = parts.filter((id) => !byId.has(id));
-  if (unknown.length) {
-    throw new UsageError(
-      `--cases: ${unknown.map((u) => JSON.stringify(u)).join(", ")} is neither a path nor a case id`,
-    );
-  }
-  return { scenarios: parts.map((id) => byId.get(id) as Scenario), issues: loaded.issues };
-}
-
-export function resolveConfigs(value: string | undefined): string[] {
-  if (value === undefined || value === "all") return availableConfigs();
-  const names = value
-    .split(",")
-    .map((n) => n.trim())
-    .filter(Boolean);
-  if (names.length === 0) throw new UsageError("--configs needs at least one config");
-  try {
-    return sortConfigs([...new Set(names.map((n) => resolveConfig(n).name))]);
-  } catch (error) {
-    if (error instanceof ConfigError) throw new UsageError(`--configs: ${error.message}`);
-    throw error;
   }
 }
 
@@ -100,9 +59,24 @@ function validate(args: string[]): number {
   return issues.length ? 1 : 0;
 }
 
+/** `--shard i/n`: the i-th of n deterministic slices (1-based). */
+export function parseShard(value: string | undefined): { index: number; count: number } | undefined {
+  if (value === undefined) return undefined;
+  const m = /^(\d+)\/(\d+)$/.exec(value);
+  const index = Number(m?.[1]);
+  const count = Number(m?.[2]);
+  if (!m || count < 1 || index < 1 || index > count) {
+    throw new UsageError(`--shard must be i/n with 1 <= i <= n, got "${value}"`);
+  }
+  return { index, count };
+}
+
 async function bench(argv: string[]): Promise<number> {
   if (argv[0] === "validate") return validate(argv.slice(1));
+  if (argv[0] === "merge") return merge(argv.slice(1));
+  if (argv[0] === "latency") return (await import("./latency.js")).main(argv.slice(1));
   const { values, positionals } = parseOptions(argv, {
+    shard: { type: "string" },
     configs: { type: "string" },
     trials: { type: "string" },
     cases: { type: "string" },
@@ -151,6 +125,7 @@ async function bench(argv: string[]): Promise<number> {
     allowHostSudo: values["allow-host-sudo"] === true,
     progress: !values.quiet && process.stderr.isTTY === true,
     commandLine: ["mcpguard", "bench", ...argv],
+    shard: parseShard(values.shard),
   };
   const controller = new AbortController();
   const interrupt = () => {
@@ -201,6 +176,67 @@ export function readRecords(dir: string): TrialRecord[] {
     });
 }
 
+/** Combine the outputs of the shards of one run into one run directory. */
+function merge(argv: string[]): number {
+  const { values, positionals } = parseOptions(argv, {
+    out: { type: "string" },
+    "run-id": { type: "string" },
+    help: { type: "boolean", short: "h" },
+  });
+  if (values.help || positionals.length === 0) {
+    process.stdout.write(
+      "usage: mcpguard bench merge [--out DIR] [--run-id ID] <shard-dir>...\n\nCombine the trials.ndjson of shard runs into one run and build its reports.\n",
+    );
+    return values.help ? 0 : 2;
+  }
+  const records: TrialRecord[] = [];
+  const seen = new Map<string, string>();
+  for (const dir of positionals) {
+    for (const record of readRecords(resolve(dir))) {
+      const key = `${record.config} ${record.id} ${record.trial}`;
+      const previous = seen.get(key);
+      if (previous)
+        throw new UsageError(
+          `${dir} and ${previous} both hold ${record.config} ${record.id} trial ${record.trial}`,
+        );
+      seen.set(key, dir);
+      records.push(record);
+    }
+  }
+  const runIds = [...new Set(records.map((r) => r.runId))];
+  if (runIds.length > 1 && !values["run-id"]) {
+    throw new UsageError(
+      `the shards come from different runs (${runIds.join(", ")}); pass --run-id to merge them anyway`,
+    );
+  }
+  const runId = values["run-id"] ?? runIds[0] ?? "merged";
+  const out = resolve(values.out ?? repoPath("reports", runId));
+  mkdirSync(out, { recursive: true });
+  writeFileSync(
+    join(out, "trials.ndjson"),
+    records.map((r) => `${JSON.stringify({ ...r, runId })}\n`).join(""),
+  );
+  const merged = records.map((r) => ({ ...r, runId }));
+  const summary = summarize(runId, merged);
+  writeReports(out, summary, merged);
+  const manifests = positionals
+    .map((dir) => join(resolve(dir), "manifest.json"))
+    .filter((f) => existsSync(f));
+  if (manifests.length) {
+    const first = JSON.parse(readFileSync(manifests[0] as string, "utf8"));
+    const shards = manifests.map(
+      (f) => JSON.parse(readFileSync(f, "utf8")) as { shard?: unknown; wallMs?: number },
+    );
+    writeFileSync(
+      join(out, "manifest.json"),
+      `${JSON.stringify({ ...first, runId, shard: null, mergedFrom: positionals.map((d) => resolve(d)), shards: shards.map((m) => ({ shard: m.shard, wallMs: m.wallMs })) }, null, 2)}\n`,
+    );
+  }
+  process.stdout.write(mainTable(renderMarkdown(summary)));
+  process.stdout.write(`\nmerged ${records.length} records from ${positionals.length} shards into ${out}\n`);
+  return 0;
+}
+
 function report(argv: string[]): number {
   const { positionals, values } = parseOptions(argv, { help: { type: "boolean", short: "h" } });
   if (values.help || positionals.length !== 1) {
@@ -220,7 +256,11 @@ function report(argv: string[]): number {
   return 0;
 }
 
-const COMMANDS: Record<string, (argv: string[]) => number | Promise<number>> = { bench, report };
+const COMMANDS: Record<string, (argv: string[]) => number | Promise<number>> = {
+  bench,
+  report,
+  compare: async (argv) => (await import("./compare.js")).main(argv),
+};
 
 export async function main(command: string, argv: string[]): Promise<number> {
   const run = COMMANDS[command];

@@ -6,6 +6,17 @@
 import { type Interval, quantile, tInterval, wilson } from "./stats.js";
 import type { TrialRecord } from "./trial.js";
 
+/** The configs in the order of the design, for tables and for a deterministic summary. */
+export const CONFIG_ORDER = ["C0", "C-AB", "C-app", "C-ebpf", "C-full", "C-AB+ebpf"];
+
+export function sortConfigs(names: string[]): string[] {
+  const rank = (n: string) => {
+    const i = CONFIG_ORDER.indexOf(n);
+    return i === -1 ? CONFIG_ORDER.length : i;
+  };
+  return [...names].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+}
+
 /**
  * Attacks that did not fire although no layer denied the call or changed its result: the server
  * failed on its own, or lacked what it wanted (a secret withheld at spawn, a kernel deny).
@@ -161,7 +172,17 @@ function perRun(records: TrialRecord[], rate: (trials: TrialRecord[]) => number 
   return tInterval(runs);
 }
 
-export function summarize(runId: string, records: TrialRecord[]): Summary {
+/** The same summary whatever order the records come in (a merged run equals an unsharded one). */
+function canonicalOrder(records: TrialRecord[]): TrialRecord[] {
+  const rank = new Map(sortConfigs([...new Set(records.map((r) => r.config))]).map((c, i) => [c, i]));
+  return [...records].sort(
+    (a, b) =>
+      (rank.get(a.config) ?? 0) - (rank.get(b.config) ?? 0) || a.id.localeCompare(b.id) || a.trial - b.trial,
+  );
+}
+
+export function summarize(runId: string, unordered: TrialRecord[]): Summary {
+  const records = canonicalOrder(unordered);
   const run = records.filter((r) => !r.notRun);
   const notRun = records
     .filter((r) => r.notRun)

@@ -161,3 +161,39 @@ describe("a run and its reports", () => {
     for (const f of ["summary.md", "results.csv", "index.html"]) expect(existsSync(join(out, f))).toBe(true);
   });
 });
+
+describe("latency benchmark", () => {
+  it("times each path in a long-lived session and the cold start, in Markdown, CSV and JSON", () => {
+    const out = join(scratch, "latency");
+    const r = mcpguard(
+      "bench",
+      "latency",
+      "--configs",
+      "C0",
+      "--case",
+      "BN-06",
+      "--iterations",
+      "20",
+      "--rounds",
+      "2",
+      "--warmup",
+      "2",
+      "--cold-starts",
+      "2",
+      "--out",
+      out,
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^\| direct \| 20 \| [\d.]+ \|/m);
+    expect(r.stdout).toMatch(/^\| C0 \| 20 \| [\d.]+ \| .* \| \+[\d.-]+ \([\d.]+×\) \| 0\.362 \|$/m);
+    const json = JSON.parse(readFileSync(join(out, "latency.json"), "utf8"));
+    expect(Object.keys(json.calls)).toEqual(["direct", "C0"]);
+    expect(json.coldStart.C0.n).toBe(2);
+    expect(readFileSync(join(out, "latency.csv"), "utf8").split("\n")[0]).toBe(
+      "kind,path,n,p50,p95,p99,mean,sd",
+    );
+    expect(mcpguard("bench", "latency", "--iterations", "1", "--rounds", "3").stderr).toMatch(
+      /--iterations must be at least --rounds/,
+    );
+  });
+});

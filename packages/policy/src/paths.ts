@@ -28,7 +28,7 @@ function realOrSelf(path: string): string {
   const missing: string[] = [];
   for (;;) {
     try {
-      const real = realpathSync(existing);
+      const real = realpathSync.native(existing);
       return missing.length ? join(real, ...missing.reverse()) : real;
     } catch {
       const parent = dirname(existing);

@@ -27,6 +27,7 @@ const COMMANDS: Record<string, Command> = {
 const EXTERNAL: Record<string, string> = {
   bench: "run the benchmark, or validate scenario files (mcpguard-bench)",
   report: "rebuild a run's reports from its trials.ndjson (mcpguard-report)",
+  compare: "compare two runs' summaries; fail on a regression (mcpguard-compare)",
 };
 
 function usage(): string {

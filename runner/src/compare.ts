@@ -1,0 +1,198 @@
+/**
+ * `mcpguard compare <baseline summary.json> <current summary.json>`: the difference per config and
+ * metric, with the intervals of both runs, failing on a regression beyond the thresholds. Writes a
+ * JUnit XML file for CI test reporters.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { parseOptions, UsageError } from "@mcpguard/proxy/args";
+import type { Interval } from "./stats.js";
+import { type Summary, sortConfigs } from "./summarize.js";
+
+export interface Thresholds {
+  /** Largest allowed drop of V-APR, in percentage points. */
+  maxVaprDrop: number;
+  /** Largest allowed rise of FPR, in percentage points. */
+  maxFprRise: number;
+  /** Largest allowed rise of the p50 call latency, in percent of the baseline. */
+  maxP50Rise: number;
+}
+
+export const DEFAULT_THRESHOLDS: Thresholds = { maxVaprDrop: 0, maxFprRise: 0, maxP50Rise: 50 };
+
+export interface Row {
+  config: string;
+  metric: "APR" | "V-APR" | "FPR" | "p50 ms";
+  baseline: string;
+  current: string;
+  delta: string;
+  /** Why this row fails, or null. */
+  regression: string | null;
+}
+
+const pct = (i: Interval | null | undefined) =>
+  i ? `${(i.value * 100).toFixed(1)}% [${(i.lo * 100).toFixed(1)}, ${(i.hi * 100).toFixed(1)}]` : "–";
+const pp = (a: Interval | null | undefined, b: Interval | null | undefined) =>
+  a && b ? (b.value - a.value) * 100 : null;
+const signed = (v: number | null, unit: string) =>
+  v === null ? "–" : `${v >= 0 ? "+" : ""}${v.toFixed(unit === "%" ? 0 : 1)}${unit}`;
+
+export function compareSummaries(baseline: Summary, current: Summary, t: Thresholds): Row[] {
+  const rows: Row[] = [];
+  for (const config of sortConfigs([
+    ...new Set([...Object.keys(baseline.configs), ...Object.keys(current.configs)]),
+  ])) {
+    const b = baseline.configs[config];
+    const c = current.configs[config];
+    if (!b || !c) {
+      rows.push({
+        config,
+        metric: "V-APR",
+        baseline: b ? pct(b.vapr) : "absent",
+        current: c ? pct(c.vapr) : "absent",
+        delta: "–",
+        regression: c ? null : "the config is missing from the current run",
+      });
+      continue;
+    }
+    const apr = pp(b.apr, c.apr);
+    rows.push({
+      config,
+      metric: "APR",
+      baseline: pct(b.apr),
+      current: pct(c.apr),
+      delta: signed(apr, " pp"),
+      regression: null,
+    });
+    const vapr = pp(b.vapr, c.vapr);
+    rows.push({
+      config,
+      metric: "V-APR",
+      baseline: pct(b.vapr),
+      current: pct(c.vapr),
+      delta: signed(vapr, " pp"),
+      regression:
+        vapr !== null && -vapr > t.maxVaprDrop + 1e-9
+          ? `V-APR dropped ${(-vapr).toFixed(1)} pp (allowed ${t.maxVaprDrop})`
+          : null,
+    });
+    const fpr = pp(b.fpr, c.fpr);
+    rows.push({
+      config,
+      metric: "FPR",
+      baseline: pct(b.fpr),
+      current: pct(c.fpr),
+      delta: signed(fpr, " pp"),
+      regression:
+        fpr !== null && fpr > t.maxFprRise + 1e-9
+          ? `FPR rose ${fpr.toFixed(1)} pp (allowed ${t.maxFprRise})`
+          : null,
+    });
+    const bp = b.latencyMs?.p50 ?? null;
+    const cp = c.latencyMs?.p50 ?? null;
+    const rise = bp && cp !== null ? ((cp - bp) / bp) * 100 : null;
+    rows.push({
+      config,
+      metric: "p50 ms",
+      baseline: bp === null ? "–" : bp.toFixed(3),
+      current: cp === null ? "–" : cp.toFixed(3),
+      delta: signed(rise, "%"),
+      regression:
+        rise !== null && rise > t.maxP50Rise + 1e-9
+          ? `p50 latency rose ${rise.toFixed(0)}% (allowed ${t.maxP50Rise}%)`
+          : null,
+    });
+  }
+  return rows;
+}
+
+export function renderComparison(rows: Row[], baseline: Summary, current: Summary): string {
+  const failed = rows.filter((r) => r.regression);
+  const lines = [
+    `## mcpguard compare: ${baseline.runId} → ${current.runId}`,
+    "",
+    `Baseline ${baseline.trials} trial run(s), current ${current.trials}. Intervals: 95% Wilson on pooled trials.`,
+    "",
+    "| config | metric | baseline | current | Δ | verdict |",
+    "|---|---|---|---|---:|---|",
+    ...rows.map(
+      (r) =>
+        `| ${r.config} | ${r.metric} | ${r.baseline} | ${r.current} | ${r.delta} | ${r.regression ? `❌ ${r.regression}` : "ok"} |`,
+    ),
+    "",
+    failed.length ? `**${failed.length} regression(s).**` : "No regression beyond the thresholds.",
+    "",
+  ];
+  return lines.join("\n");
+}
+
+const xml = (s: string) => s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+export function renderJunit(rows: Row[]): string {
+  const failures = rows.filter((r) => r.regression).length;
+  const cases = rows.map((r) => {
+    const name = xml(`${r.config} ${r.metric}`);
+    const detail = xml(`baseline ${r.baseline}, current ${r.current}, delta ${r.delta}`);
+    return r.regression
+      ? `    <testcase classname="mcpguard.compare" name="${name}"><failure message="${xml(r.regression)}">${detail}</failure></testcase>`
+      : `    <testcase classname="mcpguard.compare" name="${name}"><system-out>${detail}</system-out></testcase>`;
+  });
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites tests="${rows.length}" failures="${failures}">`,
+    `  <testsuite name="mcpguard compare" tests="${rows.length}" failures="${failures}">`,
+    ...cases,
+    "  </testsuite>",
+    "</testsuites>",
+    "",
+  ].join("\n");
+}
+
+function readSummary(file: string): Summary {
+  try {
+    const summary = JSON.parse(readFileSync(file, "utf8")) as Summary;
+    if (!summary.configs || typeof summary.configs !== "object") throw new Error("no configs");
+    return summary;
+  } catch (error) {
+    throw new UsageError(`${file}: not a summary.json (${(error as Error).message})`);
+  }
+}
+
+function threshold(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0)
+    throw new UsageError(`--${name} must be a non-negative number, got "${value}"`);
+  return n;
+}
+
+export function main(argv: string[]): number {
+  const { values, positionals } = parseOptions(argv, {
+    "max-vapr-drop": { type: "string" },
+    "max-fpr-rise": { type: "string" },
+    "max-p50-rise": { type: "string" },
+    junit: { type: "string" },
+    help: { type: "boolean", short: "h" },
+  });
+  if (values.help || positionals.length !== 2) {
+    process.stdout.write(
+      "usage: mcpguard compare <baseline summary.json> <current summary.json> [--max-vapr-drop PP] [--max-fpr-rise PP]\n" +
+        "                        [--max-p50-rise PCT] [--junit FILE]\n\n" +
+        `Print the differences as Markdown and exit 1 on a regression beyond the thresholds (defaults: V-APR drop ${DEFAULT_THRESHOLDS.maxVaprDrop} pp,\n` +
+        `FPR rise ${DEFAULT_THRESHOLDS.maxFprRise} pp, p50 rise ${DEFAULT_THRESHOLDS.maxP50Rise}%). Writes JUnit XML to --junit (default: compare.junit.xml beside the current summary).\n`,
+    );
+    return values.help ? 0 : 2;
+  }
+  const [baseFile, currentFile] = positionals.map((p) => resolve(p)) as [string, string];
+  const baseline = readSummary(baseFile);
+  const current = readSummary(currentFile);
+  const thresholds: Thresholds = {
+    maxVaprDrop: threshold(values["max-vapr-drop"], "max-vapr-drop", DEFAULT_THRESHOLDS.maxVaprDrop),
+    maxFprRise: threshold(values["max-fpr-rise"], "max-fpr-rise", DEFAULT_THRESHOLDS.maxFprRise),
+    maxP50Rise: threshold(values["max-p50-rise"], "max-p50-rise", DEFAULT_THRESHOLDS.maxP50Rise),
+  };
+  const rows = compareSummaries(baseline, current, thresholds);
+  process.stdout.write(renderComparison(rows, baseline, current));
+  writeFileSync(values.junit ?? join(dirname(currentFile), "compare.junit.xml"), renderJunit(rows));
+  return rows.some((r) => r.regression) ? 1 : 0;
+}

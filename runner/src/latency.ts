@@ -1,0 +1,215 @@
+/**
+ * `mcpguard bench latency`: what each config adds to a tool call. One long-lived session per config
+ * (and one straight to the server, `direct`), each in its own world, timed with tinybench in
+ * interleaved rounds so no config always runs on a warmer or busier machine. Cold start (spawn to
+ * initialized) is measured separately, on fresh sessions. Tables in hyperfine's shape, beside the
+ * published paper's latency table.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { intOption, parseOptions, UsageError } from "@mcpguard/proxy/args";
+import { stringify } from "csv-stringify/sync";
+import { Bench } from "tinybench";
+import { resolveInterpreters } from "./interpreters.js";
+import { repoPath } from "./paths.js";
+import { loadRegistry, type ServerEntry } from "./registry.js";
+import { PAPER } from "./render.js";
+import { resolveConfigs, selectScenarios } from "./select.js";
+import { openSession, type Session } from "./session.js";
+import { quantile } from "./stats.js";
+import { DIRECT } from "./summarize.js";
+import { applySetup } from "./trial.js";
+import { type World, WorldFactory } from "./world/world.js";
+
+export interface PathStats {
+  n: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  mean: number;
+  sd: number;
+}
+
+export interface LatencyResult {
+  runId: string;
+  case: string;
+  iterations: number;
+  warmup: number;
+  rounds: number;
+  calls: Record<string, PathStats>;
+  coldStart: Record<string, PathStats>;
+}
+
+export function pathStats(samples: number[]): PathStats {
+  const n = samples.length;
+  const mean = samples.reduce((s, v) => s + v, 0) / n;
+  const sd = n > 1 ? Math.sqrt(samples.reduce((s, v) => s + (v - mean) ** 2, 0) / (n - 1)) : 0;
+  return {
+    n,
+    p50: quantile(samples, 0.5) ?? 0,
+    p95: quantile(samples, 0.95) ?? 0,
+    p99: quantile(samples, 0.99) ?? 0,
+    mean,
+    sd,
+  };
+}
+
+const ms = (v: number) => v.toFixed(3);
+const diff = (a: PathStats | undefined, b: PathStats | undefined) =>
+  a && b ? `${a.p50 - b.p50 >= 0 ? "+" : ""}${ms(a.p50 - b.p50)} (${(a.p50 / b.p50).toFixed(2)}×)` : "–";
+
+export function renderLatency(r: LatencyResult): string {
+  const paths = Object.keys(r.calls);
+  const lines = [
+    `# Tool call latency — ${r.case}, ${r.iterations} calls per path (${r.rounds} interleaved rounds, ${r.warmup} warm-up)`,
+    "",
+    "| path | n | p50 [ms] | p95 [ms] | p99 [ms] | mean ± sd [ms] | p50 vs C0 | p50 vs direct | paper median [ms] |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ...paths.map((p) => {
+      const s = r.calls[p] as PathStats;
+      const paper = PAPER.latencyMedianMs[p];
+      return `| ${p} | ${s.n} | ${ms(s.p50)} | ${ms(s.p95)} | ${ms(s.p99)} | ${ms(s.mean)} ± ${ms(s.sd)} | ${p === "C0" || p === DIRECT ? "–" : diff(s, r.calls.C0)} | ${p === DIRECT ? "–" : diff(s, r.calls[DIRECT])} | ${paper === undefined ? "–" : paper.toFixed(3)} |`;
+    }),
+    "",
+    `Paper: C-full +${PAPER.cFullOverC0MedianMs} ms median over C0, p95 ${PAPER.cFullP95Ms} ms.`,
+    "",
+    "## Cold start: spawn to initialized (fresh session, fresh world)",
+    "",
+    "| path | n | p50 [ms] | p95 [ms] | mean ± sd [ms] | p50 vs C0 |",
+    "|---|---:|---:|---:|---:|---:|",
+    ...Object.entries(r.coldStart).map(
+      ([p, s]) =>
+        `| ${p} | ${s.n} | ${ms(s.p50)} | ${ms(s.p95)} | ${ms(s.mean)} ± ${ms(s.sd)} | ${p === "C0" || p === DIRECT ? "–" : diff(s, r.coldStart.C0)} |`,
+    ),
+    "",
+  ];
+  return lines.join("\n");
+}
+
+export function renderLatencyCsv(r: LatencyResult): string {
+  const rows = [
+    ...Object.entries(r.calls).map(([path, s]) => ({ kind: "call", path, ...s })),
+    ...Object.entries(r.coldStart).map(([path, s]) => ({ kind: "cold-start", path, ...s })),
+  ];
+  return stringify(rows, { header: true, columns: ["kind", "path", "n", "p50", "p95", "p99", "mean", "sd"] });
+}
+
+const HELP = `usage: mcpguard bench latency [--configs C0,C-app,...|all] [--iterations 100] [--warmup 20] [--rounds 4]
+                             [--case BN-01] [--cold-starts 10] [--out DIR] [--run-id ID]
+
+Time one tool call per path (each config, and direct without the proxy) in long-lived sessions, and
+the cold start of each. Writes latency.md, latency.csv and latency.json to --out (default
+reports/<run-id>-latency).
+`;
+
+export async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseOptions(argv, {
+    configs: { type: "string" },
+    iterations: { type: "string" },
+    warmup: { type: "string" },
+    rounds: { type: "string" },
+    case: { type: "string" },
+    "cold-starts": { type: "string" },
+    out: { type: "string" },
+    "run-id": { type: "string" },
+    help: { type: "boolean", short: "h" },
+  });
+  if (values.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const iterations = intOption(values.iterations, "iterations", 100);
+  const warmup = intOption(values.warmup, "warmup", 20);
+  const rounds = intOption(values.rounds, "rounds", 4);
+  const coldStarts = intOption(values["cold-starts"], "cold-starts", 10);
+  if (iterations < rounds || rounds < 1)
+    throw new UsageError("--iterations must be at least --rounds, and --rounds at least 1");
+  const configs = resolveConfigs(values.configs);
+  const { scenarios } = selectScenarios(values.case ?? "BN-01");
+  const scenario = scenarios[0];
+  if (!scenario || scenarios.length !== 1) throw new UsageError("--case takes one case id");
+  const runId = values["run-id"] ?? `latency-${new Date().toISOString().replace(/[-:]/g, "").slice(0, 15)}`;
+  const out = resolve(values.out ?? repoPath("reports", `${runId}`));
+
+  const server = loadRegistry().get(scenario.server) as ServerEntry;
+  const interpreters = await resolveInterpreters();
+  const factory = await WorldFactory.create();
+  const paths = [DIRECT, ...configs];
+  const open = async (config: string): Promise<{ world: World; session: Session }> => {
+    const world = await factory.create();
+    applySetup(world, scenario.setup ?? []);
+    return { world, session: await openSession({ world, server, interpreters, config }) };
+  };
+  const sessions = new Map<string, { world: World; session: Session }>();
+  try {
+    for (const p of paths) sessions.set(p, await open(p));
+    const call = (p: string) => {
+      const s = sessions.get(p) as { world: World; session: Session };
+      return s.session.client.callTool({
+        name: scenario.tool,
+        arguments: s.world.expand(scenario.arguments),
+      });
+    };
+    const samples = new Map<string, number[]>(paths.map((p) => [p, []]));
+    const perRound = Math.ceil(iterations / rounds);
+    for (let round = 0; round < rounds; round++) {
+      const bench = new Bench({
+        iterations: perRound,
+        time: 0,
+        warmupIterations: round === 0 ? warmup : Math.min(warmup, 5),
+        warmupTime: 0,
+        retainSamples: true,
+      });
+      for (const p of round % 2 === 0 ? paths : [...paths].reverse()) bench.add(p, () => call(p));
+      await bench.run();
+      for (const task of bench.tasks) {
+        if (task.result.state === "errored") throw new Error(`${task.name}: ${task.result.error?.message}`);
+        samples
+          .get(task.name)
+          ?.push(...((task.result as { latency?: { samples?: number[] } }).latency?.samples ?? []));
+      }
+    }
+    for (const { world, session } of sessions.values()) {
+      await session.close();
+      await world.destroy();
+    }
+    sessions.clear();
+
+    const cold = new Map<string, number[]>(paths.map((p) => [p, []]));
+    for (let i = 0; i < coldStarts; i++) {
+      for (const p of i % 2 === 0 ? paths : [...paths].reverse()) {
+        const world = await factory.create();
+        const t0 = performance.now();
+        const session = await openSession({ world, server, interpreters, config: p });
+        cold.get(p)?.push(performance.now() - t0);
+        await session.close();
+        await world.destroy();
+      }
+    }
+    const result: LatencyResult = {
+      runId,
+      case: scenario.id,
+      iterations,
+      warmup,
+      rounds,
+      calls: Object.fromEntries(paths.map((p) => [p, pathStats(samples.get(p) as number[])])),
+      coldStart: coldStarts
+        ? Object.fromEntries(paths.map((p) => [p, pathStats(cold.get(p) as number[])]))
+        : {},
+    };
+    mkdirSync(out, { recursive: true });
+    const markdown = renderLatency(result);
+    writeFileSync(join(out, "latency.md"), markdown);
+    writeFileSync(join(out, "latency.csv"), renderLatencyCsv(result));
+    writeFileSync(join(out, "latency.json"), `${JSON.stringify(result, null, 2)}\n`);
+    process.stdout.write(`${markdown}\nwritten to ${out}/latency.{md,csv,json}\n`);
+    return 0;
+  } finally {
+    for (const { world, session } of sessions.values()) {
+      await session.close();
+      await world.destroy();
+    }
+    factory.dispose();
+  }
+}
