@@ -10,7 +10,7 @@ import { repoPath } from "./paths.js";
 import { renderMarkdown, writeReports } from "./render.js";
 import { loadScenarios, type ScenarioIssue } from "./scenario.js";
 import { DEFAULT_CASES, knownServers, resolveConfigs, selectScenarios } from "./select.js";
-import { sortConfigs, summarize } from "./summarize.js";
+import { summarize } from "./summarize.js";
 import type { TrialRecord } from "./trial.js";
 
 const BENCH_HELP = `usage: mcpguard bench [options]
