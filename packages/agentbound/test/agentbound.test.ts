@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AgentBound, argumentKind, loadManifest, Manifest } from "../src/index.ts";
+import { AgentBound, argumentKind, loadManifest } from "../src/index.ts";
+import { Manifest } from "../src/manifest.ts";
 
 let work: string;
 beforeAll(() => {
@@ -31,7 +32,7 @@ describe("AgentBound manifests", () => {
     );
   });
 
-  it("load the 14 shipped manifests", () => {
+  it("load the 14 shipped manifests", async () => {
     const names = [
       "filesystem",
       "notes",
@@ -48,10 +49,12 @@ describe("AgentBound manifests", () => {
       "js_malicious",
       "js_sqlite",
     ];
-    for (const n of names)
-      expect(
-        loadManifest(join(__dirname, "..", "..", "..", "policies", "agentbound", `${n}.json`)).server,
-      ).toBe(n);
+    for (const n of names) {
+      const manifest = await loadManifest(
+        join(import.meta.dirname, "..", "..", "..", "policies", "agentbound", `${n}.json`),
+      );
+      expect(manifest.server).toBe(n);
+    }
   });
 });
 

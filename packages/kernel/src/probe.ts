@@ -5,9 +5,9 @@
  */
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { cacheDir } from "@mcpguard/protocol";
 import { binaries } from "./binaries.js";
 
 const run = promisify(execFile);
@@ -70,8 +70,7 @@ export function capabilityBackends(p: ProbeResult): Record<Capability, Capabilit
 }
 
 function cacheFile(): string {
-  const uid = process.getuid?.() ?? 0;
-  return join(process.env.XDG_RUNTIME_DIR || tmpdir(), `mcpguard-${uid}`, "probe.json");
+  return join(cacheDir(), "probe.json");
 }
 
 /** The probe, cached for the boot and the loader binary that answered it. */

@@ -3,6 +3,15 @@ export * from "./derive.js";
 export * from "./env.js";
 export * from "./load.js";
 export * from "./paths.js";
-export * from "./schema.js";
+// The zod schemas are at "@mcpguard/policy/schema": loading them is the costly part of a start.
+export type {
+  ArgRole,
+  Capabilities,
+  Override,
+  OverrideFile,
+  Policy,
+  SqlClass,
+  ToolPolicy,
+} from "./schema.js";
 export * from "./shell.js";
 export * from "./sql.js";

@@ -1,12 +1,20 @@
 /**
  * Loading policies and overrides: validated with clear errors (file, field, what was expected), then
  * resolved for one server start: variables replaced, overrides merged, path patterns compiled.
+ *
+ * A file that validated before is not validated again: its parsed form is kept in the cache,
+ * keyed by its content and by the schema module, so a proxy start need not load the schemas at
+ * all (they cost more than the rest of the start-up). Any change to the file or to the schemas
+ * validates anew.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { cacheDir } from "@mcpguard/protocol";
 import type { z } from "zod";
 import { PathSet } from "./paths.js";
-import { type ArgRole, OverrideFile, Policy, type SqlClass } from "./schema.js";
+import type { ArgRole, OverrideFile, Policy, SqlClass } from "./schema.js";
 
 export class PolicyError extends Error {
   override readonly name = "PolicyError";
@@ -35,22 +43,87 @@ export function readJson(file: string): unknown {
   }
 }
 
+/** The module that holds the schemas: its identity is part of every cache key. */
+const SCHEMA_MODULE = fileURLToPath(
+  new URL(`./schema${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url),
+);
+
+/**
+ * Read and validate a JSON file, or take its validated form from the cache. `kind` names the
+ * schema, which is loaded only on a cache miss.
+ */
+export async function loadValidated<T>(
+  file: string,
+  kind: string,
+  schema: () => Promise<z.ZodType<T>>,
+): Promise<T> {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new PolicyError(
+      `${file}: cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
+  }
+  let stamp = "";
+  try {
+    const st = statSync(SCHEMA_MODULE);
+    stamp = `${st.mtimeMs}:${st.size}`;
+  } catch {
+    // Without a stamp nothing is cached.
+  }
+  const key = createHash("sha256").update(`${kind}\0${stamp}\0${text}`).digest("hex");
+  const cached = join(cacheDir(), "validated", `${key}.json`);
+  if (stamp) {
+    try {
+      return JSON.parse(readFileSync(cached, "utf8")) as T;
+    } catch {
+      // Not validated yet.
+    }
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new PolicyError(`${file}: not valid JSON: ${(error as Error).message}`);
+  }
+  const parsed = (await schema()).safeParse(raw);
+  if (!parsed.success) throw new PolicyError(formatIssues(file, parsed.error).join("\n"));
+  if (stamp) {
+    try {
+      mkdirSync(join(cacheDir(), "validated"), { recursive: true, mode: 0o700 });
+      writeFileSync(`${cached}.${process.pid}`, JSON.stringify(parsed.data), { mode: 0o600 });
+      renameSync(`${cached}.${process.pid}`, cached);
+    } catch {
+      // A cache that cannot be written only costs a validation next time.
+    }
+  }
+  return parsed.data;
+}
+
 export function parseFile<T>(file: string, schema: z.ZodType<T>): T {
   const parsed = schema.safeParse(readJson(file));
   if (!parsed.success) throw new PolicyError(formatIssues(file, parsed.error).join("\n"));
   return parsed.data;
 }
 
-export function loadPolicy(file: string): Policy {
-  return parseFile(file, Policy);
+export function loadPolicy(file: string): Promise<Policy> {
+  return loadValidated(file, "policy", async () => (await import("./schema.js")).Policy);
 }
 
 /** Overrides for `server`: a file, or `<dir>/<server>.json` when given a directory (absent is none). */
-export function loadOverrides(path: string | undefined, server: string): OverrideFile | undefined {
+export async function loadOverrides(
+  path: string | undefined,
+  server: string,
+): Promise<OverrideFile | undefined> {
   if (!path) return undefined;
   const file = existsSync(path) && statSync(path).isDirectory() ? join(path, `${server}.json`) : path;
   if (!existsSync(file)) return undefined;
-  const overrides = parseFile(file, OverrideFile);
+  const overrides = await loadValidated(
+    file,
+    "overrides",
+    async () => (await import("./schema.js")).OverrideFile,
+  );
   if (overrides.server !== server) {
     throw new PolicyError(
       `${file}: server: overrides are for "${overrides.server}", the policy is for "${server}"`,

@@ -215,7 +215,7 @@ describe("decide (L1)", () => {
 });
 
 describe("overrides", () => {
-  it("add capabilities for one tool or the whole server, and must name real tools", () => {
+  it("add capabilities for one tool or the whole server, and must name real tools", async () => {
     const dir = join(root, "overrides");
     mkdirSync(dir, { recursive: true });
     writeFileSync(
@@ -237,26 +237,27 @@ describe("overrides", () => {
     expect(decide(before, "read_file", { path: join(home, "notes", "a.txt") })).toMatchObject({
       allow: false,
     });
-    const after = resolvePolicy(base, loadOverrides(dir, "demo"), vars);
+    const after = resolvePolicy(base, await loadOverrides(dir, "demo"), vars);
     expect(decide(after, "read_file", { path: join(home, "notes", "a.txt") })).toEqual({ allow: true });
     expect(decide(after, "read_file", { path: join(home, ".ssh", "id_rsa") })).toMatchObject({
       allow: false,
     });
     expect(after.keepEnv.has("LOG_LEVEL")).toBe(true);
     expect(after.tools.get("read_file")?.disabledRules.has("l2.sensitive-key")).toBe(true);
-    expect(loadOverrides(dir, "other")).toBeUndefined();
+    expect(await loadOverrides(dir, "other")).toBeUndefined();
 
     writeFileSync(
       join(dir, "demo.json"),
       JSON.stringify({ version: 1, server: "demo", overrides: [{ tool: "nope", reason: "x" }] }),
     );
-    expect(() => resolvePolicy(base, loadOverrides(dir, "demo"), vars)).toThrow(/declares no such tool/);
+    const unknownTool = await loadOverrides(dir, "demo");
+    expect(() => resolvePolicy(base, unknownTool, vars)).toThrow(/declares no such tool/);
     writeFileSync(
       join(dir, "demo.json"),
       JSON.stringify({ version: 1, server: "demo", overrides: [{ allow: {} }] }),
     );
-    expect(() => loadOverrides(dir, "demo")).toThrow(PolicyError);
-    expect(() => loadOverrides(dir, "demo")).toThrow(/overrides\.0\.reason: /);
+    await expect(loadOverrides(dir, "demo")).rejects.toThrow(PolicyError);
+    await expect(loadOverrides(dir, "demo")).rejects.toThrow(/overrides\.0\.reason: /);
   });
 
   it("refuses a policy that needs a variable the server does not have", () => {

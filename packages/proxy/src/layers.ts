@@ -51,7 +51,7 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
       if (!options.manifest)
         throw new LayerSetupError("the AB layer needs an AgentBound manifest (--manifest FILE)");
       const { AgentBound, loadManifest } = await import("@mcpguard/agentbound");
-      const ab = new AgentBound(loadManifest(options.manifest), vars);
+      const ab = new AgentBound(await loadManifest(options.manifest), vars);
       const filtered = ab.environment(env);
       return {
         env: filtered.env,
@@ -75,10 +75,10 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
         `${listLayers(which)} ${which.length > 1 ? "need" : "needs"} a policy (--policy FILE)`,
       );
     }
-    const policy = policyLib.loadPolicy(options.policy);
+    const policy = await policyLib.loadPolicy(options.policy);
     const resolved = policyLib.resolvePolicy(
       policy,
-      policyLib.loadOverrides(options.overrides, policy.server),
+      await policyLib.loadOverrides(options.overrides, policy.server),
       vars,
     );
     const kernelNeeds = kernel ? policyLib.policyNeeds(resolved) : undefined;

@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Policy } from "@mcpguard/policy";
+import { Policy } from "@mcpguard/policy/schema";
 import { afterAll, describe, expect, it } from "vitest";
 import { MCPGUARD } from "./helpers.ts";
 

@@ -72,8 +72,9 @@ async function check(argv: string[]): Promise<number> {
   const paths = positionals.length ? positionals : ["policies"];
   for (const p of paths) if (!existsSync(p)) throw new UsageError(`no such file or directory: ${p}`);
   const policyLib = await import("@mcpguard/policy");
-  const { Manifest } = await import("@mcpguard/agentbound");
-  const schemas = { policy: policyLib.Policy, manifest: Manifest, overrides: policyLib.OverrideFile };
+  const { Policy, OverrideFile } = await import("@mcpguard/policy/schema");
+  const { Manifest } = await import("@mcpguard/agentbound/schema");
+  const schemas = { policy: Policy, manifest: Manifest, overrides: OverrideFile };
   let bad = 0;
   let count = 0;
   for (const file of paths.flatMap((p) => jsonFiles(resolve(p)))) {
