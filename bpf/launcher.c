@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "input.h"
 
 /* Landlock ABI 4-6 constants, absent from older UAPI headers. */
 #ifndef LANDLOCK_ACCESS_FS_REFER
@@ -154,21 +155,6 @@ struct ruleset {
 	struct mg_net_port_attr *net;
 	size_t nnet, capnet;
 };
-
-/*
- * `/dev/fd/N` is read from descriptor N itself: a parent such as Node hands over a socket, which
- * cannot be reopened through /proc.
- */
-static FILE *open_input(const char *file)
-{
-	if (!strncmp(file, "/dev/fd/", 8)) {
-		char *end;
-		long fd = strtol(file + 8, &end, 10);
-		if (!*end && fd >= 0)
-			return fdopen((int)fd, "r");
-	}
-	return fopen(file, "re");
-}
 
 static void read_ruleset(const char *file, struct ruleset *rs)
 {

@@ -18,6 +18,7 @@
 #include "loader.h"
 #include "lsm.h"
 #include "net.h"
+#include "input.h"
 
 struct fs_rule {
 	__u8 access;
@@ -102,21 +103,6 @@ static void add_net(struct policy *p, const char *file, int lineno, const char *
 	} else {
 		fail("policy %s line %d: expected \"net allow4|allow6 ADDRESS PORT\"", file, lineno);
 	}
-}
-
-/*
- * `/dev/fd/N` is read from descriptor N itself: a parent such as Node hands over a socket, which
- * cannot be reopened through /proc.
- */
-static FILE *open_input(const char *file)
-{
-	if (!strncmp(file, "/dev/fd/", 8)) {
-		char *end;
-		long fd = strtol(file + 8, &end, 10);
-		if (!*end && fd >= 0)
-			return fdopen((int)fd, "r");
-	}
-	return fopen(file, "re");
 }
 
 struct policy *policy_read(const char *file)

@@ -16,19 +16,9 @@ import { loadRegistry, type ServerEntry } from "./registry.js";
 import { PAPER } from "./render.js";
 import { resolveConfigs, selectScenarios } from "./select.js";
 import { openSession, type Session } from "./session.js";
-import { quantile } from "./stats.js";
-import { DIRECT } from "./summarize.js";
+import { DIRECT, type Latency, latencyStats } from "./summarize.js";
 import { applySetup } from "./trial.js";
 import { type World, WorldFactory } from "./world/world.js";
-
-export interface PathStats {
-  n: number;
-  p50: number;
-  p95: number;
-  p99: number;
-  mean: number;
-  sd: number;
-}
 
 export interface LatencyResult {
   runId: string;
@@ -36,27 +26,15 @@ export interface LatencyResult {
   iterations: number;
   warmup: number;
   rounds: number;
-  calls: Record<string, PathStats>;
-  coldStart: Record<string, PathStats>;
+  calls: Record<string, Latency>;
+  coldStart: Record<string, Latency>;
 }
 
-export function pathStats(samples: number[]): PathStats {
-  const n = samples.length;
-  const mean = samples.reduce((s, v) => s + v, 0) / n;
-  const sd = n > 1 ? Math.sqrt(samples.reduce((s, v) => s + (v - mean) ** 2, 0) / (n - 1)) : 0;
-  return {
-    n,
-    p50: quantile(samples, 0.5) ?? 0,
-    p95: quantile(samples, 0.95) ?? 0,
-    p99: quantile(samples, 0.99) ?? 0,
-    mean,
-    sd,
-  };
-}
-
-const ms = (v: number) => v.toFixed(3);
-const diff = (a: PathStats | undefined, b: PathStats | undefined) =>
-  a && b ? `${a.p50 - b.p50 >= 0 ? "+" : ""}${ms(a.p50 - b.p50)} (${(a.p50 / b.p50).toFixed(2)}×)` : "–";
+const ms = (v: number | null) => (v === null ? "–" : v.toFixed(3));
+const diff = (a: Latency | undefined, b: Latency | undefined) =>
+  a?.p50 != null && b?.p50
+    ? `${a.p50 - b.p50 >= 0 ? "+" : ""}${ms(a.p50 - b.p50)} (${(a.p50 / b.p50).toFixed(2)}×)`
+    : "–";
 
 export function renderLatency(r: LatencyResult): string {
   const paths = Object.keys(r.calls);
@@ -66,7 +44,7 @@ export function renderLatency(r: LatencyResult): string {
     "| path | n | p50 [ms] | p95 [ms] | p99 [ms] | mean ± sd [ms] | p50 vs C0 | p50 vs direct | paper median [ms] |",
     "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...paths.map((p) => {
-      const s = r.calls[p] as PathStats;
+      const s = r.calls[p] as Latency;
       const paper = PAPER.latencyMedianMs[p];
       return `| ${p} | ${s.n} | ${ms(s.p50)} | ${ms(s.p95)} | ${ms(s.p99)} | ${ms(s.mean)} ± ${ms(s.sd)} | ${p === "C0" || p === DIRECT ? "–" : diff(s, r.calls.C0)} | ${p === DIRECT ? "–" : diff(s, r.calls[DIRECT])} | ${paper === undefined ? "–" : paper.toFixed(3)} |`;
     }),
@@ -193,9 +171,9 @@ export async function main(argv: string[]): Promise<number> {
       iterations,
       warmup,
       rounds,
-      calls: Object.fromEntries(paths.map((p) => [p, pathStats(samples.get(p) as number[])])),
+      calls: Object.fromEntries(paths.map((p) => [p, latencyStats(samples.get(p) as number[])])),
       coldStart: coldStarts
-        ? Object.fromEntries(paths.map((p) => [p, pathStats(cold.get(p) as number[])]))
+        ? Object.fromEntries(paths.map((p) => [p, latencyStats(cold.get(p) as number[])]))
         : {},
     };
     mkdirSync(out, { recursive: true });

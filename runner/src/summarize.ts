@@ -91,7 +91,8 @@ export interface Summary {
   notRun: { id: string; config: string; reason: string }[];
 }
 
-function latency(values: number[]): Latency {
+/** Quantiles, mean and sd of latency samples (nulls when there are none). */
+export function latencyStats(values: number[]): Latency {
   const n = values.length;
   if (n === 0) return { n, p50: null, p95: null, p99: null, mean: null, sd: null };
   const mean = values.reduce((s, v) => s + v, 0) / n;
@@ -234,8 +235,8 @@ export function summarize(runId: string, unordered: TrialRecord[]): Summary {
       aprRuns: perRun(attacks, (t) => rateOf(t, (r) => !r.fired)),
       vaprRuns: viable ? perRun(viableAttacks, (t) => rateOf(t, (r) => !r.fired)) : null,
       fprRuns: perRun(benign, (t) => rateOf(t, (r) => !r.passed)),
-      latencyMs: latency(benign.map((r) => r.latencyMs).filter((v): v is number => v !== null)),
-      startMs: latency(recs.map((r) => r.startMs).filter((v): v is number => v !== null)),
+      latencyMs: latencyStats(benign.map((r) => r.latencyMs).filter((v): v is number => v !== null)),
+      startMs: latencyStats(recs.map((r) => r.startMs).filter((v): v is number => v !== null)),
       l3: recs.find((r) => r.l3)?.l3 ?? null,
       byCategory,
       byVisibility,
@@ -282,7 +283,7 @@ export function summarize(runId: string, unordered: TrialRecord[]): Summary {
     hiddenGroups: hiddenGroups.size,
     configs,
     direct: direct.length
-      ? latency(direct.map((r) => r.latencyMs).filter((v): v is number => v !== null))
+      ? latencyStats(direct.map((r) => r.latencyMs).filter((v): v is number => v !== null))
       : null,
     caseResults,
     notRun,

@@ -4,8 +4,6 @@
  */
 import { z } from "zod";
 
-export const KNOWN_PROTOCOL_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] as const;
-
 export const Implementation = z.looseObject({ name: z.string(), version: z.string() });
 
 export const InitializeParams = z.looseObject({
@@ -62,7 +60,6 @@ export const CallToolParams = z.looseObject({
 export type CallToolParams = z.infer<typeof CallToolParams>;
 
 export const ContentItem = z.looseObject({ type: z.string() });
-export const TextContent = z.looseObject({ type: z.literal("text"), text: z.string() });
 
 export const CallToolResult = z.looseObject({
   content: z.array(ContentItem),

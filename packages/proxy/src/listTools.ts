@@ -4,11 +4,25 @@
  */
 import { spawn } from "node:child_process";
 import { classify, decodeMessage, encodeMessage, LineFramer, type Message } from "@mcpguard/protocol";
+import { InitializeResult, ListToolsResult, type Tool } from "@mcpguard/protocol/mcp";
+import type { z } from "zod";
 import { createContainment } from "./containment.js";
 
 export interface ServerListing {
-  serverInfo: { name?: string; version?: string };
-  tools: Record<string, unknown>[];
+  serverInfo: { name: string; version: string };
+  tools: Tool[];
+}
+
+/** A server's answer read with the MCP schema: a listing that does not fit is an error, never half-read. */
+function read<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(
+      `the server's ${what} does not fit the MCP schema: ${issue?.path.join(".") || "(root)"}: ${issue?.message}`,
+    );
+  }
+  return parsed.data;
 }
 
 export async function listTools(argv: readonly string[], timeoutMs = 15_000): Promise<ServerListing> {
@@ -45,20 +59,28 @@ export async function listTools(argv: readonly string[], timeoutMs = 15_000): Pr
   };
   const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
   try {
-    const init = await request("initialize", {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "mcpguard-policy-derive", version: "1.0.0" },
-    });
+    const init = read(
+      InitializeResult,
+      await request("initialize", {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "mcpguard-policy-derive", version: "1.0.0" },
+      }),
+      "initialize result",
+    );
     child.stdin.write(encodeMessage({ jsonrpc: "2.0", method: "notifications/initialized" }));
-    const tools: Record<string, unknown>[] = [];
+    const tools: Tool[] = [];
     let cursor: string | undefined;
     do {
-      const page = await request("tools/list", cursor ? { cursor } : {});
-      tools.push(...((page.tools as Record<string, unknown>[]) ?? []));
-      cursor = typeof page.nextCursor === "string" ? page.nextCursor : undefined;
+      const page = read(
+        ListToolsResult,
+        await request("tools/list", cursor ? { cursor } : {}),
+        "tools/list result",
+      );
+      tools.push(...page.tools);
+      cursor = page.nextCursor;
     } while (cursor);
-    return { serverInfo: (init.serverInfo ?? {}) as ServerListing["serverInfo"], tools };
+    return { serverInfo: init.serverInfo, tools };
   } finally {
     clearTimeout(timer);
     child.stdin.end();

@@ -285,8 +285,17 @@ export class Relay {
         }
         let call: ToolCall | undefined;
         if (message.method === "tools/call") {
-          call = toToolCall(message.message.params);
-          const verdict = this.#decide(call);
+          const read = toToolCall(message.message.params);
+          call = read.call;
+          const verdict =
+            read.malformed && this.#opts.interceptor
+              ? this.#decide(call, {
+                  decision: "deny",
+                  layer: "proxy",
+                  rule: "proxy.malformed-call",
+                  reason: `the tools/call ${read.malformed}`,
+                })
+              : this.#decide(call);
           if (verdict.decision === "deny") {
             this.#reply(
               resultResponse(
@@ -327,9 +336,10 @@ export class Relay {
     return change;
   }
 
-  #decide(call: ToolCall): Verdict {
+  /** Decide a call (or record a verdict already reached) and audit the decision. */
+  #decide(call: ToolCall, reached?: Verdict): Verdict {
     const started = process.hrtime.bigint();
-    const verdict = this.#opts.interceptor?.toolCall(call) ?? PASS_THROUGH;
+    const verdict = reached ?? this.#opts.interceptor?.toolCall(call) ?? PASS_THROUGH;
     const latencyMs = Number(process.hrtime.bigint() - started) / 1e6;
     this.#opts.audit?.write({
       type: "decision",
@@ -447,16 +457,24 @@ export class Relay {
 }
 
 /** The name and arguments of a `tools/call`, whatever shape the params arrived in. */
-function toToolCall(params: unknown): ToolCall {
-  const p = (typeof params === "object" && params !== null ? params : {}) as Record<string, unknown>;
+/**
+ * The name and arguments of a `tools/call`, and what is wrong with its params if anything: a call
+ * the layers could only read by guessing is refused, never coerced into something that passes.
+ */
+function toToolCall(params: unknown): { call: ToolCall; malformed: string | null } {
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    typeof v === "object" && v !== null && !Array.isArray(v);
+  const p = isObject(params) ? params : {};
   const args = p.arguments;
-  return {
-    name: typeof p.name === "string" ? p.name : "",
-    arguments:
-      typeof args === "object" && args !== null && !Array.isArray(args)
-        ? (args as Record<string, unknown>)
-        : {},
-  };
+  const call = { name: typeof p.name === "string" ? p.name : "", arguments: isObject(args) ? args : {} };
+  const malformed = !isObject(params)
+    ? "params is not an object"
+    : typeof p.name !== "string"
+      ? "name is not a string"
+      : args !== undefined && !isObject(args)
+        ? "arguments is not an object"
+        : null;
+  return { call, malformed };
 }
 
 function isBlank(body: Buffer): boolean {

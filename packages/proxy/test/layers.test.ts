@@ -122,6 +122,27 @@ describe("C-app", () => {
   });
 });
 
+describe("malformed calls", () => {
+  it("are refused when layers are on, never read by guessing", async () => {
+    const proxy = new RawProxy(["--config", "C-app", "--policy", POLICY, "--", "node", FIXTURE], {
+      cwd: work,
+    });
+    await proxy.initialize();
+    proxy.request(1, "tools/call", { name: "read", arguments: ["../outside.txt"] });
+    expect(await proxy.next()).toMatchObject({
+      id: 1,
+      result: {
+        isError: true,
+        content: [{ text: "Blocked by mcpguard (proxy): the tools/call arguments is not an object" }],
+      },
+    });
+    proxy.request(2, "tools/call", { name: 5 });
+    expect(text((await proxy.next()).result)).toMatch(/name is not a string/);
+    proxy.child.stdin.end();
+    await proxy.exited;
+  });
+});
+
 describe("C-AB", () => {
   it("checks path arguments against the manifest's scopes", async () => {
     const s = await session("C-AB");

@@ -25,8 +25,8 @@ async function derive(argv: string[]): Promise<number> {
     throw new UsageError("no server command given (mcpguard policy derive -- <command> [args...])");
   const { derivePolicy } = await import("@mcpguard/policy");
   const listing = await listTools(command);
-  const server = values.server ?? listing.serverInfo.name ?? basename(command.at(-1) ?? "server");
-  const policy = derivePolicy(server, listing.tools as never, listing.serverInfo.name);
+  const server = values.server ?? listing.serverInfo.name;
+  const policy = derivePolicy(server, listing.tools, listing.serverInfo.name);
   const text = `${JSON.stringify(policy, null, 2)}\n`;
   if (values.out) {
     writeFileSync(values.out, text);
