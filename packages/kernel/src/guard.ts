@@ -30,6 +30,11 @@ export interface GuardOptions {
   /** Weaker modes the operator asked for: run without the BPF loader, or without Landlock. */
   withoutLoader?: boolean;
   withoutLandlock?: boolean;
+  /**
+   * The loader exited before stop(): its programs are detached, so the server must not go on
+   * (fail closed). Called once, with the loader's exit status.
+   */
+  onLoaderLost?: (status: number | null) => void;
 }
 
 export class KernelSetupError extends Error {
@@ -108,7 +113,7 @@ export class KernelGuard {
         });
       });
       loader.removeAllListeners("exit");
-      return new KernelGuard(
+      const guard = new KernelGuard(
         compiled,
         Number(ready.cgroupId),
         (ready.programs as string[]) ?? [],
@@ -116,6 +121,10 @@ export class KernelGuard {
         exited,
         landlock,
       );
+      loader.once("exit", (code) => {
+        if (!guard.stopping) options.onLoaderLost?.(code);
+      });
+      return guard;
     } catch (error) {
       loader.kill("SIGKILL");
       throw error;
@@ -136,7 +145,15 @@ export class KernelGuard {
   }
 
   /** Let the loader report what is left, detach everything and exit. */
+  #stopping = false;
+
+  /** stop() was called: the loader's exit from here on is expected. */
+  get stopping(): boolean {
+    return this.#stopping;
+  }
+
   async stop(): Promise<void> {
+    this.#stopping = true;
     if (!this.loader) return;
     this.loader.stdin?.end();
     const timeout = new Promise<void>((resolve) => setTimeout(resolve, 3000).unref());

@@ -24,6 +24,8 @@ export interface KernelLayerOptions {
   /** The operator accepts running with the capabilities no backend enforces left open. */
   allowPartial: boolean;
   onEvent: (event: KernelEvent) => void;
+  /** The loader died under a running server: the server must be stopped (fail closed). */
+  onLoaderLost: (status: number | null) => void;
 }
 
 /** A kernel event as an audit log line. */
@@ -60,6 +62,7 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
       env: options.env,
       lsm: probe.lsm,
       onEvent: options.onEvent,
+      onLoaderLost: options.onLoaderLost,
       withoutLoader: backends.net.backend === null,
       withoutLandlock: backends.file.backend === null,
     });

@@ -210,6 +210,13 @@ export class Relay {
     return this.#serverName;
   }
 
+  /** Stop the server and every process it started at once, saying why (a layer can no longer hold). */
+  abort(reason: string): void {
+    if (this.#serverGone) return;
+    this.#log(`stopping the server: ${reason}`);
+    void this.#killAll();
+  }
+
   /** Forward a signal to the server's process group, and make sure it ends. */
   forwardSignal(signal: NodeJS.Signals): void {
     if (this.#serverGone || !this.#child?.pid) return;

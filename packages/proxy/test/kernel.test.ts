@@ -100,6 +100,29 @@ describe.skipIf(!ready)("L3 configs", () => {
     expect(events(full.log).find((e) => e.event === "start").withheld).toContain("MY_API_TOKEN");
   });
 
+  it("stops the server at once when the BPF loader dies under it (its programs no longer hold)", async () => {
+    const log = join(scratch, "lost.ndjson");
+    const proxy = new RawProxy(
+      ["--config", "C-ebpf", "--policy", POLICY, "--audit-log", log, "--", process.execPath, FIXTURE],
+      { cwd: work },
+    );
+    await proxy.initialize();
+    const children = readFileSync(`/proc/${proxy.child.pid}/task/${proxy.child.pid}/children`, "utf8")
+      .trim()
+      .split(/\s+/);
+    const loader = children.find((pid) =>
+      readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("mcpguard-loader"),
+    );
+    expect(loader).toBeDefined();
+    process.kill(Number(loader), "SIGKILL");
+    const { code } = await proxy.exited;
+    expect(code).toBe(137);
+    expect(proxy.stderr).toMatch(/stopping the server: the BPF loader exited \(status null\)/);
+    expect(events(log)).toContainEqual(
+      expect.objectContaining({ type: "kernel", event: "loader-lost", decision: "deny" }),
+    );
+  });
+
   it("refuses to start when a capability has no backend, naming it; runs with --l3-allow-partial and records it", async () => {
     const partial = join(scratch, "bpf");
     mkdirSync(partial);

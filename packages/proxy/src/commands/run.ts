@@ -97,6 +97,18 @@ export async function main(argv: string[]): Promise<number> {
         env: layers.env,
         allowPartial: values["l3-allow-partial"] === true,
         onEvent: (event) => audit?.write(kernelAuditEvent(event, relay?.serverName ?? "server", config.name)),
+        onLoaderLost: (status) => {
+          const reason = `the BPF loader exited (status ${status}), so its programs no longer hold`;
+          audit?.write({
+            type: "kernel",
+            event: "loader-lost",
+            decision: "deny",
+            server: relay?.serverName ?? "server",
+            config: config.name,
+            reason,
+          });
+          relay?.abort(reason);
+        },
       });
     } catch (error) {
       audit?.close();
