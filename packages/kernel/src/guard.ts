@@ -32,9 +32,9 @@ export interface GuardOptions {
   withoutLandlock?: boolean;
   /**
    * The loader exited before stop(): its programs are detached, so the server must not go on
-   * (fail closed). Called once, with the loader's exit status.
+   * (fail closed). Called once, saying how the loader ended.
    */
-  onLoaderLost?: (status: number | null) => void;
+  onLoaderLost?: (how: string) => void;
 }
 
 export class KernelSetupError extends Error {
@@ -121,8 +121,9 @@ export class KernelGuard {
         exited,
         landlock,
       );
-      loader.once("exit", (code) => {
-        if (!guard.stopping) options.onLoaderLost?.(code);
+      loader.once("exit", (code, signal) => {
+        if (!guard.stopping)
+          options.onLoaderLost?.(signal ? `was killed by ${signal}` : `exited with status ${code}`);
       });
       return guard;
     } catch (error) {
@@ -144,7 +145,6 @@ export class KernelGuard {
     };
   }
 
-  /** Let the loader report what is left, detach everything and exit. */
   #stopping = false;
 
   /** stop() was called: the loader's exit from here on is expected. */
@@ -152,6 +152,7 @@ export class KernelGuard {
     return this.#stopping;
   }
 
+  /** Let the loader report what is left, detach everything and exit. */
   async stop(): Promise<void> {
     this.#stopping = true;
     if (!this.loader) return;

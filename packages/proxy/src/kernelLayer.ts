@@ -25,7 +25,7 @@ export interface KernelLayerOptions {
   allowPartial: boolean;
   onEvent: (event: KernelEvent) => void;
   /** The loader died under a running server: the server must be stopped (fail closed). */
-  onLoaderLost: (status: number | null) => void;
+  onLoaderLost: (how: string) => void;
 }
 
 /** A kernel event as an audit log line. */

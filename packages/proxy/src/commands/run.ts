@@ -97,8 +97,8 @@ export async function main(argv: string[]): Promise<number> {
         env: layers.env,
         allowPartial: values["l3-allow-partial"] === true,
         onEvent: (event) => audit?.write(kernelAuditEvent(event, relay?.serverName ?? "server", config.name)),
-        onLoaderLost: (status) => {
-          const reason = `the BPF loader exited (status ${status}), so its programs no longer hold`;
+        onLoaderLost: (how) => {
+          const reason = `the BPF loader ${how}, so its programs no longer hold`;
           audit?.write({
             type: "kernel",
             event: "loader-lost",
