@@ -1,7 +1,9 @@
 /**
  * `mcpguard bench latency`: what each config adds to a tool call. One long-lived session per config
  * (and one straight to the server, `direct`), each in its own world, timed with tinybench in
- * interleaved rounds so no config always runs on a warmer or busier machine. Cold start (spawn to
+ * interleaved rounds so no config always runs on a warmer or busier machine. A `pipe` path (a bare
+ * Node.js relay that only copies bytes) measures the floor of any Node.js proxy, so what a config
+ * adds splits into the second process on the way and the proxy's own work. Cold start (spawn to
  * initialized) is measured separately, on fresh sessions. Tables in hyperfine's shape, beside the
  * published paper's latency table.
  */
@@ -15,7 +17,7 @@ import { repoPath } from "./paths.js";
 import { loadRegistry, type ServerEntry } from "./registry.js";
 import { PAPER } from "./render.js";
 import { resolveConfigs, selectScenarios } from "./select.js";
-import { openSession, type Session } from "./session.js";
+import { openSession, PIPE, type Session } from "./session.js";
 import { DIRECT, type Latency, latencyStats } from "./summarize.js";
 import { applySetup } from "./trial.js";
 import { type World, WorldFactory } from "./world/world.js";
@@ -41,14 +43,16 @@ export function renderLatency(r: LatencyResult): string {
   const lines = [
     `# Tool call latency — ${r.case}, ${r.iterations} calls per path (${r.rounds} interleaved rounds, ${r.warmup} warm-up)`,
     "",
-    "| path | n | p50 [ms] | p95 [ms] | p99 [ms] | mean ± sd [ms] | p50 vs C0 | p50 vs direct | paper median [ms] |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    "| path | n | p50 [ms] | p95 [ms] | p99 [ms] | mean ± sd [ms] | p50 vs C0 | p50 vs pipe | p50 vs direct | paper median [ms] |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...paths.map((p) => {
       const s = r.calls[p] as Latency;
       const paper = PAPER.latencyMedianMs[p];
-      return `| ${p} | ${s.n} | ${ms(s.p50)} | ${ms(s.p95)} | ${ms(s.p99)} | ${ms(s.mean)} ± ${ms(s.sd)} | ${p === "C0" || p === DIRECT ? "–" : diff(s, r.calls.C0)} | ${p === DIRECT ? "–" : diff(s, r.calls[DIRECT])} | ${paper === undefined ? "–" : paper.toFixed(3)} |`;
+      const baseline = p === DIRECT || p === PIPE;
+      return `| ${p} | ${s.n} | ${ms(s.p50)} | ${ms(s.p95)} | ${ms(s.p99)} | ${ms(s.mean)} ± ${ms(s.sd)} | ${p === "C0" || baseline ? "–" : diff(s, r.calls.C0)} | ${baseline ? "–" : diff(s, r.calls[PIPE])} | ${p === DIRECT ? "–" : diff(s, r.calls[DIRECT])} | ${paper === undefined ? "–" : paper.toFixed(3)} |`;
     }),
     "",
+    `\`${PIPE}\` is a bare Node.js relay that only copies bytes: the floor of any Node.js proxy on this machine.`,
     `Paper: C-full +${PAPER.cFullOverC0MedianMs} ms median over C0, p95 ${PAPER.cFullP95Ms} ms.`,
     "",
     "## Cold start: spawn to initialized (fresh session, fresh world)",
@@ -57,7 +61,7 @@ export function renderLatency(r: LatencyResult): string {
     "|---|---:|---:|---:|---:|---:|",
     ...Object.entries(r.coldStart).map(
       ([p, s]) =>
-        `| ${p} | ${s.n} | ${ms(s.p50)} | ${ms(s.p95)} | ${ms(s.mean)} ± ${ms(s.sd)} | ${p === "C0" || p === DIRECT ? "–" : diff(s, r.coldStart.C0)} |`,
+        `| ${p} | ${s.n} | ${ms(s.p50)} | ${ms(s.p95)} | ${ms(s.mean)} ± ${ms(s.sd)} | ${p === "C0" || p === DIRECT || p === PIPE ? "–" : diff(s, r.coldStart.C0)} |`,
     ),
     "",
   ];
@@ -75,9 +79,9 @@ export function renderLatencyCsv(r: LatencyResult): string {
 const HELP = `usage: mcpguard bench latency [--configs C0,C-app,...|all] [--iterations 100] [--warmup 20] [--rounds 4]
                              [--case BN-01] [--cold-starts 10] [--out DIR] [--run-id ID]
 
-Time one tool call per path (each config, and direct without the proxy) in long-lived sessions, and
-the cold start of each. Writes latency.md, latency.csv and latency.json to --out (default
-reports/<run-id>-latency).
+Time one tool call per path in long-lived sessions, and the cold start of each. The paths are each
+config, direct (no proxy) and pipe (a bare Node.js relay that only copies bytes). Writes latency.md,
+latency.csv and latency.json to --out (default reports/<run-id>, the run id latency-<time>).
 `;
 
 export async function main(argv: string[]): Promise<number> {
@@ -113,7 +117,7 @@ export async function main(argv: string[]): Promise<number> {
   const server = loadRegistry().get(scenario.server) as ServerEntry;
   const interpreters = await resolveInterpreters();
   const factory = await WorldFactory.create();
-  const paths = [DIRECT, ...configs];
+  const paths = [DIRECT, PIPE, ...configs];
   const open = async (config: string): Promise<{ world: World; session: Session }> => {
     const world = await factory.create();
     applySetup(world, scenario.setup ?? []);

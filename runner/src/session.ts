@@ -16,6 +16,9 @@ import { launchArgv, type ServerEntry } from "./registry.js";
 import type { World } from "./world/world.js";
 
 export const MCPGUARD_BIN = repoPath("packages", "proxy", "bin", "mcpguard.js");
+/** The latency benchmark's `pipe` path: a bare Node.js relay, the floor of any Node.js proxy. */
+export const PIPE = "pipe";
+const PIPE_RELAY = repoPath("runner", "probe", "pipeRelay.mjs");
 const STDERR_LIMIT = 64 * 1024;
 
 /** The policy, AgentBound manifest and overrides the proxy is given for a server. */
@@ -39,7 +42,7 @@ export interface SessionOptions {
   /** Default: {@link policyFiles} of the server's id. */
   policies?: PolicyFiles;
   interpreters: Interpreters;
-  /** A defense config for `mcpguard run`, or "direct" for no proxy at all. */
+  /** A defense config for `mcpguard run`, "direct" for no proxy at all, or "pipe" for a bare relay. */
   config: string;
   /** Where the proxy writes its audit log (never inside the world). */
   auditLog?: string;
@@ -65,24 +68,26 @@ export async function openSession(options: SessionOptions): Promise<Session> {
   const argv =
     options.config === "direct"
       ? serverArgv
-      : [
-          interpreters.node,
-          MCPGUARD_BIN,
-          "run",
-          "--config",
-          options.config,
-          "--server-name",
-          server.id,
-          "--policy",
-          files.policy,
-          "--manifest",
-          files.manifest,
-          "--overrides",
-          files.overrides,
-          ...(options.auditLog ? ["--audit-log", options.auditLog] : []),
-          "--",
-          ...serverArgv,
-        ];
+      : options.config === PIPE
+        ? [interpreters.node, PIPE_RELAY, ...serverArgv]
+        : [
+            interpreters.node,
+            MCPGUARD_BIN,
+            "run",
+            "--config",
+            options.config,
+            "--server-name",
+            server.id,
+            "--policy",
+            files.policy,
+            "--manifest",
+            files.manifest,
+            "--overrides",
+            files.overrides,
+            ...(options.auditLog ? ["--audit-log", options.auditLog] : []),
+            "--",
+            ...serverArgv,
+          ];
   const containment = createContainment({ name: `mcpguard-trial-${process.pid}-${++sequence}` });
   const [command, ...args] = containment.wrap(argv, { newSession: true });
   const transport = new StdioClientTransport({

@@ -185,9 +185,13 @@ describe("latency benchmark", () => {
     );
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^\| direct \| 20 \| [\d.]+ \|/m);
-    expect(r.stdout).toMatch(/^\| C0 \| 20 \| [\d.]+ \| .* \| \+[\d.-]+ \([\d.]+×\) \| 0\.362 \|$/m);
+    expect(r.stdout).toMatch(/^\| pipe \| 20 \| [\d.]+ \| .* \| – \| – \| [+-][\d.]+ \([\d.]+×\) \| – \|$/m);
+    expect(r.stdout).toMatch(
+      /^\| C0 \| 20 \| [\d.]+ \| .* \| – \| [+-][\d.]+ \([\d.]+×\) \| [+-][\d.]+ \([\d.]+×\) \| 0\.362 \|$/m,
+    );
     const json = JSON.parse(readFileSync(join(out, "latency.json"), "utf8"));
-    expect(Object.keys(json.calls)).toEqual(["direct", "C0"]);
+    expect(Object.keys(json.calls)).toEqual(["direct", "pipe", "C0"]);
+    expect(json.coldStart.pipe.n).toBe(2);
     expect(json.coldStart.C0.n).toBe(2);
     expect(readFileSync(join(out, "latency.csv"), "utf8").split("\n")[0]).toBe(
       "kind,path,n,p50,p95,p99,mean,sd",
