@@ -4,8 +4,22 @@
  * result sanitizer can remove them should the server find them some other way.
  */
 
-/** Variables that describe the world rather than hold secrets (DESIGN.md, L1). */
-export const WORLD_VARIABLES = ["HOME", "PATH", "TMPDIR", "LANG", "USER", "LOGNAME", "SHELL", "TERM", "TZ"];
+/**
+ * Variables that describe the world rather than hold secrets (DESIGN.md, L1). PWD is the server's
+ * working directory, which it can read with getcwd() anyway.
+ */
+export const WORLD_VARIABLES = [
+  "HOME",
+  "PATH",
+  "TMPDIR",
+  "LANG",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "TERM",
+  "TZ",
+  "PWD",
+];
 
 export interface FilteredEnvironment {
   env: Record<string, string>;
@@ -19,9 +33,17 @@ export interface FilteredEnvironment {
 const SECRET_NAME =
   /(SECRET|TOKEN|PASSW(OR)?D|PASSPHRASE|(^|_)PASS(_|$)|PRIVATE|CREDENTIAL|API_?KEY|ACCESS_?KEY|AUTH(?!OR(?!I[SZ]ATION))|COOKIE|_KEY$|^KEY$)/i;
 
-/** A value long and varied enough to be a key or token rather than a word or a path. */
+/** An absolute path of plain names with at least one word among them (`/Users/Alice/work`). */
+const PATH_OF_NAMES = /^(?:\/[\w.@-]+)+\/?$/;
+const WORD_SEGMENT = /^[A-Za-z]?[a-z]{2,}[0-9]*$/;
+
+/**
+ * A value long and varied enough to be a key or token rather than a word or a path. A path stays
+ * a path whatever the case of its names; base64 with `+` or `=` is never taken for one.
+ */
 export function tokenShaped(value: string): boolean {
   if (value.length < 16 || /\s/.test(value)) return false;
+  if (PATH_OF_NAMES.test(value) && value.split("/").some((s) => WORD_SEGMENT.test(s))) return false;
   const classes = [/[a-z]/, /[A-Z]/, /[0-9]/].filter((re) => re.test(value)).length;
   return classes >= 2 && !/^[a-z0-9/._-]+$/.test(value);
 }

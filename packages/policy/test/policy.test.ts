@@ -294,4 +294,22 @@ describe("environment at spawn", () => {
     expect(filtered.secretValues.sort()).toEqual([env.AWS_SECRET_ACCESS_KEY, env.SOME_ID].sort());
     expect(tokenShaped("/usr/local/bin/node")).toBe(false);
   });
+
+  it("keeps PWD, and takes no path for a token however mixed its case", () => {
+    const workspace = "/tmp/mcpguard-worlds-Xk3Qp9/w-7fA2/workspace";
+    const env = {
+      PWD: workspace,
+      VSCODE_CWD: "/Users/Alice/Projects/Q3Report",
+      SOME_ID: "aB3dE5gH7jK9mN1pQ3sT",
+    };
+    const filtered = filterEnvironment(env, new Set());
+    expect(filtered.env).toEqual({ PWD: workspace });
+    expect(filtered.withheld).toEqual(["SOME_ID", "VSCODE_CWD"]);
+    expect(filtered.secretValues).toEqual([env.SOME_ID]);
+    expect(tokenShaped(workspace)).toBe(false);
+    // Base64 keys hold slashes too: with + or =, or with no plain name between them, they stay tokens.
+    expect(tokenShaped("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")).toBe(true);
+    expect(tokenShaped("/K7MDENG/bPxRfiCYEXAMPLEKEY+Ab12")).toBe(true);
+    expect(tokenShaped("/K7MDENGq/bPxRfiCYEXAMPLEKEYAb12")).toBe(true);
+  });
 });
