@@ -1,13 +1,13 @@
 /**
  * `mcpguard bench latency`: what each config adds to a tool call. One long-lived session per config
  * (and one straight to the server, `direct`), each in its own world, timed with tinybench in
- * interleaved rounds so no config always runs on a warmer or busier machine. A `pipe` path (a bare
- * Node.js relay that only copies bytes) measures the floor of any Node.js proxy, so what a config
- * adds splits into the second process on the way and the proxy's own work. Cold start (spawn to
- * initialized) is measured separately, on fresh sessions. Tables in hyperfine's shape, beside the
- * published paper's latency table.
+ * interleaved rounds so no config always runs on a warmer or busier machine. Two bare relays that
+ * only copy bytes, `pipe-c` (in C) and `pipe` (in Node.js), measure the floor of any stdio proxy and
+ * of any Node.js proxy, so what a config adds splits into the second process on the way, the
+ * runtime, and the proxy's own work. Cold start (spawn to initialized) is measured separately, on
+ * fresh sessions. Tables in hyperfine's shape, beside the published paper's latency table.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { intOption, parseOptions, UsageError } from "@mcpguard/proxy/args";
 import { stringify } from "csv-stringify/sync";
@@ -17,7 +17,7 @@ import { repoPath } from "./paths.js";
 import { loadRegistry, type ServerEntry } from "./registry.js";
 import { PAPER } from "./render.js";
 import { resolveConfigs, selectScenarios } from "./select.js";
-import { openSession, PIPE, type Session } from "./session.js";
+import { BYTE_RELAY, openSession, PIPE, PIPE_C, type Session } from "./session.js";
 import { DIRECT, type Latency, latencyStats } from "./summarize.js";
 import { applySetup } from "./trial.js";
 import { type World, WorldFactory } from "./world/world.js";
@@ -31,6 +31,9 @@ export interface LatencyResult {
   calls: Record<string, Latency>;
   coldStart: Record<string, Latency>;
 }
+
+/** Paths that are not configs: nothing is compared with them but direct. */
+const BASELINES = new Set([DIRECT, PIPE_C, PIPE]);
 
 const ms = (v: number | null) => (v === null ? "–" : v.toFixed(3));
 const diff = (a: Latency | undefined, b: Latency | undefined) =>
@@ -48,11 +51,11 @@ export function renderLatency(r: LatencyResult): string {
     ...paths.map((p) => {
       const s = r.calls[p] as Latency;
       const paper = PAPER.latencyMedianMs[p];
-      const baseline = p === DIRECT || p === PIPE;
+      const baseline = BASELINES.has(p);
       return `| ${p} | ${s.n} | ${ms(s.p50)} | ${ms(s.p95)} | ${ms(s.p99)} | ${ms(s.mean)} ± ${ms(s.sd)} | ${p === "C0" || baseline ? "–" : diff(s, r.calls.C0)} | ${baseline ? "–" : diff(s, r.calls[PIPE])} | ${p === DIRECT ? "–" : diff(s, r.calls[DIRECT])} | ${paper === undefined ? "–" : paper.toFixed(3)} |`;
     }),
     "",
-    `\`${PIPE}\` is a bare Node.js relay that only copies bytes: the floor of any Node.js proxy on this machine.`,
+    `\`${PIPE_C}\` (in C) and \`${PIPE}\` (in Node.js) are bare relays that only copy bytes: the floor of any stdio proxy, and of any Node.js proxy, on this machine.`,
     `Paper: C-full +${PAPER.cFullOverC0MedianMs} ms median over C0, p95 ${PAPER.cFullP95Ms} ms.`,
     "",
     "## Cold start: spawn to initialized (fresh session, fresh world)",
@@ -61,7 +64,7 @@ export function renderLatency(r: LatencyResult): string {
     "|---|---:|---:|---:|---:|---:|",
     ...Object.entries(r.coldStart).map(
       ([p, s]) =>
-        `| ${p} | ${s.n} | ${ms(s.p50)} | ${ms(s.p95)} | ${ms(s.mean)} ± ${ms(s.sd)} | ${p === "C0" || p === DIRECT || p === PIPE ? "–" : diff(s, r.coldStart.C0)} |`,
+        `| ${p} | ${s.n} | ${ms(s.p50)} | ${ms(s.p95)} | ${ms(s.mean)} ± ${ms(s.sd)} | ${p === "C0" || BASELINES.has(p) ? "–" : diff(s, r.coldStart.C0)} |`,
     ),
     "",
   ];
@@ -80,8 +83,9 @@ const HELP = `usage: mcpguard bench latency [--configs C0,C-app,...|all] [--iter
                              [--case BN-01] [--cold-starts 10] [--out DIR] [--run-id ID]
 
 Time one tool call per path in long-lived sessions, and the cold start of each. The paths are each
-config, direct (no proxy) and pipe (a bare Node.js relay that only copies bytes). Writes latency.md,
-latency.csv and latency.json to --out (default reports/<run-id>, the run id latency-<time>).
+config, direct (no proxy), and two bare relays that only copy bytes: pipe-c (in C, built with bpf/)
+and pipe (in Node.js). Writes latency.md, latency.csv and latency.json to --out (default
+reports/<run-id>, the run id latency-<time>).
 `;
 
 export async function main(argv: string[]): Promise<number> {
@@ -117,7 +121,10 @@ export async function main(argv: string[]): Promise<number> {
   const server = loadRegistry().get(scenario.server) as ServerEntry;
   const interpreters = await resolveInterpreters();
   const factory = await WorldFactory.create();
-  const paths = [DIRECT, PIPE, ...configs];
+  const nativeRelay = existsSync(BYTE_RELAY);
+  if (!nativeRelay)
+    process.stderr.write(`${PIPE_C} is left out: ${BYTE_RELAY} is not built (npm run setup)\n`);
+  const paths = [DIRECT, ...(nativeRelay ? [PIPE_C] : []), PIPE, ...configs];
   const open = async (config: string): Promise<{ world: World; session: Session }> => {
     const world = await factory.create();
     applySetup(world, scenario.setup ?? []);

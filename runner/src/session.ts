@@ -19,6 +19,9 @@ export const MCPGUARD_BIN = repoPath("packages", "proxy", "bin", "mcpguard.js");
 /** The latency benchmark's `pipe` path: a bare Node.js relay, the floor of any Node.js proxy. */
 export const PIPE = "pipe";
 const PIPE_RELAY = repoPath("runner", "probe", "pipeRelay.mjs");
+/** The `pipe-c` path: a bare relay in C (`bpf/byte-relay.c`), the floor of any stdio proxy. */
+export const PIPE_C = "pipe-c";
+export const BYTE_RELAY = repoPath("bpf", ".output", "byte-relay");
 const STDERR_LIMIT = 64 * 1024;
 
 /** The policy, AgentBound manifest and overrides the proxy is given for a server. */
@@ -42,7 +45,7 @@ export interface SessionOptions {
   /** Default: {@link policyFiles} of the server's id. */
   policies?: PolicyFiles;
   interpreters: Interpreters;
-  /** A defense config for `mcpguard run`, "direct" for no proxy at all, or "pipe" for a bare relay. */
+  /** A defense config for `mcpguard run`, "direct" for no proxy at all, "pipe" or "pipe-c" for a bare relay. */
   config: string;
   /** Where the proxy writes its audit log (never inside the world). */
   auditLog?: string;
@@ -61,33 +64,50 @@ export interface Session {
 
 let sequence = 0;
 
+/** What the client spawns for a path: the server itself, a bare relay, or `mcpguard run` under a config. */
+function sessionArgv(
+  config: string,
+  serverArgv: string[],
+  files: PolicyFiles,
+  opts: { node: string; auditLog?: string; serverId: string },
+): string[] {
+  switch (config) {
+    case "direct":
+      return serverArgv;
+    case PIPE:
+      return [opts.node, PIPE_RELAY, ...serverArgv];
+    case PIPE_C:
+      return [BYTE_RELAY, ...serverArgv];
+    default:
+      return [
+        opts.node,
+        MCPGUARD_BIN,
+        "run",
+        "--config",
+        config,
+        "--server-name",
+        opts.serverId,
+        "--policy",
+        files.policy,
+        "--manifest",
+        files.manifest,
+        "--overrides",
+        files.overrides,
+        ...(opts.auditLog ? ["--audit-log", opts.auditLog] : []),
+        "--",
+        ...serverArgv,
+      ];
+  }
+}
+
 export async function openSession(options: SessionOptions): Promise<Session> {
   const { world, server, interpreters } = options;
   const serverArgv = launchArgv(server, interpreters, world.sink);
-  const files = options.policies ?? policyFiles(server.id);
-  const argv =
-    options.config === "direct"
-      ? serverArgv
-      : options.config === PIPE
-        ? [interpreters.node, PIPE_RELAY, ...serverArgv]
-        : [
-            interpreters.node,
-            MCPGUARD_BIN,
-            "run",
-            "--config",
-            options.config,
-            "--server-name",
-            server.id,
-            "--policy",
-            files.policy,
-            "--manifest",
-            files.manifest,
-            "--overrides",
-            files.overrides,
-            ...(options.auditLog ? ["--audit-log", options.auditLog] : []),
-            "--",
-            ...serverArgv,
-          ];
+  const argv = sessionArgv(options.config, serverArgv, options.policies ?? policyFiles(server.id), {
+    node: interpreters.node,
+    auditLog: options.auditLog,
+    serverId: server.id,
+  });
   const containment = createContainment({ name: `mcpguard-trial-${process.pid}-${++sequence}` });
   const [command, ...args] = containment.wrap(argv, { newSession: true });
   const transport = new StdioClientTransport({
