@@ -5,7 +5,7 @@
  */
 import { basename } from "node:path";
 import type { ResolvedPolicy, ResolvedTool } from "./load.js";
-import { canonicalPath } from "./paths.js";
+import { canonicalPath, type PathResolver } from "./paths.js";
 import { parseCommand } from "./shell.js";
 import { parseSql } from "./sql.js";
 
@@ -36,8 +36,14 @@ export function destinationAllowed(host: string, port: string, destinations: rea
 }
 
 /** Both files a path can name (after the server normalises it, and as the kernel walks it) must be allowed. */
-function checkPath(value: string, access: "read" | "write", tool: ResolvedTool, cwd: string): Decision {
-  const { canonical, physical } = canonicalPath(value, cwd);
+function checkPath(
+  value: string,
+  access: "read" | "write",
+  tool: ResolvedTool,
+  cwd: string,
+  resolvePath: PathResolver,
+): Decision {
+  const { canonical, physical } = resolvePath(value, cwd);
   for (const path of canonical === physical ? [canonical] : [canonical, physical]) {
     // A tool allowed to write a path may also read it.
     const allowed =
@@ -87,7 +93,12 @@ function executableAllowed(argv: readonly string[], allowed: readonly string[], 
   });
 }
 
-function checkCommand(value: string, tool: ResolvedTool, vars: ResolvedPolicy["variables"]): Decision {
+function checkCommand(
+  value: string,
+  tool: ResolvedTool,
+  vars: ResolvedPolicy["variables"],
+  resolvePath: PathResolver,
+): Decision {
   const parsed = parseCommand(value);
   if (parsed.malformed) return deny("l1.command.unparsable", "the command has unbalanced quotes");
   if (parsed.substitution) {
@@ -112,14 +123,14 @@ function checkCommand(value: string, tool: ResolvedTool, vars: ResolvedPolicy["v
       const path = pathLike(word);
       if (!path) continue;
       // The shell hands the word to the program, which opens it as the kernel walks it.
-      const { physical } = canonicalPath(resolveWord(path), vars.cwd);
+      const { physical } = resolvePath(resolveWord(path), vars.cwd);
       if (!tool.read.match(physical) && !tool.write.match(physical)) {
         return deny("l1.path.read", `${physical} is outside what ${tool.name} may touch`);
       }
     }
     for (const redirect of command.redirects) {
       const access = redirect.op === "<" ? "read" : "write";
-      const decision = checkPath(resolveWord(redirect.target), access, tool, vars.cwd);
+      const decision = checkPath(resolveWord(redirect.target), access, tool, vars.cwd, resolvePath);
       if (!decision.allow) return decision;
     }
   }
@@ -140,8 +151,13 @@ function checkSql(value: string, tool: ResolvedTool): Decision {
   return ALLOW;
 }
 
-/** L1's decision on one call. */
-export function decide(policy: ResolvedPolicy, name: string, args: Record<string, unknown>): Decision {
+/** L1's decision on one call; `resolvePath` may be shared with L2 for the call ({@link callPathResolver}). */
+export function decide(
+  policy: ResolvedPolicy,
+  name: string,
+  args: Record<string, unknown>,
+  resolvePath: PathResolver = canonicalPath,
+): Decision {
   const tool = policy.tools.get(name);
   if (!tool)
     return deny("l1.undeclared-tool", `the policy of ${policy.server} does not declare the tool "${name}"`);
@@ -152,9 +168,10 @@ export function decide(policy: ResolvedPolicy, name: string, args: Record<string
     if (typeof value !== "string") continue;
     let decision: Decision = ALLOW;
     if (role === "path.read" || role === "path.write") {
-      decision = checkPath(value, role === "path.read" ? "read" : "write", tool, policy.variables.cwd);
+      const access = role === "path.read" ? "read" : "write";
+      decision = checkPath(value, access, tool, policy.variables.cwd, resolvePath);
     } else if (role === "url") decision = checkUrl(value, tool);
-    else if (role === "command") decision = checkCommand(value, tool, policy.variables);
+    else if (role === "command") decision = checkCommand(value, tool, policy.variables, resolvePath);
     else if (role === "sql") decision = checkSql(value, tool);
     if (!decision.allow) return decision;
   }

@@ -60,6 +60,26 @@ export function canonicalPath(input: string, cwd: string): CanonicalPath {
   return { lexical, canonical, physical: climbs ? physicalPath(input, cwd) : canonical };
 }
 
+/** Resolves a path argument the way {@link canonicalPath} does. */
+export type PathResolver = (input: string, cwd: string) => CanonicalPath;
+
+/**
+ * A resolver that asks the filesystem once per path: L1 and L2 share one for the span of a single
+ * call, so both judge the very same answer and the call costs one lookup. Never kept longer.
+ */
+export function callPathResolver(): PathResolver {
+  const seen = new Map<string, CanonicalPath>();
+  return (input, cwd) => {
+    const key = `${cwd}\0${input}`;
+    let found = seen.get(key);
+    if (found === undefined) {
+      found = canonicalPath(input, cwd);
+      seen.set(key, found);
+    }
+    return found;
+  };
+}
+
 /** `path` is `root` or below it, compared by whole segments (`/work_evil` is not below `/work`). */
 export function isWithin(path: string, root: string): boolean {
   if (root === sep) return isAbsolute(path);

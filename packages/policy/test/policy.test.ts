@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decide, destinationAllowed } from "../src/decide.ts";
 import { filterEnvironment, tokenShaped } from "../src/env.ts";
 import { loadOverrides, PolicyError, resolvePolicy } from "../src/load.ts";
-import { canonicalPath, globToRegExp, isWithin, PathSet } from "../src/paths.ts";
+import { callPathResolver, canonicalPath, globToRegExp, isWithin, PathSet } from "../src/paths.ts";
 import { type Policy, Policy as PolicySchema } from "../src/schema.ts";
 import { parseCommand } from "../src/shell.ts";
 import { parseSql } from "../src/sql.ts";
@@ -45,6 +45,20 @@ describe("paths", () => {
       canonical: join(work, "readme.txt"),
       physical: join(home, "readme.txt"),
     });
+  });
+
+  it("asks the filesystem once per path for one call's resolver, and a new one asks again", () => {
+    const resolve = callPathResolver();
+    const first = resolve("swap/readme.txt", work);
+    expect(first.canonical).toBe(join(work, "swap", "readme.txt"));
+    symlinkSync(home, join(work, "swap"));
+    try {
+      expect(resolve("swap/readme.txt", work)).toBe(first);
+      expect(resolve("./swap/readme.txt", work).canonical).toBe(join(home, "readme.txt"));
+      expect(callPathResolver()("swap/readme.txt", work).canonical).toBe(join(home, "readme.txt"));
+    } finally {
+      rmSync(join(work, "swap"));
+    }
   });
 
   it("compares by whole segments", () => {

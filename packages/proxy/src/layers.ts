@@ -91,8 +91,9 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
 
     const interceptor: Interceptor = {
       toolCall(call: ToolCall): Verdict {
+        const resolvePath = policyLib.callPathResolver();
         if (useL1) {
-          const d = policyLib.decide(resolved, call.name, call.arguments);
+          const d = policyLib.decide(resolved, call.name, call.arguments, resolvePath);
           if (!d.allow) return { decision: "deny", layer: "L1", rule: d.rule, reason: d.reason };
         }
         if (validator) {
@@ -103,6 +104,7 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
             home: vars.home,
             roots: roots.length ? roots : [policyLib.canonicalPath(cwd, "/").canonical],
             disabledRules: tool?.disabledRules,
+            resolvePath,
           });
           if (finding) return { decision: "deny", layer: "L2", rule: finding.rule, reason: finding.reason };
         }

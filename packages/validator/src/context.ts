@@ -3,7 +3,7 @@
  * may resolve into, the rules an operator turned off) and the label of the value under inspection,
  * so that a finding can say which argument it is about.
  */
-import { canonicalPath, isWithin } from "@mcpguard/policy";
+import { canonicalPath, isWithin, type PathResolver } from "@mcpguard/policy";
 
 export interface ValidatorContext {
   /** The server's working directory (absolute). */
@@ -14,6 +14,8 @@ export interface ValidatorContext {
   roots: readonly string[];
   /** Rule ids an operator override turned off. */
   disabledRules?: ReadonlySet<string>;
+  /** How path arguments are resolved (default: policy `canonicalPath`); L1 may share it for the call. */
+  resolvePath?: PathResolver;
 }
 
 /** Why L2 refuses a call. `rule` starts with "l2."; `reason` is one sentence and quotes no secret. */

@@ -20,6 +20,8 @@ const MARKERS: readonly RegExp[] = [
   /\b(?:do\s+not|don't|never)\s+(?:tell|mention|inform|reveal|show|alert|notify|disclose)\b[^.!?\n]{0,60}?\bthe\s+user\b/i,
   /\bwithout\s+(?:telling|informing|notifying|alerting)\s+the\s+user\b/i,
 ];
+/** All markers in one pattern, tried in one pass (none but the `###` marker uses `^` or `$`). */
+const ANY_MARKER = new RegExp(MARKERS.map((m) => `(?:${m.source})`).join("|"), "im");
 const FORMAT = /\p{Cf}/gu;
 const PARAGRAPH_BREAK = /(\n[ \t]*\n\s*)/;
 
@@ -28,7 +30,7 @@ export const INJECTION_NOTICE = "[mcpguard removed text that addressed the agent
 export function hasInjectionMarker(text: string): boolean {
   const folded = fold(text);
   const plain = folded === text ? text : folded.replace(FORMAT, "");
-  return MARKERS.some((marker) => marker.test(plain));
+  return ANY_MARKER.test(plain);
 }
 
 export function checkInjection(value: string, scope: Scope): Finding | undefined {

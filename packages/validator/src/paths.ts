@@ -48,7 +48,7 @@ export function checkPath(value: string, write: boolean, scope: Scope): Finding 
       `uses ".." to climb out of the allowed directories to ${display(lexical, scope)}`,
     );
   }
-  const { canonical, physical: kernel } = canonicalPath(path, cwd);
+  const { canonical, physical: kernel } = (scope.ctx.resolvePath ?? canonicalPath)(path, cwd);
 
   if (scope.on("l2.path.prefix-sibling")) {
     for (const form of [lexical, canonical]) {

@@ -19,7 +19,10 @@ export interface Secrets {
 type TextRule = [rule: string, apply: (text: string, secrets: Secrets) => string];
 
 const RULES: readonly TextRule[] = [
-  ["l2.result.private-key", (text) => text.replace(PRIVATE_KEY, "[REDACTED private-key]")],
+  [
+    "l2.result.private-key",
+    (text) => (text.includes("PRIVATE KEY") ? text.replace(PRIVATE_KEY, "[REDACTED private-key]") : text),
+  ],
   [
     "l2.result.withheld",
     (text, { withheld }) =>
