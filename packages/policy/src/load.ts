@@ -27,20 +27,26 @@ export function formatIssues(file: string, error: z.ZodError): string[] {
   );
 }
 
-export function readJson(file: string): unknown {
-  let text: string;
+function readText(file: string): string {
   try {
-    text = readFileSync(file, "utf8");
+    return readFileSync(file, "utf8");
   } catch (error) {
     throw new PolicyError(
       `${file}: cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
     );
   }
+}
+
+function parseJson(file: string, text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
     throw new PolicyError(`${file}: not valid JSON: ${(error as Error).message}`);
   }
+}
+
+export function readJson(file: string): unknown {
+  return parseJson(file, readText(file));
 }
 
 /** The module that holds the schemas: its identity is part of every cache key. */
@@ -57,14 +63,7 @@ export async function loadValidated<T>(
   kind: string,
   schema: () => Promise<z.ZodType<T>>,
 ): Promise<T> {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (error) {
-    throw new PolicyError(
-      `${file}: cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
-    );
-  }
+  const text = readText(file);
   let stamp = "";
   try {
     const st = statSync(SCHEMA_MODULE);
@@ -81,13 +80,7 @@ export async function loadValidated<T>(
       // Not validated yet.
     }
   }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (error) {
-    throw new PolicyError(`${file}: not valid JSON: ${(error as Error).message}`);
-  }
-  const parsed = (await schema()).safeParse(raw);
+  const parsed = (await schema()).safeParse(parseJson(file, text));
   if (!parsed.success) throw new PolicyError(formatIssues(file, parsed.error).join("\n"));
   if (stamp) {
     try {
