@@ -12,7 +12,7 @@ import { probeEnvironment } from "./probe.js";
 import { loadRegistry, type ServerEntry } from "./registry.js";
 import type { Scenario } from "./scenario.js";
 import { DIRECT } from "./summarize.js";
-import { runTrial, type TrialRecord } from "./trial.js";
+import { caseFields, runTrial, type TrialRecord } from "./trial.js";
 import { Sink } from "./world/sink.js";
 import { serverPath, WorldFactory } from "./world/world.js";
 
@@ -220,12 +220,7 @@ function notRunRecord(runId: string, config: string, scenario: Scenario, reason:
   return {
     runId,
     config,
-    id: scenario.id,
-    category: scenario.category,
-    kind: scenario.kind,
-    visibility: scenario.visibility ?? null,
-    server: scenario.server,
-    tool: scenario.tool,
+    ...caseFields(scenario),
     trial: 0,
     fired: null,
     passed: null,

@@ -148,6 +148,20 @@ function auditFacts(auditLog: string): AuditFacts {
   return facts;
 }
 
+/** What a trial record says of its case, the same whether the trial ran or not. */
+export function caseFields(
+  scenario: Scenario,
+): Pick<TrialRecord, "id" | "category" | "kind" | "visibility" | "server" | "tool"> {
+  return {
+    id: scenario.id,
+    category: scenario.category,
+    kind: scenario.kind,
+    visibility: scenario.visibility ?? null,
+    server: scenario.server,
+    tool: scenario.tool,
+  };
+}
+
 export async function runTrial(spec: TrialSpec, ctx: TrialContext): Promise<TrialRecord> {
   const started = performance.now();
   const tag = `${spec.config}.${spec.scenario.id}.${spec.trial}`.replace(/[^A-Za-z0-9._-]/g, "_");
@@ -234,12 +248,7 @@ async function execute(
     return {
       runId: spec.runId,
       config: spec.config,
-      id: scenario.id,
-      category: scenario.category,
-      kind: scenario.kind,
-      visibility: scenario.visibility ?? null,
-      server: scenario.server,
-      tool: scenario.tool,
+      ...caseFields(scenario),
       trial: spec.trial,
       fired: scenario.kind === "attack" ? judgement.fired : null,
       passed: scenario.kind === "benign" ? judgement.fired : null,

@@ -7,6 +7,7 @@ import { compareSummaries, DEFAULT_THRESHOLDS, renderJunit } from "../src/compar
 import { repoPath } from "../src/paths.ts";
 import { summarize } from "../src/summarize.ts";
 import type { TrialRecord } from "../src/trial.ts";
+import { record as caseRecord } from "./records.ts";
 
 function record(
   config: string,
@@ -15,34 +16,17 @@ function record(
   ok: boolean,
   latencyMs = 1,
 ): TrialRecord {
-  return {
+  return caseRecord({
     runId: "r",
     config,
     id,
-    category: kind === "attack" ? "file_read" : "benign",
     kind,
-    visibility: kind === "attack" ? "hidden" : null,
     server: "s",
-    tool: id,
     trial: 1,
     fired: kind === "attack" ? !ok : null,
     passed: kind === "benign" ? ok : null,
-    evidence: [],
-    stoppedBy: null,
-    isError: false,
     latencyMs,
-    startMs: 10,
-    durationMs: 20,
-    responseBytes: 0,
-    responseSha256: "",
-    sinkContacts: 0,
-    sinkBytes: 0,
-    sinkSha256: "",
-    containment: "cgroup",
-    error: null,
-    notRun: null,
-    l3: null,
-  };
+  });
 }
 
 /** C0 where every attack fires, and C-x that blocks `blocked` of 4 attacks and breaks `broken` of 2 benign cases. */
