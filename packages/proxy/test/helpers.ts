@@ -1,6 +1,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { LineFramer } from "@mcpguard/protocol";
@@ -150,3 +151,23 @@ export class RawProxy {
     this.send('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
   }
 }
+
+/** A scratch directory holding `work/readme.txt` ("inside") and, beside `work`, `outside.txt` ("outside"). */
+export function makeWorkspace(prefix: string): { scratch: string; work: string } {
+  const scratch = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  const work = join(scratch, "work");
+  mkdirSync(work);
+  writeFileSync(join(work, "readme.txt"), "inside");
+  writeFileSync(join(scratch, "outside.txt"), "outside");
+  return { scratch, work };
+}
+
+/** The text of a tool result's first content item. */
+export const toolText = (result: unknown) => (result as { content: { text: string }[] }).content[0]!.text;
+
+/** Every line of an NDJSON file (an audit log), parsed. */
+export const readNdjson = (file: string) =>
+  readFileSync(file, "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line));

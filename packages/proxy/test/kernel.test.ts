@@ -1,18 +1,9 @@
 /** The L3 configs in `mcpguard run`: kernel enforcement below the server's code, and failing closed. */
 import { spawnSync } from "node:child_process";
-import {
-  copyFileSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { connect, FIXTURE, MCPGUARD, RawProxy } from "./helpers.ts";
+import { connect, FIXTURE, MCPGUARD, makeWorkspace, RawProxy, readNdjson, toolText } from "./helpers.ts";
 
 const BPF = join(import.meta.dirname, "..", "..", "..", "bpf", ".output");
 const POLICY = join(import.meta.dirname, "fixtures", "policy.json");
@@ -26,20 +17,9 @@ if (!ready)
 let scratch: string;
 let work: string;
 beforeEach(() => {
-  scratch = realpathSync(mkdtempSync(join(tmpdir(), "mcpguard-l3-")));
-  work = join(scratch, "work");
-  mkdirSync(work);
-  writeFileSync(join(work, "readme.txt"), "inside");
-  writeFileSync(join(scratch, "outside.txt"), "outside");
+  ({ scratch, work } = makeWorkspace("mcpguard-l3-"));
 });
 afterEach(() => rmSync(scratch, { recursive: true, force: true }));
-
-const text = (result: unknown) => (result as { content: { text: string }[] }).content[0]!.text;
-const events = (log: string) =>
-  readFileSync(log, "utf8")
-    .trim()
-    .split("\n")
-    .map((l) => JSON.parse(l));
 
 async function session(config: string, extra: string[] = [], env: Record<string, string> = {}) {
   const log = join(scratch, `audit-${config}-${extra.length}.ndjson`);
@@ -64,12 +44,14 @@ async function session(config: string, extra: string[] = [], env: Record<string,
 describe.skipIf(!ready)("L3 configs", () => {
   it("C-ebpf: a read outside the policy fails in the kernel, not in a layer, and the audit log says so", async () => {
     const s = await session("C-ebpf");
-    expect(text(await s.client.callTool({ name: "read", arguments: { path: "readme.txt" } }))).toBe("inside");
+    expect(toolText(await s.client.callTool({ name: "read", arguments: { path: "readme.txt" } }))).toBe(
+      "inside",
+    );
     const outside = await s.client.callTool({ name: "read", arguments: { path: "../outside.txt" } });
     expect(outside.isError).toBe(true);
-    expect(text(outside)).toMatch(/EACCES|permission denied/i);
+    expect(toolText(outside)).toMatch(/EACCES|permission denied/i);
     await s.client.close();
-    const log = events(s.log);
+    const log = readNdjson(s.log);
     expect(log.find((e) => e.event === "start")).toMatchObject({
       l3: { file: "landlock", exec: "landlock", net: "cgroup-bpf", unix: "landlock" },
     });
@@ -89,15 +71,15 @@ describe.skipIf(!ready)("L3 configs", () => {
   it("C-ebpf keeps the environment as it is (a pure ablation); C-full withholds secrets", async () => {
     const secret = { MY_API_TOKEN: "aB3dE5gH7jK9mN1pQ3sT5vX7" };
     const ebpf = await session("C-ebpf", [], secret);
-    expect(text(await ebpf.client.callTool({ name: "env", arguments: { name: "HOME" } }))).toBe(
+    expect(toolText(await ebpf.client.callTool({ name: "env", arguments: { name: "HOME" } }))).toBe(
       process.env.HOME,
     );
     await ebpf.client.close();
     const full = await session("C-full", [], secret);
     const denied = await full.client.callTool({ name: "read", arguments: { path: "../outside.txt" } });
-    expect(text(denied)).toMatch(/^Blocked by mcpguard \(L1\)/);
+    expect(toolText(denied)).toMatch(/^Blocked by mcpguard \(L1\)/);
     await full.client.close();
-    expect(events(full.log).find((e) => e.event === "start").withheld).toContain("MY_API_TOKEN");
+    expect(readNdjson(full.log).find((e) => e.event === "start").withheld).toContain("MY_API_TOKEN");
   });
 
   it("stops the server at once when the BPF loader dies under it (its programs no longer hold)", async () => {
@@ -120,7 +102,7 @@ describe.skipIf(!ready)("L3 configs", () => {
     expect(proxy.stderr).toMatch(
       /stopping the server: the BPF loader was killed by SIGKILL, so its programs no longer hold/,
     );
-    expect(events(log)).toContainEqual(
+    expect(readNdjson(log)).toContainEqual(
       expect.objectContaining({ type: "kernel", event: "loader-lost", decision: "deny" }),
     );
   });
@@ -141,9 +123,11 @@ describe.skipIf(!ready)("L3 configs", () => {
     );
 
     const s = await session("C-ebpf", ["--l3-allow-partial"], { MCPGUARD_BPF_DIR: partial });
-    expect(text(await s.client.callTool({ name: "read", arguments: { path: "readme.txt" } }))).toBe("inside");
+    expect(toolText(await s.client.callTool({ name: "read", arguments: { path: "readme.txt" } }))).toBe(
+      "inside",
+    );
     await s.client.close();
-    expect(events(s.log).find((e) => e.event === "start").l3).toEqual({
+    expect(readNdjson(s.log).find((e) => e.event === "start").l3).toEqual({
       file: "landlock",
       exec: "landlock",
       net: "none",

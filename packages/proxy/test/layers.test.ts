@@ -1,11 +1,10 @@
 /** The application layers in `mcpguard run`: C-app (L1 + L2) and C-AB, as a client and an operator see them. */
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { connect, FIXTURE, MCPGUARD, RawProxy } from "./helpers.ts";
+import { connect, FIXTURE, MCPGUARD, makeWorkspace, RawProxy, readNdjson, toolText } from "./helpers.ts";
 
 const POLICY = join(import.meta.dirname, "fixtures", "policy.json");
 const MANIFEST = join(import.meta.dirname, "fixtures", "manifest.json");
@@ -13,20 +12,9 @@ const MANIFEST = join(import.meta.dirname, "fixtures", "manifest.json");
 let scratch: string;
 let work: string;
 beforeEach(() => {
-  scratch = realpathSync(mkdtempSync(join(tmpdir(), "mcpguard-layers-")));
-  work = join(scratch, "work");
-  mkdirSync(work);
-  writeFileSync(join(work, "readme.txt"), "inside");
-  writeFileSync(join(scratch, "outside.txt"), "outside");
+  ({ scratch, work } = makeWorkspace("mcpguard-layers-"));
 });
 afterEach(() => rmSync(scratch, { recursive: true, force: true }));
-
-const text = (result: unknown) => (result as { content: { text: string }[] }).content[0]!.text;
-const audit = (file: string) =>
-  readFileSync(file, "utf8")
-    .trim()
-    .split("\n")
-    .map((l) => JSON.parse(l));
 
 /** An SDK session through mcpguard run in the scratch workspace. */
 async function session(config: string, extra: string[] = [], env: Record<string, string> = {}) {
@@ -55,32 +43,34 @@ describe("C-app", () => {
   it("refuses a call outside the policy with a readable tool error, and audits it", async () => {
     const s = await session("C-app");
     const inside = await s.client.callTool({ name: "read", arguments: { path: "readme.txt" } });
-    expect(text(inside)).toBe("inside");
+    expect(toolText(inside)).toBe("inside");
     const outside = await s.client.callTool({ name: "read", arguments: { path: "../outside.txt" } });
     expect(outside.isError).toBe(true);
-    expect(text(outside)).toMatch(
+    expect(toolText(outside)).toMatch(
       /^Blocked by mcpguard \(L1\): .*outside\.txt is outside what read may read/,
     );
     const undeclared = await s.client.callTool({ name: "big", arguments: { bytes: 1 } });
-    expect(text(undeclared)).toMatch(/\(L1\): the policy of proxy-fixture does not declare the tool "big"/);
+    expect(toolText(undeclared)).toMatch(
+      /\(L1\): the policy of proxy-fixture does not declare the tool "big"/,
+    );
     await s.client.close();
-    const denies = audit(s.log).filter((e) => e.decision === "deny");
+    const denies = readNdjson(s.log).filter((e) => e.decision === "deny");
     expect(denies.map((e) => [e.layer, e.rule, e.tool])).toEqual([
       ["L1", "l1.path.read", "read"],
       ["L1", "l1.undeclared-tool", "big"],
     ]);
-    expect(JSON.stringify(audit(s.log))).not.toContain('outside.txt"');
+    expect(JSON.stringify(readNdjson(s.log))).not.toContain('outside.txt"');
   });
 
   it("refuses an argument attack that the policy alone would allow (L2)", async () => {
     const s = await session("C-app");
     const key = await s.client.callTool({ name: "env", arguments: { name: "AWS_SECRET_ACCESS_KEY" } });
-    expect(text(key)).toMatch(/^Blocked by mcpguard \(L2\): /);
+    expect(toolText(key)).toMatch(/^Blocked by mcpguard \(L2\): /);
     const zwj = await s.client.callTool({ name: "read", arguments: { path: "read\u200dme.txt" } });
-    expect(text(zwj)).toMatch(/^Blocked by mcpguard \(L2\): /);
+    expect(toolText(zwj)).toMatch(/^Blocked by mcpguard \(L2\): /);
     await s.client.close();
     expect(
-      audit(s.log)
+      readNdjson(s.log)
         .filter((e) => e.decision === "deny")
         .map((e) => e.rule),
     ).toEqual(["l2.sensitive-key", "l2.unicode.invisible"]);
@@ -89,14 +79,14 @@ describe("C-app", () => {
   it("withholds secrets from the server's environment and keeps the world's", async () => {
     const secret = `${randomUUID().replace(/-/g, "")}Ab9`;
     const s = await session("C-app", [], { MY_API_TOKEN: secret, HARMLESS_SETTING: "x" });
-    expect(text(await s.client.callTool({ name: "env", arguments: { name: "HOME" } }))).toBe(
+    expect(toolText(await s.client.callTool({ name: "env", arguments: { name: "HOME" } }))).toBe(
       process.env.HOME,
     );
-    expect(text(await s.client.callTool({ name: "env", arguments: { name: "HARMLESS_SETTING" } }))).toBe(
+    expect(toolText(await s.client.callTool({ name: "env", arguments: { name: "HARMLESS_SETTING" } }))).toBe(
       "<unset>",
     );
     await s.client.close();
-    const start = audit(s.log).find((e) => e.event === "start");
+    const start = readNdjson(s.log).find((e) => e.event === "start");
     expect(start.withheld).toEqual(expect.arrayContaining(["HARMLESS_SETTING", "MY_API_TOKEN"]));
     expect(readFileSync(s.log, "utf8")).not.toContain(secret);
   });
@@ -110,12 +100,12 @@ describe("C-app", () => {
     ].join("\n");
     writeFileSync(join(work, "notes.txt"), `before\n${key}after\n`);
     const s = await session("C-app");
-    const result = text(await s.client.callTool({ name: "read", arguments: { path: "notes.txt" } }));
+    const result = toolText(await s.client.callTool({ name: "read", arguments: { path: "notes.txt" } }));
     expect(result).toContain("before");
     expect(result).not.toContain("b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ");
     expect(result).toContain("[REDACTED");
     await s.client.close();
-    expect(audit(s.log).find((e) => e.decision === "modify")).toMatchObject({
+    expect(readNdjson(s.log).find((e) => e.decision === "modify")).toMatchObject({
       layer: "sanitizer",
       rule: expect.stringContaining("l2.result.private-key"),
     });
@@ -137,7 +127,7 @@ describe("malformed calls", () => {
       },
     });
     proxy.request(2, "tools/call", { name: 5 });
-    expect(text((await proxy.next()).result)).toMatch(/name is not a string/);
+    expect(toolText((await proxy.next()).result)).toMatch(/name is not a string/);
     proxy.child.stdin.end();
     await proxy.exited;
   });
@@ -146,9 +136,11 @@ describe("malformed calls", () => {
 describe("C-AB", () => {
   it("checks path arguments against the manifest's scopes", async () => {
     const s = await session("C-AB");
-    expect(text(await s.client.callTool({ name: "read", arguments: { path: "readme.txt" } }))).toBe("inside");
+    expect(toolText(await s.client.callTool({ name: "read", arguments: { path: "readme.txt" } }))).toBe(
+      "inside",
+    );
     const outside = await s.client.callTool({ name: "read", arguments: { path: "../outside.txt" } });
-    expect(text(outside)).toMatch(
+    expect(toolText(outside)).toMatch(
       /^Blocked by mcpguard \(AB\): .* is outside the mcp\.ac\.filesystem\.read scope/,
     );
     await s.client.close();
@@ -205,7 +197,7 @@ describe("override workflow", () => {
     );
     const after = await session("C-app", ["--overrides", overrides]);
     expect(
-      text(await after.client.callTool({ name: "read", arguments: { path: join(shared, "team.txt") } })),
+      toolText(await after.client.callTool({ name: "read", arguments: { path: join(shared, "team.txt") } })),
     ).toBe("team notes");
     const stillDenied = await after.client.callTool({
       name: "read",

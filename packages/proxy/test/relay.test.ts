@@ -6,7 +6,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { connect, eventually, FIXTURE, isAlive, processesWith, proxied, RawProxy } from "./helpers.ts";
+import {
+  connect,
+  eventually,
+  FIXTURE,
+  isAlive,
+  processesWith,
+  proxied,
+  RawProxy,
+  toolText,
+} from "./helpers.ts";
 
 let scratch: string;
 let marker: string;
@@ -23,7 +32,6 @@ afterEach(async () => {
 });
 
 const fixture = (...flags: string[]) => ["node", FIXTURE, marker, ...flags];
-const text = (result: unknown) => (result as { content: { text: string }[] }).content[0]!.text;
 
 describe("relaying", () => {
   it("forwards unchanged messages byte for byte, with unknown methods, fields and versions", async () => {
@@ -116,7 +124,7 @@ describe("relaying", () => {
     // 8 MiB: the SDK client's own read buffer stops at 10 MiB.
     const session = await connect(proxied(fixture()));
     const result = await session.client.callTool({ name: "big", arguments: { bytes: 8 * 1024 * 1024 } });
-    expect(text(result)).toBe("x".repeat(8 * 1024 * 1024));
+    expect(toolText(result)).toBe("x".repeat(8 * 1024 * 1024));
     await session.client.close();
   });
 
@@ -126,7 +134,7 @@ describe("relaying", () => {
     const payload = "é✓".repeat(4 * 1024 * 1024); // 20 MiB of UTF-8
     proxy.request(1, "tools/call", { name: "echo", arguments: { text: payload } });
     const reply = await proxy.next(20_000);
-    expect(text(reply.result) === payload).toBe(true);
+    expect(toolText(reply.result) === payload).toBe(true);
     proxy.child.stdin.end();
     await proxy.exited;
   });
@@ -134,7 +142,7 @@ describe("relaying", () => {
   it("drops junk a server writes to stdout, logs it, and keeps the protocol stream clean", async () => {
     const session = await connect(proxied(fixture("--noisy")));
     const result = await session.client.callTool({ name: "echo", arguments: { text: "through the noise" } });
-    expect(text(result)).toBe("through the noise");
+    expect(toolText(result)).toBe("through the noise");
     expect((await session.client.listTools()).tools.map((t) => t.name)).toContain("echo");
     expect(session.stderr()).toContain("dropped a malformed line from the server");
     await session.client.close();
@@ -146,13 +154,13 @@ describe("relaying", () => {
       MCPGUARD_TEST_VALUE: "from-client-config",
     });
     const env = await session.client.callTool({ name: "env", arguments: { name: "MCPGUARD_TEST_VALUE" } });
-    expect(text(env)).toBe("from-client-config");
+    expect(toolText(env)).toBe("from-client-config");
     await session.client.close();
 
     const proxy = new RawProxy(["--", ...fixture()], { cwd: scratch });
     await proxy.initialize();
     proxy.request(1, "tools/call", { name: "cwd", arguments: {} });
-    expect(text((await proxy.next()).result)).toBe(scratch);
+    expect(toolText((await proxy.next()).result)).toBe(scratch);
     proxy.child.stdin.end();
     await proxy.exited;
   });
@@ -197,7 +205,9 @@ describe("slow server", () => {
     });
     await expect(call).rejects.toBeInstanceOf(McpError);
     await expect(call).rejects.toThrow(/timed out/i);
-    const seen = JSON.parse(text(await session.client.callTool({ name: "cancellations", arguments: {} })));
+    const seen = JSON.parse(
+      toolText(await session.client.callTool({ name: "cancellations", arguments: {} })),
+    );
     expect(seen).toHaveLength(1);
     expect(seen[0]).toMatchObject({
       requestId: expect.anything(),
