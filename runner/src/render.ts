@@ -46,6 +46,9 @@ export const STRICTER_ORACLES = [
   "Nine attacks the paper recorded as intrinsic failures because of oracle artefacts (FR-01 to FR-04, CL-01, EX-04, SE-01, SE-10, CL-04) really work without a defense, so the viable set is 57 here and 48 there: the two V-APR columns have different denominators. Canaries are drawn fresh per trial and carry no marker, so no layer can recognise them by shape.",
 ];
 
+/** The paper's Table 1 row of a config (a name from the records, so an own property only). */
+const paperRow = (name: string) => (Object.hasOwn(PAPER.table1, name) ? PAPER.table1[name] : undefined);
+
 const pct = (v: number | null | undefined, digits = 1) =>
   v === null || v === undefined ? "–" : `${(v * 100).toFixed(digits)}%`;
 const ci = (i: Interval | null) => (i ? `${pct(i.value)} [${pct(i.lo)}, ${pct(i.hi)}]` : "–");
@@ -81,7 +84,7 @@ export function renderMarkdown(summary: Summary): string {
   );
   for (const name of configs) {
     const s = c(name);
-    const paper = PAPER.table1[name];
+    const paper = paperRow(name);
     lines.push(
       `| ${name} | ${ci(s.apr)} | ${ci(s.vapr)} | ${ci(s.fpr)} | ${s.failed}/${s.benign} | ${s.hiddenGroupsBlocked}/${summary.hiddenGroups} | ${pct(paper?.apr)} | ${pct(paper?.vapr)} | ${paper?.fpr ?? "–"} |`,
     );
@@ -232,76 +235,36 @@ export function renderCsv(summary: Summary): string {
 
 function chartJs(): string {
   const entry = createRequire(import.meta.url).resolve("chart.js");
-  return readFileSync(join(dirname(entry), "chart.umd.min.js"), "utf8");
+  const source = readFileSync(join(dirname(entry), "chart.umd.min.js"), "utf8");
+  // Inlined as is: it must not end its <script> element early or open an HTML comment in it.
+  if (/<\/script|<!--/i.test(source)) throw new Error(`${entry}: chart.js cannot be inlined in a <script>`);
+  return source;
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+/** Text for HTML content or a quoted attribute value. */
+const escapeHtml = (value: string | number) =>
+  String(value).replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 
-export function renderHtml(summary: Summary, records: TrialRecord[], markdown: string): string {
-  const configs = sortConfigs(Object.keys(summary.configs));
-  const latencySamples: Record<string, number[]> = {};
-  for (const r of records) {
-    if (r.kind !== "benign" || r.latencyMs === null || r.notRun) continue;
-    latencySamples[r.config] = [...(latencySamples[r.config] ?? []), r.latencyMs];
-  }
-  for (const list of Object.values(latencySamples)) list.sort((a, b) => a - b);
-  const categories = [
-    ...new Set(configs.flatMap((n) => Object.keys(summary.configs[n]?.byCategory ?? {}))),
-  ].sort();
-  const heat = categories
-    .map((category) => {
-      const cells = configs
-        .map((n) => {
-          const k = summary.configs[n]?.byCategory[category];
-          if (!k?.apr) return '<td class="na">–</td>';
-          const v = k.apr.value;
-          const hue = Math.round(v * 120);
-          return `<td style="background:hsl(${hue},65%,${80 - v * 25}%)" title="${k.blocked}/${k.attacks} attack cases never fired">${pct(v, 0)}</td>`;
-        })
-        .join("");
-      return `<tr><th>${escapeHtml(category)}</th>${cells}</tr>`;
-    })
-    .join("\n");
-  const data = {
-    configs,
-    metrics: configs.map((n) => {
-      const s = summary.configs[n] as ConfigSummary;
-      return { apr: s.apr, vapr: s.vapr, fpr: s.fpr };
-    }),
-    paper: configs.map((n) => PAPER.table1[n] ?? null),
-    latency: latencySamples,
-  };
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>MCPGuard benchmark — ${escapeHtml(summary.runId)}</title>
-<style>
-body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; padding: 0 1rem; color: #222; }
+/**
+ * JSON for a JavaScript literal inside <script>: `<`, `>` and `&` escaped, so no `</script>` or
+ * `<!--` in a string can end or change the element, and U+2028/U+2029 escaped for older parsers.
+ */
+export function scriptJson(value: unknown): string {
+  return JSON.stringify(value).replace(
+    /[<>&\u2028\u2029]/g,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+const PAGE_STYLE = `body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; padding: 0 1rem; color: #222; }
 h1, h2 { font-weight: 600; } .charts { display: grid; grid-template-columns: 1fr 1fr; gap: 1.5rem; }
 table { border-collapse: collapse; margin: 1rem 0; } th, td { border: 1px solid #ccc; padding: .3rem .6rem; text-align: right; }
 th:first-child { text-align: left; } td.na { color: #999; } pre { white-space: pre-wrap; background: #f6f6f6; padding: 1rem; }
 canvas { max-height: 22rem; }
-</style>
-</head>
-<body>
-<h1>MCPGuard benchmark — run ${escapeHtml(summary.runId)}</h1>
-<p>${summary.cases} cases (${summary.attacks} attacks, ${summary.benign} benign), ${summary.trials} trial run(s), viable attacks: ${summary.viable ?? "–"}.</p>
-<div class="charts">
-<div><h2>APR, V-APR, FPR per config (95% Wilson interval)</h2><canvas id="rates"></canvas></div>
-<div><h2>Ours vs the paper's Table 1 (APR, V-APR)</h2><canvas id="paper"></canvas></div>
-<div><h2>Tool call latency, benign cases (CDF)</h2><canvas id="latency"></canvas></div>
-<div><h2>APR by category × config</h2>
-<table><tr><th>category</th>${configs.map((n) => `<th>${escapeHtml(n)}</th>`).join("")}</tr>
-${heat}
-</table></div>
-</div>
-<h2>Summary</h2>
-<pre>${escapeHtml(markdown)}</pre>
-<script>${chartJs()}</script>
-<script>
-const data = ${JSON.stringify(data)};
-const whiskers = {
+`;
+
+/** The charts, drawn from `data` (defined just before this script). */
+const CHARTS_SCRIPT = `const whiskers = {
   id: "whiskers",
   afterDatasetsDraw(chart) {
     const { ctx } = chart;
@@ -361,7 +324,78 @@ new Chart(document.getElementById("latency"), {
     scales: { x: { type: "logarithmic", title: { display: true, text: "ms" } }, y: { min: 0, max: 100, title: { display: true, text: "% of calls" } } },
   },
 });
-</script>
+`;
+
+function latencySamples(records: TrialRecord[]): Record<string, number[]> {
+  const samples = new Map<string, number[]>();
+  for (const r of records) {
+    if (r.kind !== "benign" || r.latencyMs === null || r.notRun) continue;
+    samples.set(r.config, [...(samples.get(r.config) ?? []), r.latencyMs]);
+  }
+  for (const list of samples.values()) list.sort((a, b) => a - b);
+  return Object.fromEntries(samples);
+}
+
+/** The APR heat map's rows: category × config. */
+function heatRows(summary: Summary, configs: string[]): string {
+  const categories = [
+    ...new Set(configs.flatMap((n) => Object.keys(summary.configs[n]?.byCategory ?? {}))),
+  ].sort();
+  return categories
+    .map((category) => {
+      const cells = configs
+        .map((n) => {
+          const k = summary.configs[n]?.byCategory[category];
+          if (!k?.apr) return '<td class="na">–</td>';
+          const v = Number(k.apr.value);
+          const title = escapeHtml(`${k.blocked}/${k.attacks} attack cases never fired`);
+          return `<td style="background:hsl(${Math.round(v * 120)},65%,${80 - v * 25}%)" title="${title}">${escapeHtml(pct(v, 0))}</td>`;
+        })
+        .join("");
+      return `<tr><th>${escapeHtml(category)}</th>${cells}</tr>`;
+    })
+    .join("\n");
+}
+
+export function renderHtml(summary: Summary, records: TrialRecord[], markdown: string): string {
+  const configs = sortConfigs(Object.keys(summary.configs));
+  const data = {
+    configs,
+    metrics: configs.map((n) => {
+      const s = summary.configs[n] as ConfigSummary;
+      return { apr: s.apr, vapr: s.vapr, fpr: s.fpr };
+    }),
+    paper: configs.map((n) => paperRow(n) ?? null),
+    latency: latencySamples(records),
+  };
+  const runId = escapeHtml(summary.runId);
+  const counts = `${summary.cases} cases (${summary.attacks} attacks, ${summary.benign} benign), ${summary.trials} trial run(s), viable attacks: ${summary.viable ?? "–"}.`;
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>MCPGuard benchmark — ${runId}</title>
+<style>
+${PAGE_STYLE}</style>
+</head>
+<body>
+<h1>MCPGuard benchmark — run ${runId}</h1>
+<p>${escapeHtml(counts)}</p>
+<div class="charts">
+<div><h2>APR, V-APR, FPR per config (95% Wilson interval)</h2><canvas id="rates"></canvas></div>
+<div><h2>Ours vs the paper's Table 1 (APR, V-APR)</h2><canvas id="paper"></canvas></div>
+<div><h2>Tool call latency, benign cases (CDF)</h2><canvas id="latency"></canvas></div>
+<div><h2>APR by category × config</h2>
+<table><tr><th>category</th>${configs.map((n) => `<th>${escapeHtml(n)}</th>`).join("")}</tr>
+${heatRows(summary, configs)}
+</table></div>
+</div>
+<h2>Summary</h2>
+<pre>${escapeHtml(markdown)}</pre>
+<script>${chartJs()}</script>
+<script>
+const data = ${scriptJson(data)};
+${CHARTS_SCRIPT}</script>
 </body>
 </html>
 `;

@@ -4,11 +4,10 @@
  * machines `bpf` is listed there while BPF LSM programs are refused at load.
  */
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { promisify } from "node:util";
-import { cacheDir } from "@mcpguard/protocol";
 import { binaries } from "./binaries.js";
+import { probeCacheKey, readProbeCache, writeProbeCache } from "./probeCache.js";
 
 const run = promisify(execFile);
 
@@ -69,41 +68,14 @@ export function capabilityBackends(p: ProbeResult): Record<Capability, Capabilit
   return { file: fileExec("file"), exec: fileExec("exec"), net, unix };
 }
 
-function cacheFile(): string {
-  return join(cacheDir(), "probe.json");
-}
-
-/** The probe, cached for the boot and the loader binary that answered it. */
+/** The probe, cached for the boot, the kernel and the launcher and loader binaries that answered it. */
 export async function probeBackends(options: { fresh?: boolean } = {}): Promise<ProbeResult> {
   const bins = binaries();
-  let bootId = "";
-  try {
-    bootId = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
-  } catch {
-    // No cache without a boot id.
-  }
-  const key =
-    bootId && existsSync(bins.loader)
-      ? `${bootId}:${statSync(bins.loader).mtimeMs}:${process.getuid?.()}`
-      : "";
-  const file = cacheFile();
-  if (key && !options.fresh) {
-    try {
-      const cached = JSON.parse(readFileSync(file, "utf8")) as { key: string; result: ProbeResult };
-      if (cached.key === key) return cached.result;
-    } catch {
-      // No cache yet.
-    }
-  }
+  const key = probeCacheKey(bins);
+  const cached = key && !options.fresh ? readProbeCache(key) : undefined;
+  if (cached) return cached;
   const result = await probeNow(bins);
-  if (key) {
-    try {
-      mkdirSync(join(file, ".."), { recursive: true, mode: 0o700 });
-      writeFileSync(file, JSON.stringify({ key, result }));
-    } catch {
-      // A cache that cannot be written only costs a probe next time.
-    }
-  }
+  if (key) writeProbeCache(key, result);
   return result;
 }
 

@@ -2,16 +2,12 @@
  * Loading policies and overrides: validated with clear errors (file, field, what was expected), then
  * resolved for one server start: variables replaced, overrides merged, path patterns compiled.
  *
- * A file that validated before is not validated again: its parsed form is kept in the cache,
- * keyed by its content and by the schema module, so a proxy start need not load the schemas at
- * all (they cost more than the rest of the start-up). Any change to the file or to the schemas
- * validates anew.
+ * Every load validates the file itself; nothing is cached. A cached policy would have to be parsed
+ * with the same schema as the file on every read (a planted cache entry once widened a policy to
+ * read "/**"), and that parse, with loading the schemas, is all the work a cache could save here.
  */
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { cacheDir } from "@mcpguard/protocol";
 import type { z } from "zod";
 import { PathSet } from "./paths.js";
 import type { ArgRole, OverrideFile, Policy, SqlClass } from "./schema.js";
@@ -49,53 +45,26 @@ export function readJson(file: string): unknown {
   return parseJson(file, readText(file));
 }
 
-/** The module that holds the schemas: its identity is part of every cache key. */
-const SCHEMA_MODULE = fileURLToPath(
-  new URL(`./schema${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url),
-);
-
 /**
- * Read and validate a JSON file, or take its validated form from the cache. `kind` names the
- * schema, which is loaded only on a cache miss.
+ * Read a JSON file and validate it with the schema `schema()` loads; `_kind` names the schema for
+ * callers. The schemas are loaded on first use only: they cost more than the rest of a proxy start,
+ * and C0 needs none.
  */
 export async function loadValidated<T>(
   file: string,
-  kind: string,
+  _kind: string,
   schema: () => Promise<z.ZodType<T>>,
 ): Promise<T> {
-  const text = readText(file);
-  let stamp = "";
-  try {
-    const st = statSync(SCHEMA_MODULE);
-    stamp = `${st.mtimeMs}:${st.size}`;
-  } catch {
-    // Without a stamp nothing is cached.
-  }
-  const key = createHash("sha256").update(`${kind}\0${stamp}\0${text}`).digest("hex");
-  const cached = join(cacheDir(), "validated", `${key}.json`);
-  if (stamp) {
-    try {
-      return JSON.parse(readFileSync(cached, "utf8")) as T;
-    } catch {
-      // Not validated yet.
-    }
-  }
-  const parsed = (await schema()).safeParse(parseJson(file, text));
-  if (!parsed.success) throw new PolicyError(formatIssues(file, parsed.error).join("\n"));
-  if (stamp) {
-    try {
-      mkdirSync(join(cacheDir(), "validated"), { recursive: true, mode: 0o700 });
-      writeFileSync(`${cached}.${process.pid}`, JSON.stringify(parsed.data), { mode: 0o600 });
-      renameSync(`${cached}.${process.pid}`, cached);
-    } catch {
-      // A cache that cannot be written only costs a validation next time.
-    }
-  }
-  return parsed.data;
+  const json = readJson(file);
+  return parseWith(file, json, await schema());
 }
 
 export function parseFile<T>(file: string, schema: z.ZodType<T>): T {
-  const parsed = schema.safeParse(readJson(file));
+  return parseWith(file, readJson(file), schema);
+}
+
+function parseWith<T>(file: string, json: unknown, schema: z.ZodType<T>): T {
+  const parsed = schema.safeParse(json);
   if (!parsed.success) throw new PolicyError(formatIssues(file, parsed.error).join("\n"));
   return parsed.data;
 }

@@ -1,0 +1,56 @@
+/**
+ * The probe's cache entry: keyed by everything its answer depends on (the boot, the kernel
+ * release, the caller, and the identity of the launcher and loader that answered), so two
+ * checkouts or two builds never share or overwrite an entry, and read back only through the
+ * schema of a probe result.
+ */
+import { readFileSync, statSync } from "node:fs";
+import { release } from "node:os";
+import { cacheKey, readCache, writeCache } from "@mcpguard/protocol";
+import { z } from "zod";
+import type { binaries } from "./binaries.js";
+import type { ProbeResult } from "./probe.js";
+
+const NAMESPACE = "probe";
+/** Changes when the entry's layout changes, so an older layout is never read. */
+const FORMAT = "probe-result/2";
+
+/** Typed against ProbeResult: a field added there and not here fails the typecheck. */
+const ProbeResultSchema: z.ZodType<ProbeResult> = z.strictObject({
+  root: z.boolean(),
+  landlockAbi: z.number().int().nonnegative(),
+  cgroupBpf: z.boolean(),
+  tpBtf: z.boolean(),
+  lsm: z.boolean(),
+  errors: z.record(z.string(), z.string()),
+});
+
+/** A binary as it is on disk now: a rebuild, a copy or another checkout is another identity. */
+function identity(file: string): string {
+  try {
+    const st = statSync(file);
+    return `${file} dev=${st.dev} ino=${st.ino} size=${st.size} mtime=${st.mtimeMs} ctime=${st.ctimeMs}`;
+  } catch {
+    return `${file} absent`;
+  }
+}
+
+/** The cache key of a probe by these binaries, or null (no caching) without a boot id. */
+export function probeCacheKey(bins: ReturnType<typeof binaries>): string | null {
+  let bootId: string;
+  try {
+    bootId = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+  } catch {
+    return null;
+  }
+  const uid = String(process.getuid?.() ?? "");
+  return cacheKey(FORMAT, bootId, release(), uid, identity(bins.launcher), identity(bins.loader));
+}
+
+export function readProbeCache(key: string): ProbeResult | undefined {
+  return readCache(NAMESPACE, key, ProbeResultSchema);
+}
+
+export function writeProbeCache(key: string, result: ProbeResult): void {
+  writeCache(NAMESPACE, key, result);
+}
