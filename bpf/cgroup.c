@@ -8,8 +8,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/magic.h>
+#include <bpf/libbpf.h>
 #include "loader.h"
 
 /*
@@ -36,6 +38,36 @@ int cgroup_open(const char *dir, uint64_t *id)
 	}
 	*id = st.st_ino;
 	return fd;
+}
+
+/* True while the cgroup of cgroup_fd (or one beneath it) holds a live process. */
+static bool populated(int cgroup_fd)
+{
+	char buf[512];
+	int fd = openat(cgroup_fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return false; /* removed */
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	return strstr(buf, "populated 1") != NULL;
+}
+
+void cgroup_wait_empty(int cgroup_fd, struct ring_buffer *rb, int timeout_ms)
+{
+	struct timespec start, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (populated(cgroup_fd)) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 > timeout_ms)
+			return;
+		ring_buffer__poll(rb, 10);
+	}
 }
 
 /* Where cgroup2 is mounted, into buf; 0 or -ENOENT. */

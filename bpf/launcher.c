@@ -2,25 +2,30 @@
 /*
  * mcpguard-exec: the launcher between the proxy and an untrusted MCP server.
  *
- *   mcpguard-exec [--cgroup DIR] [--ruleset FILE] -- COMMAND [ARGS...]
+ *   mcpguard-exec [--cgroup DIR] [--join DIR]... [--ruleset FILE] [--seccomp] -- COMMAND [ARGS...]
  *   mcpguard-exec --probe
  *
  * In this order: join the server's cgroup (so the cgroup BPF programs and clean-up see every
- * process from the first instruction on), drop the capabilities a server has no business with,
- * read the Landlock ruleset, set no_new_privs, restrict itself with Landlock, close every
- * descriptor but stdin/stdout/stderr, and exec the server. The
- * restriction is inherited by every descendant and can never be loosened. Any failure exits 126
- * before the server runs: the launcher never starts a server with less than it was asked for.
+ * process from the first instruction on) and the cgroup-v1 cgroups of its limits (--join: pids,
+ * memory), drop the capabilities a server has no business with, read the Landlock ruleset, set
+ * no_new_privs, restrict itself with Landlock, install the seccomp filter of seccomp.h
+ * (--seccomp), close every descriptor but stdin/stdout/stderr, and exec the server. The
+ * restrictions are inherited by every descendant and can never be loosened. Any failure exits
+ * 126 before the server runs: the launcher never starts a server with less than it was asked for.
  *
- * Ruleset lines (`#` starts a comment):
- *   abi N                      require at least Landlock ABI N
- *   fs ACCESS[,ACCESS...] PATH allow the access rights beneath PATH (or on the file PATH)
- *   net connect|bind PORT      allow a TCP connect to / bind on PORT
- *   scope signal               deny signals to processes outside the domain
- *   scope abstract-unix        deny connecting to abstract unix sockets outside the domain
- *   handle net                 deny every TCP connect and bind not allowed by a `net` line
- * Every filesystem right the running kernel knows is handled (denied unless allowed). A PATH that
- * does not exist adds no rule, which can only deny more.
+ * The ruleset is a list of records of NUL-terminated fields (see input.h), after the header
+ * record "mcpguard-ruleset" "1":
+ *   "abi" N                          require at least Landlock ABI N
+ *   "fs" ACCESS[,ACCESS...] PATH     allow the access rights beneath PATH (or on the file PATH)
+ *   "net" "connect"|"bind" PORT      allow a TCP connect to / bind on PORT
+ *   "scope" "signal"                 deny signals to processes outside the domain
+ *   "scope" "abstract-unix"          deny connecting to abstract unix sockets outside the domain
+ *   "handle" "net"                   deny every TCP connect and bind not allowed by a "net" record
+ * Anything else is refused. Every filesystem right the running kernel knows is handled (denied
+ * unless allowed). A PATH that does not exist adds no rule, which can only deny more.
+ *
+ * `--probe` prints {"landlockAbi":N,"seccomp":true|false} (with "error" or "seccompError" when
+ * something is missing), having installed the filter in a child and checked that it refuses.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -34,8 +39,10 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "input.h"
+#include "seccomp.h"
 
 /* Landlock ABI 4-6 constants, absent from older UAPI headers. */
 #ifndef LANDLOCK_ACCESS_FS_REFER
@@ -124,7 +131,7 @@ static const struct {
 	{ "ioctl_dev", LANDLOCK_ACCESS_FS_IOCTL_DEV },
 };
 
-static uint64_t parse_access(const char *list, int line)
+static uint64_t parse_access(const char *list, int record)
 {
 	uint64_t mask = 0;
 	char *copy = strdup(list), *save = NULL;
@@ -134,7 +141,7 @@ static uint64_t parse_access(const char *list, int line)
 			if (!strcmp(tok, ACCESS_NAMES[i].name))
 				break;
 		if (i == sizeof(ACCESS_NAMES) / sizeof(ACCESS_NAMES[0]))
-			die("ruleset line %d: unknown access right \"%s\"", line, tok);
+			die("ruleset record %d: unknown access right \"%s\"", record, printable(tok));
 		mask |= ACCESS_NAMES[i].bit;
 	}
 	free(copy);
@@ -143,7 +150,7 @@ static uint64_t parse_access(const char *list, int line)
 
 struct fs_rule {
 	uint64_t access;
-	char *path;
+	const char *path;
 };
 
 struct ruleset {
@@ -156,68 +163,84 @@ struct ruleset {
 	size_t nnet, capnet;
 };
 
-static void read_ruleset(const char *file, struct ruleset *rs)
+static long parse_number(const char *s, long max, int record, const char *what)
 {
-	FILE *f = open_input(file);
-	if (!f)
-		die("cannot read the ruleset %s: %s", file, strerror(errno));
-	char *line = NULL;
-	size_t cap = 0;
-	int lineno = 0;
-	while (getline(&line, &cap, f) >= 0) {
-		lineno++;
-		line[strcspn(line, "\r\n")] = 0;
-		char *hash = strchr(line, '#');
-		if (hash)
-			*hash = 0;
-		char kind[16] = "", a[4096] = "", b[4096] = "";
-		int n = sscanf(line, "%15s %4095s %4095[^\n]", kind, a, b);
-		if (n <= 0)
-			continue;
-		if (!strcmp(kind, "abi") && n == 2) {
-			rs->abi_required = strtol(a, NULL, 10);
-		} else if (!strcmp(kind, "fs") && n == 3) {
-			if (rs->nfs == rs->capfs) {
-				rs->capfs = rs->capfs ? rs->capfs * 2 : 32;
-				rs->fs = realloc(rs->fs, rs->capfs * sizeof(*rs->fs));
-			}
-			rs->fs[rs->nfs].access = parse_access(a, lineno);
-			rs->fs[rs->nfs].path = strdup(b);
-			rs->nfs++;
-		} else if (!strcmp(kind, "net") && n == 3) {
-			char *end;
-			long port = strtol(b, &end, 10);
-			if (*end || port < 0 || port > 65535)
-				die("ruleset line %d: bad port \"%s\"", lineno, b);
-			uint64_t access = !strcmp(a, "connect") ? MG_ACCESS_NET_CONNECT_TCP
-					  : !strcmp(a, "bind")	  ? MG_ACCESS_NET_BIND_TCP
-								  : 0;
-			if (!access)
-				die("ruleset line %d: expected \"net connect PORT\" or \"net bind PORT\"", lineno);
-			if (rs->nnet == rs->capnet) {
-				rs->capnet = rs->capnet ? rs->capnet * 2 : 8;
-				rs->net = realloc(rs->net, rs->capnet * sizeof(*rs->net));
-			}
-			rs->net[rs->nnet].allowed_access = access;
-			rs->net[rs->nnet].port = (uint64_t)port;
-			rs->nnet++;
-		} else if (!strcmp(kind, "scope") && n == 2) {
-			if (!strcmp(a, "signal"))
-				rs->scoped |= MG_SCOPE_SIGNAL;
-			else if (!strcmp(a, "abstract-unix"))
-				rs->scoped |= MG_SCOPE_ABSTRACT_UNIX_SOCKET;
-			else
-				die("ruleset line %d: unknown scope \"%s\"", lineno, a);
-		} else if (!strcmp(kind, "handle") && n == 2 && !strcmp(a, "net")) {
-			rs->handle_net = 1;
-		} else {
-			die("ruleset line %d: cannot read \"%s\"", lineno, line);
-		}
-	}
-	free(line);
-	fclose(f);
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(s, &end, 10);
+	if (errno || end == s || *end || n < 0 || n > max)
+		die("ruleset record %d: bad %s \"%s\"", record, what, printable(s));
+	return n;
 }
 
+static void add_fs(struct ruleset *rs, const char *access, const char *path, int record)
+{
+	if (path[0] != '/')
+		die("ruleset record %d: the path must be absolute", record);
+	if (rs->nfs == rs->capfs) {
+		rs->capfs = rs->capfs ? rs->capfs * 2 : 32;
+		rs->fs = realloc(rs->fs, rs->capfs * sizeof(*rs->fs));
+		if (!rs->fs)
+			die("reading the ruleset: %s", strerror(ENOMEM));
+	}
+	rs->fs[rs->nfs].access = parse_access(access, record);
+	rs->fs[rs->nfs].path = path;
+	rs->nfs++;
+}
+
+static void add_net(struct ruleset *rs, const char *kind, const char *port_s, int record)
+{
+	uint64_t access = !strcmp(kind, "connect") ? MG_ACCESS_NET_CONNECT_TCP
+			  : !strcmp(kind, "bind")    ? MG_ACCESS_NET_BIND_TCP
+						     : 0;
+
+	if (!access)
+		die("ruleset record %d: expected \"net\" \"connect\"|\"bind\" PORT", record);
+	if (rs->nnet == rs->capnet) {
+		rs->capnet = rs->capnet ? rs->capnet * 2 : 8;
+		rs->net = realloc(rs->net, rs->capnet * sizeof(*rs->net));
+		if (!rs->net)
+			die("reading the ruleset: %s", strerror(ENOMEM));
+	}
+	rs->net[rs->nnet].allowed_access = access;
+	rs->net[rs->nnet].port = (uint64_t)parse_number(port_s, 65535, record, "port");
+	rs->nnet++;
+}
+
+/* The ruleset's records (see input.h); the paths point into the buffer, which stays allocated. */
+static void read_ruleset(const char *file, struct ruleset *rs)
+{
+	struct records in;
+	const char *f[MG_MAX_FIELDS], *why;
+	int n, got, err = records_read(file, &in);
+
+	if (err)
+		die("cannot read the ruleset %s: %s", file, strerror(-err));
+	if (records_header(&in, "mcpguard-ruleset", "1", &why))
+		die("ruleset %s: %s", file, why);
+	while ((got = next_record(&in, f, &n, &why)) > 0) {
+		if (!strcmp(f[0], "abi") && n == 2)
+			rs->abi_required = parse_number(f[1], 1000, in.index, "ABI");
+		else if (!strcmp(f[0], "fs") && n == 3)
+			add_fs(rs, f[1], f[2], in.index);
+		else if (!strcmp(f[0], "net") && n == 3)
+			add_net(rs, f[1], f[2], in.index);
+		else if (!strcmp(f[0], "scope") && n == 2 && !strcmp(f[1], "signal"))
+			rs->scoped |= MG_SCOPE_SIGNAL;
+		else if (!strcmp(f[0], "scope") && n == 2 && !strcmp(f[1], "abstract-unix"))
+			rs->scoped |= MG_SCOPE_ABSTRACT_UNIX_SOCKET;
+		else if (!strcmp(f[0], "handle") && n == 2 && !strcmp(f[1], "net"))
+			rs->handle_net = 1;
+		else
+			die("ruleset record %d: cannot read a \"%s\" record of %d fields", in.index, printable(f[0]), n);
+	}
+	if (got < 0)
+		die("ruleset record %d: %s", in.index, why);
+}
+
+/* Move this process into the cgroup DIR (v2 or v1: both have cgroup.procs). */
 static void join_cgroup(const char *dir)
 {
 	char path[4096];
@@ -330,25 +353,90 @@ static void close_stray_fds(void)
 		close((int)fd);
 }
 
+/*
+ * In a child: install the filter and check that it refuses what it must and lets through what
+ * it must. NULL when it works, else why not.
+ */
+static const char *probe_seccomp(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return strerror(errno);
+	if (pid == 0) {
+		int fd;
+
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || mg_seccomp_install())
+			_exit(1);
+		if (syscall(SYS_memfd_create, "probe", 0) >= 0 || errno != ENOSYS)
+			_exit(2);
+		if (socket(AF_PACKET, SOCK_DGRAM, 0) >= 0 || errno != EAFNOSUPPORT)
+			_exit(3);
+		fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+		if (fd < 0)
+			_exit(4);
+		close(fd);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return strerror(errno);
+	if (!WIFEXITED(status))
+		return "the probe was killed";
+	switch (WEXITSTATUS(status)) {
+	case 0:
+		return NULL;
+	case 1:
+		return "the filter cannot be installed";
+	case 4:
+		return "the filter refuses NETLINK_ROUTE sockets";
+	default:
+		return "the filter does not refuse memfd exec or other socket families";
+	}
+}
+
+static int probe(void)
+{
+	long abi = landlock_abi();
+	const char *landlock_error = abi < 0 ? strerror(errno) : NULL;
+	const char *seccomp_error = probe_seccomp();
+
+	printf("{\"landlockAbi\":%ld", abi < 0 ? 0 : abi);
+	if (landlock_error)
+		printf(",\"error\":\"%s\"", landlock_error);
+	printf(",\"seccomp\":%s", seccomp_error ? "false" : "true");
+	if (seccomp_error)
+		printf(",\"seccompError\":\"%s\"", seccomp_error);
+	printf("}\n");
+	return 0;
+}
+
+#define USAGE                                                                                      \
+	"usage: mcpguard-exec [--cgroup DIR] [--join DIR]... [--ruleset FILE] [--seccomp] -- COMMAND " \
+	"[ARGS...] | --probe"
+#define MAX_JOIN 8
+
 int main(int argc, char **argv)
 {
-	const char *cgroup = NULL, *ruleset_file = NULL;
-	int i = 1;
+	const char *cgroup = NULL, *ruleset_file = NULL, *join[MAX_JOIN];
+	int i = 1, n_join = 0, seccomp = 0;
+
 	for (; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
 			i++;
 			break;
 		} else if (!strcmp(argv[i], "--probe")) {
-			long abi = landlock_abi();
-			printf("{\"landlockAbi\":%ld%s%s%s}\n", abi < 0 ? 0 : abi, abi < 0 ? ",\"error\":\"" : "",
-			       abi < 0 ? strerror(errno) : "", abi < 0 ? "\"" : "");
-			return 0;
+			return probe();
 		} else if (!strcmp(argv[i], "--cgroup") && i + 1 < argc) {
 			cgroup = argv[++i];
+		} else if (!strcmp(argv[i], "--join") && i + 1 < argc && n_join < MAX_JOIN) {
+			join[n_join++] = argv[++i];
 		} else if (!strcmp(argv[i], "--ruleset") && i + 1 < argc) {
 			ruleset_file = argv[++i];
+		} else if (!strcmp(argv[i], "--seccomp")) {
+			seccomp = 1;
 		} else {
-			die("usage: mcpguard-exec [--cgroup DIR] [--ruleset FILE] -- COMMAND [ARGS...] | --probe");
+			die(USAGE);
 		}
 	}
 	if (i >= argc)
@@ -356,6 +444,8 @@ int main(int argc, char **argv)
 
 	if (cgroup)
 		join_cgroup(cgroup);
+	for (int j = 0; j < n_join; j++)
+		join_cgroup(join[j]);
 	drop_capabilities();
 	if (ruleset_file) {
 		struct ruleset rs = { 0 };
@@ -363,6 +453,11 @@ int main(int argc, char **argv)
 		restrict_self(&rs);
 	} else if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
 		die("cannot set no_new_privs: %s", strerror(errno));
+	}
+	if (seccomp) {
+		int err = mg_seccomp_install();
+		if (err)
+			die("cannot install the seccomp filter: %s", strerror(-err));
 	}
 	close_stray_fds();
 	execvp(argv[i], &argv[i]);

@@ -9,9 +9,15 @@
  * and the BPF LSM programs (with --lsm), fills their maps for DIR's cgroup from FILE (see
  * policy.c), attaches them, prints {"type":"ready",...} and then one JSON event a line (see
  * emit.c). Any failure before that is one line `mcpguard-loader: <what>: <reason>` on stderr and
- * exit status 1, so the proxy refuses to start the server. At EOF on stdin, SIGTERM or SIGINT it
- * drains the ring buffer, detaches everything and exits 0. The programs enforce only while the
- * loader runs: its caller stops the server when the loader exits.
+ * exit status 1, so the proxy refuses to start the server.
+ *
+ * The cgroup socket programs are attached to the cgroup itself (see attach.c): they hold until
+ * the cgroup is removed, which the kernel allows only once no process is left in it, whether the
+ * loader exits, is killed or crashes. The telemetry and BPF LSM programs are attached through
+ * links and end with the loader. So at EOF on stdin (the proxy ended or died), SIGTERM or SIGINT
+ * the loader waits until the cgroup holds no process (or is gone; at most 10 s), passing events
+ * on, then detaches its links and exits 0, leaving the socket programs to the cgroup. A loader
+ * killed outright loses its links at once: its caller stops the server when that happens.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,6 +31,9 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "loader.h"
+
+/* At the end, how long to wait for the cgroup to empty before the links go. */
+#define STOP_WAIT_MS 10000
 
 #define USAGE "usage: mcpguard-loader --probe | --cgroup DIR --policy FILE [--lsm] [--no-telemetry]"
 
@@ -177,7 +186,8 @@ int main(int argc, char **argv)
 	run(rb, &stop_signals);
 
 	ring_buffer__consume(rb);
-	detach_all(&links);
+	cgroup_wait_empty(cgroup_fd, rb, STOP_WAIT_MS);
+	detach_links(&links);
 	ring_buffer__free(rb);
 	lsm_destroy(lsm_skel);
 	telemetry_destroy(tel);

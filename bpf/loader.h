@@ -17,15 +17,25 @@ struct lsm_bpf;
 /* Print `mcpguard-loader: <message>` on stderr and exit 1. */
 __attribute__((noreturn, format(printf, 1, 2))) void fail(const char *fmt, ...);
 
-/* attach.c: the programs of loaded objects, attached; destroying a link detaches it. */
+/*
+ * attach.c: the programs of loaded objects, attached. A cgroup program is attached to the
+ * cgroup itself (link NULL, prog_fd and type set) and stays after the loader exits; the others
+ * through a BPF link, which detaches when destroyed or when the loader exits.
+ */
 #define MAX_LINKS 32
 struct links {
 	struct bpf_link *link[MAX_LINKS];
-	const char *name[MAX_LINKS]; /* section names, owned by the objects */
+	int prog_fd[MAX_LINKS];	       /* a cgroup attachment's program, else -1 */
+	int type[MAX_LINKS];	       /* its enum bpf_attach_type */
+	const char *name[MAX_LINKS];   /* section names, owned by the objects */
+	int cgroup_fd;
 	int n;
 };
 /* Attach every loaded program of obj (cgroup programs to cgroup_fd). 0 or -errno, naming the program in *failed. */
 int attach_programs(struct bpf_object *obj, int cgroup_fd, struct links *links, const char **failed);
+/* Destroy the BPF links; the cgroup attachments stay. */
+void detach_links(struct links *links);
+/* Detach everything, cgroup attachments included (the probe's scratch cgroup). */
 void detach_all(struct links *links);
 
 /*
@@ -58,6 +68,9 @@ void policy_apply(const struct policy *policy, uint64_t cgroup_id, const struct 
 
 /* cgroup.c */
 int cgroup_open(const char *dir, uint64_t *id);
+/* Wait (at most timeout_ms) until the cgroup holds no process or is gone, passing events on. */
+struct ring_buffer;
+void cgroup_wait_empty(int cgroup_fd, struct ring_buffer *rb, int timeout_ms);
 int cgroup2_mount(char *buf, size_t len);
 
 /* probe.c: `--probe`, one JSON line on stdout. */

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * The loader's policy file, one rule a line (`#` starts a comment):
- *   net allow4 A.B.C.D PORT     allow connects and sends to the IPv4 address (PORT 0: any port)
- *   net allow6 V6ADDR PORT      the same for IPv6; an IPv4-mapped address is an IPv4 rule
- *   fs LETTERS PATH             r, w, x on the file or directory tree PATH (BPF LSM only)
- * Anything else is an error. A PATH that does not exist adds nothing: it can only deny more.
+ * The loader's policy: records of NUL-terminated fields (see input.h) after the header record
+ * "mcpguard-policy" "1":
+ *   "net" "allow4" A.B.C.D PORT   allow connects and sends to the IPv4 address (PORT 0: any port)
+ *   "net" "allow6" V6ADDR PORT    the same for IPv6; an IPv4-mapped address is an IPv4 rule
+ *   "fs" LETTERS PATH             r, w, x on the file or directory tree PATH (BPF LSM only)
+ * Anything else is an error. A PATH is taken byte for byte (any byte but NUL); one that does not
+ * exist adds nothing: it can only deny more.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -22,7 +24,7 @@
 
 struct fs_rule {
 	__u8 access;
-	char *path;
+	const char *path;
 };
 
 struct policy {
@@ -70,25 +72,25 @@ static int parse_access(const char *s)
 	return access ? access : -1;
 }
 
-static void add_net(struct policy *p, const char *file, int lineno, const char *kind, const char *addr,
+static void add_net(struct policy *p, const char *file, int record, const char *kind, const char *addr,
 		    const char *port_s)
 {
 	long port = parse_port(port_s);
 	unsigned char bytes[16];
 
 	if (port < 0)
-		fail("policy %s line %d: bad port \"%s\"", file, lineno, port_s);
+		fail("policy %s record %d: bad port \"%s\"", file, record, printable(port_s));
 	if (!strcmp(kind, "allow4")) {
 		struct mcpguard_net4_key *k;
 
 		if (inet_pton(AF_INET, addr, bytes) != 1)
-			fail("policy %s line %d: bad IPv4 address \"%s\"", file, lineno, addr);
+			fail("policy %s record %d: bad IPv4 address \"%s\"", file, record, printable(addr));
 		k = APPEND(p->net4, p->n_net4);
 		memcpy(&k->addr, bytes, 4);
 		k->port = port;
 	} else if (!strcmp(kind, "allow6")) {
 		if (inet_pton(AF_INET6, addr, bytes) != 1)
-			fail("policy %s line %d: bad IPv6 address \"%s\"", file, lineno, addr);
+			fail("policy %s record %d: bad IPv6 address \"%s\"", file, record, printable(addr));
 		if (IN6_IS_ADDR_V4MAPPED((struct in6_addr *)bytes)) {
 			struct mcpguard_net4_key *k = APPEND(p->net4, p->n_net4);
 
@@ -101,57 +103,50 @@ static void add_net(struct policy *p, const char *file, int lineno, const char *
 			k->port = port;
 		}
 	} else {
-		fail("policy %s line %d: expected \"net allow4|allow6 ADDRESS PORT\"", file, lineno);
+		fail("policy %s record %d: expected \"net\" \"allow4\"|\"allow6\" ADDRESS PORT", file, record);
 	}
 }
 
+static void add_fs(struct policy *p, const char *file, int record, const char *letters, const char *path)
+{
+	int access = parse_access(letters);
+	struct fs_rule *r;
+
+	if (access < 0)
+		fail("policy %s record %d: bad access \"%s\" (letters from rwx)", file, record, printable(letters));
+	if (path[0] != '/')
+		fail("policy %s record %d: the path must be absolute", file, record);
+	r = APPEND(p->fs, p->n_fs);
+	r->access = access;
+	r->path = path;
+}
+
+/* The policy's records; the paths point into the input buffer, which stays allocated. */
 struct policy *policy_read(const char *file)
 {
 	struct policy *p = calloc(1, sizeof(*p));
-	FILE *f = open_input(file);
-	char *line = NULL;
-	size_t cap = 0;
-	int lineno = 0;
+	const char *f[MG_MAX_FIELDS], *why;
+	struct records in;
+	int n, got, err;
 
 	if (!p)
 		fail("reading the policy: %s", strerror(ENOMEM));
-	if (!f)
-		fail("cannot read the policy %s: %s", file, strerror(errno));
-	while (getline(&line, &cap, f) >= 0) {
-		char kind[16], a[64], b[4096];
-		int n;
-
-		lineno++;
-		line[strcspn(line, "#\r\n")] = 0;
-		n = sscanf(line, "%15s %63s %4095[^\n]", kind, a, b);
-		if (n <= 0)
-			continue;
-		if (!strcmp(kind, "net") && n == 3) {
-			char addr[64], port[16], rest[2];
-
-			if (sscanf(b, "%63s %15s %1s", addr, port, rest) != 2)
-				fail("policy %s line %d: expected \"net %s ADDRESS PORT\"", file, lineno, a);
-			add_net(p, file, lineno, a, addr, port);
-		} else if (!strcmp(kind, "fs") && n == 3) {
-			int access = parse_access(a);
-			size_t len = strlen(b);
-			struct fs_rule *r;
-
-			if (access < 0)
-				fail("policy %s line %d: bad access \"%s\" (letters from rwx)", file, lineno, a);
-			while (len && (b[len - 1] == ' ' || b[len - 1] == '\t'))
-				b[--len] = 0;
-			if (b[0] != '/')
-				fail("policy %s line %d: the path must be absolute", file, lineno);
-			r = APPEND(p->fs, p->n_fs);
-			r->access = access;
-			r->path = strdup(b);
-		} else {
-			fail("policy %s line %d: cannot read \"%s\"", file, lineno, line);
-		}
+	err = records_read(file, &in);
+	if (err)
+		fail("cannot read the policy %s: %s", file, strerror(-err));
+	if (records_header(&in, "mcpguard-policy", "1", &why))
+		fail("policy %s: %s", file, why);
+	while ((got = next_record(&in, f, &n, &why)) > 0) {
+		if (!strcmp(f[0], "net") && n == 4)
+			add_net(p, file, in.index, f[1], f[2], f[3]);
+		else if (!strcmp(f[0], "fs") && n == 3)
+			add_fs(p, file, in.index, f[1], f[2]);
+		else
+			fail("policy %s record %d: cannot read a \"%s\" record of %d fields", file, in.index,
+			     printable(f[0]), n);
 	}
-	free(line);
-	fclose(f);
+	if (got < 0)
+		fail("policy %s record %d: %s", file, in.index, why);
 	return p;
 }
 

@@ -7,6 +7,7 @@
  *   node scripts/dev.mjs setup            install and build only
  *   node scripts/dev.mjs test [args]      + run every test (vitest args pass through)
  *   node scripts/dev.mjs bench [args]     + run the benchmark: `mcpguard bench [args]`
+ *   node scripts/dev.mjs soak [args]      + attack the proxy for a long time: `mcpguard soak [args]`
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -169,8 +170,11 @@ try {
   } else if (task === "bench") {
     // Every config built here, all cases, one trial unless told otherwise; the table and the report path are printed.
     run(process.execPath, [join(ROOT, "packages", "proxy", "bin", "mcpguard.js"), "bench", ...rest]);
+  } else if (task === "soak") {
+    // The proxy under attack for a long time (mcpguard soak --help): kills and generated frames.
+    run(process.execPath, [join(ROOT, "packages", "proxy", "bin", "mcpguard.js"), "soak", ...rest]);
   } else if (task !== "setup") {
-    throw new Error(`unknown task "${task}" (setup, test, bench)`);
+    throw new Error(`unknown task "${task}" (setup, test, bench, soak)`);
   }
 } catch (error) {
   process.stderr.write(`[setup] ${error.message}\n`);

@@ -9,12 +9,12 @@ import { type BenchPlan, DEFAULT_JOBS, runBench } from "./bench.js";
 import { repoPath } from "./paths.js";
 import { renderMarkdown, writeReports } from "./render.js";
 import { loadScenarios, type ScenarioIssue } from "./scenario.js";
-import { DEFAULT_CASES, knownServers, resolveConfigs, selectScenarios } from "./select.js";
+import { knownServers, resolveConfigs, selectScenarios, suitePaths } from "./select.js";
 import { summarize } from "./summarize.js";
 import type { TrialRecord } from "./trial.js";
 
 const BENCH_HELP = `usage: mcpguard bench [options]
-       mcpguard bench validate [DIR...]
+       mcpguard bench validate [--suite LIST | DIR...]
        mcpguard bench latency [options]          (see mcpguard bench latency --help)
        mcpguard bench merge [--out DIR] <shard-dir>...
 
@@ -24,7 +24,11 @@ reports/<run-id>/ (trials.ndjson, summary.json, summary.md, results.csv, index.h
 options:
   --configs LIST      comma-separated configs, or "all" (default: all configs built here)
   --trials N          trial runs per case and config (default 1)
-  --cases DIR|IDS     a directory or file of scenario JSON, or comma-separated case ids (default test_cases/)
+  --suite LIST        comma-separated suites: core (the 82 cases of the paper, the default), corpus
+                      (the benign corpus, test_cases/benign_corpus), all (every folder of test_cases/),
+                      or a category folder name
+  --cases DIR|IDS     a directory or file of scenario JSON, or comma-separated case ids (ids are
+                      looked up in every suite); instead of --suite
   --jobs N            trials in parallel (default: the number of CPUs, ${DEFAULT_JOBS} here)
   --out DIR           output directory (default reports/<run-id>)
   --run-id ID         name of the run (default: the UTC time and a random suffix)
@@ -47,8 +51,11 @@ function defaultRunId(): string {
   return `${stamp}-${Math.random().toString(16).slice(2, 6)}`;
 }
 
-function validate(args: string[]): number {
-  const paths = args.length ? args : [DEFAULT_CASES];
+function validate(argv: string[]): number {
+  const { values, positionals: args } = parseOptions(argv, { suite: { type: "string" } });
+  if (values.suite !== undefined && args.length)
+    throw new UsageError("give --suite or directories, not both");
+  const paths = args.length ? args : suitePaths(values.suite);
   for (const p of paths) if (!existsSync(p)) throw new UsageError(`no such file or directory: ${p}`);
   const { scenarios, issues } = loadScenarios(paths, knownServers());
   printIssues(issues);
@@ -80,6 +87,7 @@ async function bench(argv: string[]): Promise<number> {
     configs: { type: "string" },
     trials: { type: "string" },
     cases: { type: "string" },
+    suite: { type: "string" },
     jobs: { type: "string" },
     out: { type: "string" },
     "run-id": { type: "string" },
@@ -103,7 +111,7 @@ async function bench(argv: string[]): Promise<number> {
   if (!/^[A-Za-z0-9._-]+$/.test(runId))
     throw new UsageError(`--run-id may hold only letters, digits, ".", "_" and "-"`);
   const configs = resolveConfigs(values.configs);
-  const { scenarios, issues } = selectScenarios(values.cases);
+  const { scenarios, issues } = selectScenarios(values.cases, values.suite);
   if (issues.length) {
     printIssues(issues);
     throw new UsageError(
@@ -140,6 +148,7 @@ async function bench(argv: string[]): Promise<number> {
     const summary = summarize(runId, result.records);
     writeReports(outDir, summary, result.records);
     process.stdout.write(mainTable(renderMarkdown(summary)));
+    process.stdout.write(suiteLines(summary));
     process.stdout.write(`\nreport: ${join(outDir, "index.html")}\n`);
     if (result.interrupted) {
       process.stderr.write(
@@ -152,6 +161,24 @@ async function bench(argv: string[]): Promise<number> {
     process.off("SIGINT", interrupt);
     process.off("SIGTERM", interrupt);
   }
+}
+
+/** One line per suite beside the core and config, for the terminal. */
+function suiteLines(summary: ReturnType<typeof summarize>): string {
+  const pct = (v: number | undefined) => (v === undefined ? "–" : `${(v * 100).toFixed(1)}%`);
+  const lines: string[] = [];
+  for (const [name, suite] of Object.entries(summary.suites)) {
+    for (const [config, s] of Object.entries(suite.configs)) {
+      const parts = [];
+      if (s.benign)
+        parts.push(
+          `benign failed ${s.failed}/${s.benign} (FPR ${pct(s.fpr?.value)} [${pct(s.fpr?.lo)}, ${pct(s.fpr?.hi)}])`,
+        );
+      if (s.attacks) parts.push(`attacks never fired ${s.blocked}/${s.attacks}`);
+      lines.push(`suite ${name}, ${config}: ${parts.join(", ")}`);
+    }
+  }
+  return lines.length ? `\n${lines.join("\n")}\n` : "";
 }
 
 /** The effectiveness table of summary.md, for the terminal. */
@@ -233,6 +260,7 @@ function merge(argv: string[]): number {
     );
   }
   process.stdout.write(mainTable(renderMarkdown(summary)));
+  process.stdout.write(suiteLines(summary));
   process.stdout.write(`\nmerged ${records.length} records from ${positionals.length} shards into ${out}\n`);
   return 0;
 }
@@ -260,6 +288,7 @@ const COMMANDS: Record<string, (argv: string[]) => number | Promise<number>> = {
   bench,
   report,
   compare: async (argv) => (await import("./compare.js")).main(argv),
+  soak: async (argv) => (await import("./soak/cli.js")).main(argv),
 };
 
 export async function main(command: string, argv: string[]): Promise<number> {

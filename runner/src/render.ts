@@ -6,6 +6,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { stringify } from "csv-stringify/sync";
+import { isCoreCategory } from "./scenario.js";
 import type { Interval } from "./stats.js";
 import {
   type ConfigSummary,
@@ -193,6 +194,7 @@ export function renderMarkdown(summary: Summary): string {
   lines.push(`| case | kind | ${configs.join(" | ")} |`, `|---|---|${configs.map(() => "---:").join("|")}|`);
   const byCase = new Map<string, Map<string, (typeof summary.caseResults)[number]>>();
   for (const r of summary.caseResults) {
+    if (!isCoreCategory(r.category)) continue;
     if (!byCase.has(r.id)) byCase.set(r.id, new Map());
     byCase.get(r.id)?.set(r.config, r);
   }
@@ -209,11 +211,77 @@ export function renderMarkdown(summary: Summary): string {
     });
     lines.push(`| ${id} | ${kind} | ${cells.join(" | ")} |`);
   }
+  lines.push(...renderSuites(summary));
   if (summary.notRun.length) {
     lines.push("", "## Not run", "");
     for (const n of summary.notRun) lines.push(`- ${n.id} under ${n.config}: ${n.reason}`);
   }
   return `${lines.join("\n")}\n`;
+}
+
+/**
+ * Suites beside the core (the benign corpus, ...): their own FPR per config, never mixed into the
+ * paper comparison above, then the cases that failed under some config.
+ */
+function renderSuites(summary: Summary): string[] {
+  const lines: string[] = [];
+  for (const [name, suite] of Object.entries(summary.suites ?? {})) {
+    const configs = sortConfigs(Object.keys(suite.configs));
+    lines.push(
+      "",
+      `## Suite \`${name}\` (not part of the paper comparison)`,
+      "",
+      `${suite.cases} cases (${suite.attacks} attacks, ${suite.benign} benign). FPR: benign trials whose expect failed, 95% Wilson interval over pooled trials.`,
+      "",
+      "| config | benign failed | FPR | attacks never fired | latency p50 [ms] |",
+      "|---|---:|---|---:|---:|",
+    );
+    for (const config of configs) {
+      const s = suite.configs[config] as NonNullable<(typeof suite.configs)[string]>;
+      lines.push(
+        `| ${config} | ${s.benign ? `${s.failed}/${s.benign}` : "–"} | ${ci(s.fpr)} | ${s.attacks ? `${s.blocked}/${s.attacks}` : "–"} | ${ms(s.latencyMs.p50)} |`,
+      );
+    }
+    const servers = [
+      ...new Set(configs.flatMap((c) => Object.keys(suite.configs[c]?.byServer ?? {}))),
+    ].sort();
+    lines.push(
+      "",
+      "Benign cases failed / benign cases, per server:",
+      "",
+      `| server | ${configs.join(" | ")} |`,
+      `|---|${configs.map(() => "---:").join("|")}|`,
+    );
+    for (const server of servers) {
+      const cells = configs.map((c) => {
+        const k = suite.configs[c]?.byServer[server];
+        return k?.benign ? `${k.failed}/${k.benign}` : "–";
+      });
+      lines.push(`| ${server} | ${cells.join(" | ")} |`);
+    }
+    const failing = new Map<string, string[]>();
+    for (const r of summary.caseResults) {
+      if (r.category !== name) continue;
+      const bad = r.kind === "benign" ? (r.failed ?? 0) > 0 : (r.fired ?? 0) > 0;
+      if (!bad) continue;
+      failing.set(r.id, [
+        ...(failing.get(r.id) ?? []),
+        `${r.config} ${r.kind === "benign" ? r.failed : r.fired}/${r.trials}`,
+      ]);
+    }
+    lines.push(
+      "",
+      failing.size
+        ? `Cases that failed (benign) or fired (attacks) under some config (${failing.size}):`
+        : "No case failed (benign) or fired (attacks) under any config.",
+    );
+    if (failing.size) {
+      lines.push("");
+      for (const [id, where] of [...failing].sort(([a], [b]) => a.localeCompare(b)))
+        lines.push(`- ${id}: ${where.join(", ")}`);
+    }
+  }
+  return lines;
 }
 
 export function renderCsv(summary: Summary): string {

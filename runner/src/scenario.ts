@@ -8,7 +8,8 @@ import { basename, dirname, join, relative, resolve } from "node:path";
 import { z } from "zod";
 import { CANARY_NAMES } from "./world/canaries.js";
 
-export const CATEGORIES = [
+/** The seven categories of the published benchmark: the 82 cases its Table 1 is computed over. */
+export const CORE_CATEGORIES = [
   "file_read",
   "exfiltration",
   "env_leak",
@@ -17,7 +18,20 @@ export const CATEGORIES = [
   "cross_language",
   "benign",
 ] as const;
+/**
+ * Suites beside the core, reported on their own and never mixed into the paper comparison:
+ * `benign_corpus` (docs/benchmark/CORPUS.md), and `real` and `protocol`, reserved for later suites.
+ */
+export const EXTRA_CATEGORIES = ["benign_corpus", "real", "protocol"] as const;
+export const CATEGORIES = [...CORE_CATEGORIES, ...EXTRA_CATEGORIES] as const;
 export type Category = (typeof CATEGORIES)[number];
+
+export function isCoreCategory(category: string): boolean {
+  return (CORE_CATEGORIES as readonly string[]).includes(category);
+}
+
+/** A construct-class tag: `class.name[.more]`, lower case (e.g. `shell.pipeline`, `sql.cte`). */
+const Tag = z.string().regex(/^[a-z][a-z0-9_]*(\.[a-z0-9_+-]+)+$/, 'expected a tag such as "shell.pipeline"');
 
 const ROOT_PLACEHOLDERS = ["{{workspace}}", "{{home}}", "{{tmp}}", "{{trial}}"];
 const KNOWN_PLACEHOLDER = new RegExp(
@@ -136,6 +150,7 @@ export const Scenario = z
     oracle: OracleSchema.optional(),
     expect: OracleSchema.optional(),
     note: z.string().optional(),
+    tags: z.array(Tag).min(1).optional(),
   })
   .superRefine((s, ctx) => {
     if (s.kind === "attack") {

@@ -4,28 +4,71 @@ import { availableConfigs, ConfigError, resolveConfig } from "@mcpguard/proxy";
 import { UsageError } from "@mcpguard/proxy/args";
 import { repoPath } from "./paths.js";
 import { loadRegistry } from "./registry.js";
-import { loadScenarios, type Scenario, type ScenarioIssue } from "./scenario.js";
+import { CATEGORIES, CORE_CATEGORIES, loadScenarios, type Scenario, type ScenarioIssue } from "./scenario.js";
 import { sortConfigs } from "./summarize.js";
 
-export const DEFAULT_CASES = repoPath("test_cases");
+/** Every scenario file of the repository, all suites. */
+export const ALL_CASES = repoPath("test_cases");
+
+/**
+ * Named suites: `core` is the 82 cases of the published benchmark (the seven category folders),
+ * `corpus` the benign corpus, `all` every folder of test_cases/. A category name is a suite too
+ * (`benign_corpus`, and `real` or `protocol` once their folders exist).
+ */
+export const SUITES: Record<string, () => string[]> = {
+  core: () => CORE_CATEGORIES.map((c) => repoPath("test_cases", c)),
+  corpus: () => [repoPath("test_cases", "benign_corpus")],
+  all: () => [ALL_CASES],
+};
+export const DEFAULT_SUITE = "core";
+
+/** The scenario paths of a comma-separated list of suites. */
+export function suitePaths(value: string = DEFAULT_SUITE): string[] {
+  const names = value
+    .split(",")
+    .map((n) => n.trim())
+    .filter(Boolean);
+  if (names.length === 0) throw new UsageError("--suite needs at least one suite");
+  const paths: string[] = [];
+  for (const name of names) {
+    const suite = SUITES[name];
+    const category = (CATEGORIES as readonly string[]).includes(name) ? name : undefined;
+    if (!suite && !category) {
+      throw new UsageError(
+        `--suite: unknown suite "${name}"; known: ${[...Object.keys(SUITES), ...CATEGORIES].join(", ")}`,
+      );
+    }
+    const found = (suite ? suite() : [repoPath("test_cases", name)]).filter((p) => existsSync(p));
+    if (found.length === 0) throw new UsageError(`--suite: suite "${name}" has no scenario folder yet`);
+    for (const p of found) if (!paths.includes(p)) paths.push(p);
+  }
+  return paths;
+}
 
 export function knownServers(): Set<string> {
   return new Set(loadRegistry().keys());
 }
 
-/** `--cases`: existing paths are scenario directories or files; anything else is a list of ids. */
-export function selectScenarios(value: string | undefined): {
+/**
+ * `--cases` / `--suite`: existing paths are scenario directories or files; anything else is a list
+ * of ids, looked up in every suite. Without either, the core suite.
+ */
+export function selectScenarios(
+  value: string | undefined,
+  suite?: string,
+): {
   scenarios: Scenario[];
   issues: ScenarioIssue[];
 } {
   const servers = knownServers();
-  if (value === undefined) return loadScenarios([DEFAULT_CASES], servers);
+  if (value !== undefined && suite !== undefined) throw new UsageError("give --cases or --suite, not both");
+  if (value === undefined) return loadScenarios(suitePaths(suite), servers);
   const parts = value
     .split(",")
     .map((p) => p.trim())
     .filter(Boolean);
   if (parts.every((p) => existsSync(p))) return loadScenarios(parts, servers);
-  const loaded = loadScenarios([DEFAULT_CASES], servers);
+  const loaded = loadScenarios([ALL_CASES], servers);
   const byId = new Map(loaded.scenarios.map((s) => [s.id, s]));
   const unknown = parts.filter((id) => !byId.has(id));
   if (unknown.length) {

@@ -7,7 +7,7 @@
  * the session kills whatever the server started, in whatever session or process group it hid.
  */
 
-import { type Containment, createContainment } from "@mcpguard/proxy";
+import { type Containment, createContainment, defaultLimits } from "@mcpguard/proxy";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { Interpreters } from "./interpreters.js";
@@ -108,7 +108,12 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     auditLog: options.auditLog,
     serverId: server.id,
   });
-  const containment = createContainment({ name: `mcpguard-trial-${process.pid}-${++sequence}` });
+  // With limits, the trial's cgroup has cgroup-v1 cgroups too where the host keeps pids and memory
+  // there: the proxy's server cgroups nest in them and go with the trial, whatever was killed first.
+  const containment = createContainment({
+    name: `mcpguard-trial-${process.pid}-${++sequence}`,
+    limits: defaultLimits(),
+  });
   const [command, ...args] = containment.wrap(argv, { newSession: true });
   const transport = new StdioClientTransport({
     command: command as string,

@@ -3,6 +3,7 @@
  * results contract. Everything here is computed from the records alone, so a report can always be
  * rebuilt from `trials.ndjson`.
  */
+import { isCoreCategory } from "./scenario.js";
 import { type Interval, quantile, tInterval, wilson } from "./stats.js";
 import type { TrialRecord } from "./trial.js";
 
@@ -77,6 +78,28 @@ export interface CaseResult {
   stoppedBy?: string | null;
 }
 
+/** One config's results on a suite beside the core (e.g. the benign corpus). */
+export interface SuiteConfigSummary extends Counts {
+  apr: Interval | null;
+  fpr: Interval | null;
+  fprRuns: Interval | null;
+  latencyMs: Latency;
+  /** Cases and cases that failed (benign) or fired in some trial (attacks), per server. */
+  byServer: Record<string, Counts>;
+}
+
+export interface SuiteSummary {
+  cases: number;
+  attacks: number;
+  benign: number;
+  configs: Record<string, SuiteConfigSummary>;
+}
+
+/**
+ * The top-level counts and `configs` cover the core categories only (the 82 cases of the paper, whose
+ * Table 1 they are compared with). Cases of other categories are summarized per category in `suites`,
+ * and are listed with the rest in `caseResults`.
+ */
 export interface Summary {
   runId: string;
   trials: number;
@@ -86,6 +109,7 @@ export interface Summary {
   viable: number | null;
   hiddenGroups: number;
   configs: Record<string, ConfigSummary>;
+  suites: Record<string, SuiteSummary>;
   direct: Latency | null;
   caseResults: CaseResult[];
   notRun: { id: string; config: string; reason: string }[];
@@ -189,7 +213,8 @@ export function summarize(runId: string, unordered: TrialRecord[]): Summary {
     .filter((r) => r.notRun)
     .map((r) => ({ id: r.id, config: r.config, reason: r.notRun as string }));
   const viable = viableSet(run);
-  const measured = run.filter((r) => r.config !== DIRECT);
+  const all = run.filter((r) => r.config !== DIRECT);
+  const measured = all.filter((r) => isCoreCategory(r.category));
   const ids = new Set(measured.map((r) => r.id));
   const attackIds = new Set(measured.filter((r) => r.kind === "attack").map((r) => r.id));
   const benignIds = new Set(measured.filter((r) => r.kind === "benign").map((r) => r.id));
@@ -201,7 +226,8 @@ export function summarize(runId: string, unordered: TrialRecord[]): Summary {
 
   const configs: Record<string, ConfigSummary> = {};
   const caseResults: CaseResult[] = [];
-  for (const [config, recs] of groupBy(measured, (r) => r.config)) {
+  for (const config of sortConfigs([...new Set(all.map((r) => r.config))])) {
+    const recs = measured.filter((r) => r.config === config);
     const attacks = recs.filter((r) => r.kind === "attack");
     const viableAttacks = viable ? attacks.filter((r) => viable.has(r.id)) : [];
     const benign = recs.filter((r) => r.kind === "benign");
@@ -243,7 +269,9 @@ export function summarize(runId: string, unordered: TrialRecord[]): Summary {
       stoppedBy,
       hiddenGroupsBlocked: [...groups.values()].filter((trials) => trials.every((r) => !r.fired)).length,
     };
+  }
 
+  for (const [config, recs] of groupBy(all, (r) => r.config)) {
     for (const [id, trials] of groupBy(recs, (r) => r.id)) {
       const first = trials[0] as TrialRecord;
       if (first.kind === "attack") {
@@ -272,6 +300,39 @@ export function summarize(runId: string, unordered: TrialRecord[]): Summary {
     }
   }
   caseResults.sort((a, b) => a.config.localeCompare(b.config) || a.id.localeCompare(b.id));
+
+  const suites: Record<string, SuiteSummary> = {};
+  const others = all.filter((r) => !isCoreCategory(r.category));
+  for (const [category, recs] of [...groupBy(others, (r) => r.category)].sort(([a], [b]) =>
+    a.localeCompare(b),
+  )) {
+    const suiteConfigs: Record<string, SuiteConfigSummary> = {};
+    for (const config of sortConfigs([...new Set(recs.map((r) => r.config))])) {
+      const mine = recs.filter((r) => r.config === config);
+      const benign = mine.filter((r) => r.kind === "benign");
+      const byServer: Record<string, Counts> = {};
+      for (const [server, trials] of [...groupBy(mine, (r) => r.server)].sort(([a], [b]) =>
+        a.localeCompare(b),
+      ))
+        byServer[server] = counts(trials, viable);
+      suiteConfigs[config] = {
+        ...counts(mine, viable),
+        apr: pooledApr(mine),
+        fpr: wilson(benign.filter((r) => !r.passed).length, benign.length),
+        fprRuns: perRun(benign, (t) =>
+          t.length === 0 ? null : t.filter((r) => !r.passed).length / t.length,
+        ),
+        latencyMs: latencyStats(benign.map((r) => r.latencyMs).filter((v): v is number => v !== null)),
+        byServer,
+      };
+    }
+    suites[category] = {
+      cases: new Set(recs.map((r) => r.id)).size,
+      attacks: new Set(recs.filter((r) => r.kind === "attack").map((r) => r.id)).size,
+      benign: new Set(recs.filter((r) => r.kind === "benign").map((r) => r.id)).size,
+      configs: suiteConfigs,
+    };
+  }
   const direct = run.filter((r) => r.config === DIRECT);
   return {
     runId,
@@ -285,6 +346,7 @@ export function summarize(runId: string, unordered: TrialRecord[]): Summary {
     direct: direct.length
       ? latencyStats(direct.map((r) => r.latencyMs).filter((v): v is number => v !== null))
       : null,
+    suites,
     caseResults,
     notRun,
   };

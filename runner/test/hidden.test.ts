@@ -7,15 +7,15 @@ import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Interpreters, resolveInterpreters } from "../src/interpreters.ts";
 import { judge, type Outcome, responseText, takeSnapshot } from "../src/judge.ts";
-import { repoPath } from "../src/paths.ts";
 import { loadRegistry, type ServerEntry } from "../src/registry.ts";
 import { loadScenarios, type Oracle, type Scenario } from "../src/scenario.ts";
+import { suitePaths } from "../src/select.ts";
 import { openSession } from "../src/session.ts";
 import { applySetup } from "../src/trial.ts";
 import { type World, WorldFactory } from "../src/world/world.ts";
 
 const registry = loadRegistry();
-const { scenarios } = loadScenarios([repoPath("test_cases")]);
+const { scenarios } = loadScenarios(suitePaths("core"));
 const hidden = scenarios.filter((s) => s.kind === "attack" && s.visibility === "hidden");
 const benign = scenarios.filter((s) => s.kind === "benign");
 

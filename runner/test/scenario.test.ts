@@ -4,12 +4,13 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { repoPath } from "../src/paths.ts";
 import { loadRegistry } from "../src/registry.ts";
-import { CATEGORIES, loadScenarios } from "../src/scenario.ts";
+import { CORE_CATEGORIES, loadScenarios } from "../src/scenario.ts";
+import { suitePaths } from "../src/select.ts";
 
 const servers = new Set(loadRegistry().keys());
 
 describe("the 82 cases", () => {
-  const { scenarios, issues } = loadScenarios([repoPath("test_cases")], servers);
+  const { scenarios, issues } = loadScenarios(suitePaths("core"), servers);
 
   it("are all valid", () => {
     expect(issues).toEqual([]);
@@ -22,7 +23,7 @@ describe("the 82 cases", () => {
     expect(count((s) => s.kind === "benign")).toBe(21);
     expect(count((s) => s.visibility === "argument")).toBe(18);
     expect(count((s) => s.visibility === "hidden")).toBe(43);
-    const perCategory = Object.fromEntries(CATEGORIES.map((c) => [c, count((s) => s.category === c)]));
+    const perCategory = Object.fromEntries(CORE_CATEGORIES.map((c) => [c, count((s) => s.category === c)]));
     expect(perCategory).toEqual({
       file_read: 15,
       exfiltration: 11,
@@ -33,6 +34,26 @@ describe("the 82 cases", () => {
       benign: 19,
     });
     expect(count((s) => s.note === "expected intrinsic failure under C0")).toBe(4);
+  });
+});
+
+describe("suites", () => {
+  it("select the core by default and keep the other suites apart", () => {
+    expect(suitePaths()).toEqual(CORE_CATEGORIES.map((c) => repoPath("test_cases", c)));
+    expect(suitePaths("corpus")).toEqual([repoPath("test_cases", "benign_corpus")]);
+    expect(suitePaths("all")).toEqual([repoPath("test_cases")]);
+    expect(() => suitePaths("nope")).toThrow(/unknown suite "nope"/);
+  });
+
+  it("the benign corpus is valid, tagged, benign and covers every server", () => {
+    const { scenarios, issues } = loadScenarios(suitePaths("corpus"), servers);
+    expect(issues).toEqual([]);
+    expect(scenarios.length).toBeGreaterThanOrEqual(400);
+    expect(scenarios.every((s) => s.category === "benign_corpus" && s.kind === "benign")).toBe(true);
+    expect(scenarios.every((s) => (s.tags?.length ?? 0) > 0)).toBe(true);
+    expect(new Set(scenarios.map((s) => s.server))).toEqual(servers);
+    const core = loadScenarios(suitePaths("core"), servers).scenarios.map((s) => s.id);
+    expect(scenarios.filter((s) => core.includes(s.id))).toEqual([]);
   });
 });
 
@@ -98,6 +119,8 @@ describe("validation errors", () => {
       /^server: unknown server "nowhere"/,
     );
     expect(issuesFor("XX-01.json", { ...good, extra: 1 })[0]).toMatch(/extra|Unrecognized key/);
+    expect(issuesFor("XX-01.json", { ...good, tags: ["shell.pipeline", "sql.cte"] })).toEqual([]);
+    expect(issuesFor("XX-01.json", { ...good, tags: ["Shell Pipeline"] })[0]).toMatch(/^tags\.0: /);
   });
 
   it("checks the file against its folder and name, and rejects bad JSON and duplicates", () => {

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { planTasks, shardTasks } from "../src/bench.ts";
 import { REPO_ROOT, repoPath } from "../src/paths.ts";
 import { loadScenarios } from "../src/scenario.ts";
+import { suitePaths } from "../src/select.ts";
 
 const scratch = mkdtempSync(join(tmpdir(), "mcpguard-shard-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -26,7 +27,7 @@ const key = (r: { config: string; id: string; trial: number }) => `${r.config} $
 
 describe("shards", () => {
   it("are disjoint and cover every trial", () => {
-    const { scenarios } = loadScenarios([repoPath("test_cases")]);
+    const { scenarios } = loadScenarios(suitePaths("core"));
     const plan = {
       configs: ["C0", "C-AB", "C-app", "C-ebpf", "C-full", "C-AB+ebpf"],
       scenarios,

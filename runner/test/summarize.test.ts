@@ -71,6 +71,31 @@ describe("summarize", () => {
     expect(Object.keys(s.configs).sort()).toEqual(["C-x", "C0"]);
   });
 
+  it("keeps suites beside the core out of the paper comparison", () => {
+    const corpus = [1, 2, 3].flatMap((trial) => [
+      record({ config: "C0", id: "BC-1", trial, kind: "benign", category: "benign_corpus", server: "shell" }),
+      record({
+        config: "C-x",
+        id: "BC-1",
+        trial,
+        kind: "benign",
+        category: "benign_corpus",
+        server: "shell",
+        passed: false,
+      }),
+    ]);
+    const mixed = summarize("t", [...run(), ...corpus]);
+    expect(mixed.configs).toEqual(s.configs);
+    expect(mixed.cases).toBe(s.cases);
+    expect(mixed.benign).toBe(1);
+    expect(mixed.suites.benign_corpus).toMatchObject({ cases: 1, attacks: 0, benign: 1 });
+    expect(mixed.suites.benign_corpus?.configs["C-x"]).toMatchObject({ benign: 1, failed: 1 });
+    expect(mixed.suites.benign_corpus?.configs["C-x"]?.fpr?.value).toBe(1);
+    expect(mixed.suites.benign_corpus?.configs.C0?.byServer.shell).toMatchObject({ benign: 1, failed: 0 });
+    expect(mixed.caseResults.filter((r) => r.id === "BC-1")).toHaveLength(2);
+    expect(s.suites).toEqual({});
+  });
+
   it("leaves V-APR empty when C0 did not run", () => {
     const without = summarize(
       "t",

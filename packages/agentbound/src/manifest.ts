@@ -2,7 +2,7 @@
  * The AgentBound manifest format: one per server, the permissions it is granted and the operator
  * scopes that narrow them. Loaded only to validate a manifest (see loadManifest).
  */
-import { Destination, EnvName, PathPattern } from "@mcpguard/policy/schema";
+import { Destination, EnvName, Limits, PathPattern } from "@mcpguard/policy/schema";
 import { z } from "zod";
 
 export const PERMISSIONS = [
@@ -36,6 +36,8 @@ export const Manifest = z
         "mcp.ac.system.env.read": z.array(EnvName).optional(),
       })
       .default({}),
+    /** Resource limits of the server's cgroup, as in a policy. */
+    limits: Limits.optional(),
   })
   .superRefine((m, ctx) => {
     for (const scope of Object.keys(m.scopes)) {

@@ -1,4 +1,7 @@
-/** Where the launcher and the loader are: `bpf/.output/` of the checkout, or `$MCPGUARD_BPF_DIR`. */
+/**
+ * Where the launcher, the loader and the reaper are: `bpf/.output/` of the checkout, or
+ * `$MCPGUARD_BPF_DIR`. Loaded on its own (`@mcpguard/kernel/binaries`) by configs without L3.
+ */
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -15,7 +18,12 @@ function bpfOutput(): string {
   }
 }
 
-export function binaries(): { launcher: string; loader: string; dir: string } {
+export function binaries(): { launcher: string; loader: string; reaper: string; dir: string } {
   const dir = bpfOutput();
-  return { dir, launcher: join(dir, "mcpguard-exec"), loader: join(dir, "mcpguard-loader") };
+  return {
+    dir,
+    launcher: join(dir, "mcpguard-exec"),
+    loader: join(dir, "mcpguard-loader"),
+    reaper: join(dir, "mcpguard-reaper"),
+  };
 }

@@ -35,9 +35,9 @@ export interface KernelNeeds {
 }
 
 export interface Compiled {
-  /** The launcher's Landlock ruleset. */
+  /** The launcher's Landlock ruleset, as records (see encodeRecords). */
   ruleset: string;
-  /** The loader's allow list (network, and inode rules for BPF LSM hosts). */
+  /** The loader's allow list (network, and inode rules for BPF LSM hosts), as records. */
   loaderPolicy: string;
   /** What the compilation had to approximate or leave out, for the audit log. */
   notes: string[];
@@ -227,6 +227,58 @@ async function addresses(host: string, notes: string[]): Promise<{ address: stri
   }
 }
 
+/**
+ * Records of NUL-terminated fields, each record ended by an empty field, after a header record
+ * (the format of bpf/input.h). A field may hold any character but NUL, so a path with `#`, a
+ * newline, spaces or non-ASCII letters reaches the launcher and the loader exactly as it is. A
+ * path holding NUL cannot exist; an empty field would end its record early: both are refused.
+ */
+export function encodeRecords(header: readonly [string, string], records: readonly string[][]): string {
+  let out = "";
+  for (const record of [header, ...records]) {
+    for (const field of record) {
+      if (field === "" || field.includes("\0"))
+        throw new Error(`cannot encode ${JSON.stringify(field)} for the kernel layer: empty or holding NUL`);
+      out += `${field}\0`;
+    }
+    out += "\0";
+  }
+  return out;
+}
+
+export const RULESET_HEADER = ["mcpguard-ruleset", "1"] as const;
+export const LOADER_POLICY_HEADER = ["mcpguard-policy", "1"] as const;
+
+/** What the launcher and the loader read: the kernel-side form of the rules. */
+function emit(
+  rules: Rules,
+  network: { address: string; family: number; port: number }[],
+  ports: number[] | null,
+) {
+  const ruleset: string[][] = [
+    ["abi", String(LANDLOCK_MIN_ABI)],
+    ["scope", "signal"],
+    ["scope", "abstract-unix"],
+  ];
+  const loader: string[][] = [];
+  if (ports) {
+    ruleset.push(["handle", "net"]);
+    for (const port of ports) ruleset.push(["net", "connect", String(port)]);
+  }
+  for (const { address, family, port } of network) {
+    loader.push(["net", family === 6 ? "allow6" : "allow4", address, String(port)]);
+  }
+  for (const [path, rights] of [...rules.fs].sort(([a], [b]) => a.localeCompare(b))) {
+    ruleset.push(["fs", [...rights].sort().join(","), path]);
+    const letters = `${rights.has("read_file") ? "r" : ""}${rights.has("write_file") || rights.has("make_reg") ? "w" : ""}${rights.has("execute") ? "x" : ""}`;
+    if (letters) loader.push(["fs", letters, path]);
+  }
+  return {
+    ruleset: encodeRecords(RULESET_HEADER, ruleset),
+    loaderPolicy: encodeRecords(LOADER_POLICY_HEADER, loader),
+  };
+}
+
 export async function compile(
   needs: KernelNeeds,
   argv: readonly string[],
@@ -252,26 +304,20 @@ export async function compile(
     rules.program(which(name, env.PATH), name);
   }
 
-  const lines = [`abi ${LANDLOCK_MIN_ABI}`, "scope signal", "scope abstract-unix"];
-  const loader: string[] = [];
   const destinations = needs.network.map(splitDestination);
+  let ports: number[] | null = null;
   if (destinations.every((d) => d.port > 0)) {
-    lines.push("handle net");
-    for (const port of new Set(destinations.map((d) => d.port))) lines.push(`net connect ${port}`);
+    ports = [...new Set(destinations.map((d) => d.port))];
   } else {
     rules.notes.push(
       "a destination without a port: Landlock leaves TCP ports open, cgroup BPF still checks addresses",
     );
   }
+  const network: { address: string; family: number; port: number }[] = [];
   for (const d of destinations) {
     for (const { address, family } of await addresses(d.host, rules.notes)) {
-      loader.push(`net allow${family === 6 ? 6 : 4} ${address} ${d.port}`);
+      network.push({ address, family, port: d.port });
     }
   }
-  for (const [path, rights] of [...rules.fs].sort(([a], [b]) => a.localeCompare(b))) {
-    lines.push(`fs ${[...rights].sort().join(",")} ${path}`);
-    const letters = `${rights.has("read_file") ? "r" : ""}${rights.has("write_file") || rights.has("make_reg") ? "w" : ""}${rights.has("execute") ? "x" : ""}`;
-    if (letters) loader.push(`fs ${letters} ${path}`);
-  }
-  return { ruleset: `${lines.join("\n")}\n`, loaderPolicy: `${loader.join("\n")}\n`, notes: rules.notes };
+  return { ...emit(rules, network, ports), notes: rules.notes };
 }

@@ -1,8 +1,10 @@
 /**
  * L3 around one server: the loader attaches the BPF programs to the server's cgroup and streams
- * kernel events; the launcher joins that cgroup, applies the Landlock ruleset and execs the
- * server. The loader is ready before the server's first instruction, and lives until the server's
- * last process is gone; when it exits, its programs detach.
+ * kernel events; the launcher joins that cgroup, applies the Landlock ruleset and the seccomp
+ * filter and execs the server. The loader is ready before the server's first instruction. Its
+ * cgroup socket programs are attached to the cgroup itself and hold until the cgroup is removed,
+ * whatever happens to the loader; its telemetry (and, on BPF LSM hosts, LSM programs) end with it,
+ * so a loader that dies under a running server still makes the caller stop the server.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { statSync } from "node:fs";
@@ -30,6 +32,8 @@ export interface GuardOptions {
   /** Weaker modes the operator asked for: run without the BPF loader, or without Landlock. */
   withoutLoader?: boolean;
   withoutLandlock?: boolean;
+  /** Install the launcher's seccomp filter (default true; false only where the probe says it fails). */
+  seccomp?: boolean;
   /**
    * The loader exited before stop(): its programs are detached, so the server must not go on
    * (fail closed). Called once, saying how the loader ended.
@@ -49,6 +53,7 @@ export class KernelGuard {
     private readonly loader: ChildProcess | undefined,
     private readonly exited: Promise<void>,
     private readonly landlock: boolean,
+    private readonly seccomp: boolean,
   ) {}
 
   static async start(options: GuardOptions): Promise<KernelGuard> {
@@ -63,6 +68,7 @@ export class KernelGuard {
         undefined,
         Promise.resolve(),
         landlock,
+        options.seccomp !== false,
       );
     }
     // The policy travels on a pipe (fd 3): no file of the harness lands in the server's world.
@@ -120,6 +126,7 @@ export class KernelGuard {
         loader,
         exited,
         landlock,
+        options.seccomp !== false,
       );
       loader.once("exit", (code, signal) => {
         if (!guard.stopping)
@@ -133,16 +140,19 @@ export class KernelGuard {
   }
 
   /**
-   * How to start the server inside the cgroup, under the ruleset: the launcher's argv, and the
-   * ruleset it reads from fd 3 before closing every descriptor above stderr.
+   * How to start the server inside the cgroup (and the cgroup-v1 cgroups of its limits, `join`),
+   * under the ruleset and the seccomp filter: the launcher's argv, and the ruleset it reads from
+   * fd 3 before closing every descriptor above stderr.
    */
-  launch(argv: readonly string[], cgroup: string): { argv: string[]; fd3?: string } {
-    const launcher = binaries().launcher;
-    if (!this.landlock) return { argv: [launcher, "--cgroup", cgroup, "--", ...argv] };
-    return {
-      argv: [launcher, "--cgroup", cgroup, "--ruleset", "/dev/fd/3", "--", ...argv],
-      fd3: this.compiled.ruleset,
-    };
+  launch(
+    argv: readonly string[],
+    cgroup: string,
+    join: readonly string[] = [],
+  ): { argv: string[]; fd3?: string } {
+    const args = [binaries().launcher, "--cgroup", cgroup, ...join.flatMap((dir) => ["--join", dir])];
+    if (this.seccomp) args.push("--seccomp");
+    if (!this.landlock) return { argv: [...args, "--", ...argv] };
+    return { argv: [...args, "--ruleset", "/dev/fd/3", "--", ...argv], fd3: this.compiled.ruleset };
   }
 
   #stopping = false;
@@ -152,7 +162,10 @@ export class KernelGuard {
     return this.#stopping;
   }
 
-  /** Let the loader report what is left, detach everything and exit. */
+  /**
+   * Let the loader report what is left and exit (it waits until the cgroup holds no process; the
+   * cgroup socket programs go with the cgroup).
+   */
   async stop(): Promise<void> {
     this.#stopping = true;
     if (!this.loader) return;

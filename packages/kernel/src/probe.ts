@@ -17,6 +17,8 @@ export interface ProbeResult {
   cgroupBpf: boolean;
   tpBtf: boolean;
   lsm: boolean;
+  /** The launcher's seccomp filter installs and refuses what it must (memfd exec, socket families). */
+  seccomp: boolean;
   /** Why something is unavailable, by what was tried. */
   errors: Record<string, string>;
 }
@@ -68,6 +70,34 @@ export function capabilityBackends(p: ProbeResult): Record<Capability, Capabilit
   return { file: fileExec("file"), exec: fileExec("exec"), net, unix };
 }
 
+/**
+ * What the launcher's seccomp filter adds beneath Landlock and cgroup BPF, which cannot see it: exec
+ * of a memfd (a file on an internal mount that Landlock lets through), and sockets of families the
+ * cgroup sock_create hook never runs for (vsock, packet, netlink other than NETLINK_ROUTE, ...).
+ */
+export type Hardening = "memfd-exec" | "socket-families";
+export const HARDENING: readonly Hardening[] = ["memfd-exec", "socket-families"];
+
+export function hardeningBackends(p: ProbeResult): Record<Hardening, CapabilityBackend> {
+  if (!p.seccomp) {
+    const why = `the launcher's seccomp filter does not work here${p.errors.seccomp ? `: ${p.errors.seccomp}` : ""}`;
+    return {
+      "memfd-exec": { backend: null, detail: why },
+      "socket-families": { backend: null, detail: why },
+    };
+  }
+  return {
+    "memfd-exec": {
+      backend: "seccomp",
+      detail: "memfd_create only with MFD_NOEXEC_SEAL (else ENOSYS); no execveat of a descriptor (EACCES)",
+    },
+    "socket-families": {
+      backend: "seccomp",
+      detail: "socket() and socketpair() for unix, inet, inet6 and netlink route only (else EAFNOSUPPORT)",
+    },
+  };
+}
+
 /** The probe, cached for the boot, the kernel and the launcher and loader binaries that answered it. */
 export async function probeBackends(options: { fresh?: boolean } = {}): Promise<ProbeResult> {
   const bins = binaries();
@@ -86,6 +116,7 @@ async function probeNow(bins: ReturnType<typeof binaries>): Promise<ProbeResult>
     cgroupBpf: false,
     tpBtf: false,
     lsm: false,
+    seccomp: false,
     errors: {},
   };
   if (!existsSync(bins.launcher)) {
@@ -93,9 +124,16 @@ async function probeNow(bins: ReturnType<typeof binaries>): Promise<ProbeResult>
   } else {
     try {
       const { stdout } = await run(bins.launcher, ["--probe"], { timeout: 5000 });
-      const parsed = JSON.parse(stdout) as { landlockAbi: number; error?: string };
+      const parsed = JSON.parse(stdout) as {
+        landlockAbi: number;
+        error?: string;
+        seccomp?: boolean;
+        seccompError?: string;
+      };
       result.landlockAbi = parsed.landlockAbi;
+      result.seccomp = parsed.seccomp === true;
       if (parsed.error) result.errors.landlock = parsed.error;
+      if (parsed.seccompError) result.errors.seccomp = parsed.seccompError;
     } catch (error) {
       result.errors.landlock = (error as Error).message;
     }

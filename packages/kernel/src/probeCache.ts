@@ -22,6 +22,7 @@ const ProbeResultSchema: z.ZodType<ProbeResult> = z.strictObject({
   cgroupBpf: z.boolean(),
   tpBtf: z.boolean(),
   lsm: z.boolean(),
+  seccomp: z.boolean(),
   errors: z.record(z.string(), z.string()),
 });
 

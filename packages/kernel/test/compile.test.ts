@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { compile, interpreterOf, type KernelNeeds, which } from "../src/compile.ts";
-import { capabilityBackends, type ProbeResult } from "../src/probe.ts";
+import { compile, encodeRecords, interpreterOf, type KernelNeeds, which } from "../src/compile.ts";
+import { capabilityBackends, hardeningBackends, type ProbeResult } from "../src/probe.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "mcpguard-compile-")));
 const ws = join(root, "workspace");
@@ -16,7 +16,13 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 const node = realpathSync(process.execPath);
 const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
 const none: KernelNeeds = { read: [], write: [], exec: [], network: [], shell: false };
-const rules = (ruleset: string) => ruleset.split("\n").filter((l) => l.startsWith("fs "));
+/** The records of the kernel-side format (bpf/input.h), each as its fields joined by spaces. */
+const records = (encoded: string) =>
+  encoded
+    .split("\0\0")
+    .filter(Boolean)
+    .map((r) => r.split("\0").join(" "));
+const rules = (ruleset: string) => records(ruleset).filter((l) => l.startsWith("fs "));
 const ruleFor = (ruleset: string, path: string) => rules(ruleset).find((l) => l.endsWith(` ${path}`));
 
 describe("compile", () => {
@@ -27,7 +33,12 @@ describe("compile", () => {
     expect(ld).toMatch(/ld-linux/);
     expect(ruleFor(ruleset, realpathSync(ld as string))).toMatch(/^fs execute,read_file /);
     expect(ruleFor(ruleset, root)).toBe(`fs read_dir,read_file ${root}`);
-    expect(ruleset).toMatch(/^abi 6\nscope signal\nscope abstract-unix\n/);
+    expect(records(ruleset).slice(0, 4)).toEqual([
+      "mcpguard-ruleset 1",
+      "abi 6",
+      "scope signal",
+      "scope abstract-unix",
+    ]);
     for (const line of rules(ruleset)) {
       const path = line.split(" ").slice(2).join(" ");
       expect(path, line).not.toMatch(/^\/(proc|sys|root|home)(\/|$)|^\/etc$|^\/etc\/(passwd|shadow)/);
@@ -59,13 +70,34 @@ describe("compile", () => {
   it("limits TCP ports with Landlock and addresses with the loader", async () => {
     const needs = { ...none, network: ["127.0.0.1:8443", "[::1]:9000", "nowhere.invalid:443"] };
     const { ruleset, loaderPolicy, notes } = await compile(needs, [process.execPath, script], env);
-    expect(ruleset).toContain("handle net\nnet connect 8443\nnet connect 9000\nnet connect 443\n");
-    expect(loaderPolicy).toContain("net allow4 127.0.0.1 8443\n");
-    expect(loaderPolicy).toContain("net allow6 ::1 9000\n");
+    expect(records(ruleset).join("\n")).toContain(
+      "handle net\nnet connect 8443\nnet connect 9000\nnet connect 443\n",
+    );
+    expect(records(loaderPolicy)).toContain("net allow4 127.0.0.1 8443");
+    expect(records(loaderPolicy)).toContain("net allow6 ::1 9000");
     expect(notes).toContainEqual(expect.stringMatching(/nowhere\.invalid did not resolve/));
     const open = await compile({ ...none, network: ["127.0.0.1"] }, [process.execPath, script], env);
-    expect(open.ruleset).not.toContain("handle net");
+    expect(records(open.ruleset)).not.toContain("handle net");
     expect(open.notes).toContainEqual(expect.stringMatching(/without a port/));
+  });
+
+  it("passes a path with '#', a newline, spaces and non-ASCII letters whole, in one field", async () => {
+    const odd = join(root, "C#proj\nwith  spaces é", "ws");
+    mkdirSync(odd, { recursive: true });
+    const { ruleset, loaderPolicy } = await compile(
+      { ...none, read: [odd] },
+      [process.execPath, script],
+      env,
+    );
+    expect(ruleset).toContain(`\0fs\0read_dir,read_file\0${odd}\0\0`);
+    expect(loaderPolicy).toContain(`\0fs\0r\0${odd}\0\0`);
+    expect(ruleset.startsWith("mcpguard-ruleset\x001\0\0")).toBe(true);
+    expect(loaderPolicy.startsWith("mcpguard-policy\x001\0\0")).toBe(true);
+  });
+
+  it("refuses to encode a field that is empty or holds NUL", () => {
+    expect(() => encodeRecords(["h", "1"], [["fs", "read_file", "/a\0b"]])).toThrow(/holding NUL/);
+    expect(() => encodeRecords(["h", "1"], [["fs", "", "/a"]])).toThrow(/empty/);
   });
 
   it("refuses a server program it cannot find", async () => {
@@ -82,6 +114,7 @@ describe("capability backends", () => {
     cgroupBpf: true,
     tpBtf: true,
     lsm: false,
+    seccomp: true,
     errors: {},
     ...p,
   });
@@ -99,6 +132,17 @@ describe("capability backends", () => {
       "bpf-lsm",
       "landlock",
     ]);
+  });
+
+  it("name seccomp for memfd exec and socket families, or nothing when the filter does not work", () => {
+    expect(Object.values(hardeningBackends(probe({}))).map((b) => b.backend)).toEqual(["seccomp", "seccomp"]);
+    const none = hardeningBackends(
+      probe({ seccomp: false, errors: { seccomp: "the filter cannot be installed" } }),
+    );
+    expect(none["memfd-exec"]).toMatchObject({
+      backend: null,
+      detail: expect.stringMatching(/cannot be installed/),
+    });
   });
 
   it("leave a capability without backend when nothing enforces it", () => {

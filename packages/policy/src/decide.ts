@@ -14,13 +14,13 @@ export type Decision = { allow: true } | { allow: false; rule: string; reason: s
 export const ALLOW: Decision = { allow: true };
 const deny = (rule: string, reason: string): Decision => ({ allow: false, rule, reason });
 
-const DEFAULT_PORTS: Record<string, string> = {
-  "http:": "80",
-  "https:": "443",
-  "ws:": "80",
-  "wss:": "443",
-  "ftp:": "21",
-};
+const DEFAULT_PORTS = new Map([
+  ["http:", "80"],
+  ["https:", "443"],
+  ["ws:", "80"],
+  ["wss:", "443"],
+  ["ftp:", "21"],
+]);
 
 /** Whether `host:port` is one of the destinations (`host`, `host:port`, `*.domain`, `[v6]:port`). */
 export function destinationAllowed(host: string, port: string, destinations: readonly string[]): boolean {
@@ -60,7 +60,7 @@ function checkUrl(value: string, tool: ResolvedTool): Decision {
   } catch {
     return deny("l1.url.invalid", "the URL argument does not parse");
   }
-  const port = url.port || DEFAULT_PORTS[url.protocol] || "";
+  const port = url.port || DEFAULT_PORTS.get(url.protocol) || "";
   if (destinationAllowed(url.hostname, port, tool.network)) return ALLOW;
   return deny("l1.network", `${url.hostname}:${port} is not a destination ${tool.name} may reach`);
 }
@@ -162,7 +162,8 @@ export function decide(
   if (!tool)
     return deny("l1.undeclared-tool", `the policy of ${policy.server} does not declare the tool "${name}"`);
   for (const [arg, value] of Object.entries(args)) {
-    const role = tool.args[arg];
+    // An own property only: "constructor" or "toString" is not declared by Object.prototype.
+    const role = Object.hasOwn(tool.args, arg) ? tool.args[arg] : undefined;
     if (!role)
       return deny("l1.undeclared-argument", `the policy of ${name} does not declare the argument "${arg}"`);
     if (typeof value !== "string") continue;

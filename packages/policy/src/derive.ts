@@ -42,10 +42,13 @@ function roleOf(name: string, schema: Record<string, unknown>, tool: ListedTool)
 
 export function deriveTool(tool: ListedTool): ToolPolicy {
   const notes: string[] = [];
-  const args: Record<string, ArgRole> = {};
-  for (const [name, schema] of Object.entries(tool.inputSchema?.properties ?? {})) {
-    args[name] = roleOf(name, (schema ?? {}) as Record<string, unknown>, tool);
-  }
+  // fromEntries defines own properties: an argument the server names "__proto__" stays an argument.
+  const args: Record<string, ArgRole> = Object.fromEntries(
+    Object.entries(tool.inputSchema?.properties ?? {}).map(([name, schema]) => [
+      name,
+      roleOf(name, (schema ?? {}) as Record<string, unknown>, tool),
+    ]),
+  );
   const roles = new Set(Object.values(args));
   const policy: ToolPolicy = { args, read: [], write: [], network: [], exec: [], env: [], sql: ["read"] };
   if (roles.has("path.read") || roles.has("path.write")) policy.read = ["{{cwd}}/**"];
@@ -59,7 +62,9 @@ export function deriveTool(tool: ListedTool): ToolPolicy {
   // Annotations, applied last, may only take away.
   if (tool.annotations?.readOnlyHint === true) {
     if (roles.has("path.write")) notes.push("readOnlyHint: writes dropped");
-    for (const [name, role] of Object.entries(args)) if (role === "path.write") args[name] = "path.read";
+    policy.args = Object.fromEntries(
+      Object.entries(args).map(([name, role]) => [name, role === "path.write" ? "path.read" : role]),
+    );
     policy.write = [];
     policy.sql = ["read"];
   }

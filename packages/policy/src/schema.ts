@@ -77,6 +77,21 @@ export const ToolPolicy = Capabilities.extend({
 });
 export type ToolPolicy = z.infer<typeof ToolPolicy>;
 
+/**
+ * Resource limits of the server's cgroup (every config that gives it one): tasks (processes and
+ * threads) and memory in bytes. `mcpguard run --pids-max/--memory-max` win over these.
+ */
+export const Limits = z.strictObject({
+  pids: z.number().int().min(1).max(4_194_304).optional(),
+  memoryBytes: z
+    .number()
+    .int()
+    .min(1024 * 1024, "at least 1 MiB")
+    .max(Number.MAX_SAFE_INTEGER)
+    .optional(),
+});
+export type Limits = z.infer<typeof Limits>;
+
 export const Policy = z.strictObject({
   version: z.literal(1),
   server: z.string().min(1),
@@ -85,6 +100,7 @@ export const Policy = z.strictObject({
   draft: z.boolean().optional(),
   /** Environment variables the server keeps at spawn, beyond the world's (HOME, PATH, ...). */
   environment: z.strictObject({ keep: z.array(EnvName).default([]) }).default({ keep: [] }),
+  limits: Limits.optional(),
   tools: z.record(z.string(), ToolPolicy),
 });
 export type Policy = z.infer<typeof Policy>;

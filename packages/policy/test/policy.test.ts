@@ -170,6 +170,17 @@ describe("decide (L1)", () => {
     });
   });
 
+  it("takes no argument name for declared because Object.prototype has it", () => {
+    for (const name of ["constructor", "__proto__", "toString", "valueOf", "hasOwnProperty"]) {
+      // JSON.parse, as the relay reads a call, makes even "__proto__" an own property.
+      const args = JSON.parse(`{"path": "readme.txt", "${name}": "x"}`);
+      expect(decide(resolved(), "read_file", args), name).toMatchObject({
+        allow: false,
+        rule: "l1.undeclared-argument",
+      });
+    }
+  });
+
   it("judges paths on their canonical form", () => {
     const p = resolved();
     expect(decide(p, "read_file", { path: "readme.txt" })).toEqual({ allow: true });

@@ -2,3 +2,4 @@ export * from "./cacheDir.js";
 export * from "./framing.js";
 export * from "./jsonrpc.js";
 export * from "./pending.js";
+export * from "./scan.js";

@@ -57,19 +57,25 @@ export function classify(value: unknown): Classified {
   return classifySingle(value);
 }
 
+const has = (value: Message, key: string) => Object.hasOwn(value, key);
+
 function classifySingle(value: unknown): Classified {
   if (!isObject(value)) return { kind: "invalid", reason: "message is not a JSON object", id: null };
-  const rawId = value.id;
+  const rawId = has(value, "id") ? value.id : undefined;
   const id = isId(rawId) ? rawId : null;
   if (value.jsonrpc !== "2.0") return { kind: "invalid", reason: 'jsonrpc must be "2.0"', id };
-  if ("method" in value) {
+  const hasResult = has(value, "result");
+  const hasError = has(value, "error");
+  if (has(value, "method")) {
     if (typeof value.method !== "string") return { kind: "invalid", reason: "method must be a string", id };
-    if (!("id" in value)) return { kind: "notification", method: value.method, message: value };
+    // A reader that looks for `result` first would take it for a response that no layer inspected.
+    if (hasResult || hasError) {
+      return { kind: "invalid", reason: "a request or notification carries no result or error", id };
+    }
+    if (!has(value, "id")) return { kind: "notification", method: value.method, message: value };
     if (!isId(rawId)) return { kind: "invalid", reason: "request id must be a string or a number", id: null };
     return { kind: "request", id: rawId, method: value.method, message: value };
   }
-  const hasResult = "result" in value;
-  const hasError = "error" in value;
   if (hasResult === hasError) {
     return { kind: "invalid", reason: "a response carries exactly one of result and error", id };
   }
@@ -96,9 +102,18 @@ export function resultResponse(id: JsonRpcId, result: unknown): Message {
   return { jsonrpc: "2.0", id, result };
 }
 
-/** Serialise a message as one frame. */
+const HAS_LINE_SEPARATOR = /[\u0085\u2028\u2029]/;
+const LINE_SEPARATORS = /[\u0085\u2028\u2029]/g;
+const escapeSeparator = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+
+/**
+ * Serialise a message as one frame: one line for every reader. JSON.stringify escapes CR and LF;
+ * U+2028, U+2029 and U+0085, which it leaves raw, are escaped here.
+ */
 export function encodeMessage(message: unknown): Buffer {
-  return Buffer.from(`${JSON.stringify(message)}\n`, "utf8");
+  let text = JSON.stringify(message);
+  if (HAS_LINE_SEPARATOR.test(text)) text = text.replace(LINE_SEPARATORS, escapeSeparator);
+  return Buffer.from(`${text}\n`, "utf8");
 }
 
 /** An MCP tool result that reports a refusal to the agent as readable text (not a transport error). */

@@ -1,8 +1,10 @@
 /**
  * The audit log: one JSON object per line, appended with a single write(2) on an O_APPEND
- * descriptor, so lines from concurrent writers never interleave.
+ * descriptor, so lines from concurrent writers never interleave. Every line is sealed with an
+ * HMAC chained per writer session (see docs/DESIGN.md, "The audit log"), so `mcpguard audit verify`
+ * can tell an altered, inserted, deleted or reordered line.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import {
   closeSync,
   fstatSync,
@@ -14,6 +16,7 @@ import {
   writeSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { CHAIN_FIELDS, claimedMac, firstLine, lastLine, seal } from "./auditChain.js";
 
 export type Decision = "allow" | "deny" | "modify";
 
@@ -46,6 +49,8 @@ export interface LifecycleEvent {
   /** The L3 backend of each capability, and what compiling the policy approximated. */
   l3?: Record<string, string>;
   l3Notes?: string[];
+  /** On the exit record: the name the server gave itself in `initialize` (its claim, not its name). */
+  claimedName?: string;
 }
 
 /** What the kernel layer saw: a deny by a BPF program, a syscall Landlock refused, an exec, a fork. */
@@ -59,18 +64,80 @@ export interface KernelAuditEvent {
   [detail: string]: unknown;
 }
 
-export type AuditEvent = DecisionEvent | LifecycleEvent | KernelAuditEvent;
+/** The log's own bookkeeping: a file rotated away (and its first line's MAC), files pruned. */
+export interface LogEvent {
+  type: "audit";
+  event: "rotate" | "prune";
+  /** rotate: the name the file was given. */
+  file?: string;
+  /** rotate: the MAC of that file's first line, which identifies it. */
+  head?: string | null;
+  /** prune: the rotated files about to be deleted. */
+  files?: string[];
+}
 
-/** JSON with object keys sorted, so equal arguments always give the same digest. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+export type AuditEvent = DecisionEvent | LifecycleEvent | KernelAuditEvent | LogEvent;
+
+const SCRIPT_RUNNERS =
+  /^(node|nodejs|bun|bunx|deno|npx|pnpm|pnpx|uv|uvx|pipx|python[\d.]*|pypy[\d.]*|ruby|perl|php|java|sh|bash)$/;
+const SUBCOMMANDS = new Set(["run", "exec", "dlx", "x", "tool"]);
+
+/**
+ * The server's name when neither `--server-name` nor a policy gives one: its script's (or command's)
+ * file name, never what the server calls itself. `node /srv/files.mjs` is "files", `uvx mcp-fetch` is
+ * "mcp-fetch", `python3 -m notes` is "notes".
+ */
+export function serverNameFromCommand(argv: readonly string[]): string {
+  const [command = "", ...args] = argv;
+  let name = basename(command);
+  if (SCRIPT_RUNNERS.test(name)) {
+    const script = args.find((arg) => !arg.startsWith("-") && !SUBCOMMANDS.has(arg));
+    if (script) name = basename(script);
   }
-  return JSON.stringify(value) ?? "null";
+  return name.replace(/\.(m?[jt]s|c[jt]s|py|rb|pl|php|jar|sh)$/, "") || "server";
+}
+
+/** Text that {@link canonicalJson} writes as it is, beside the values it still has to write. */
+class Verbatim {
+  constructor(readonly text: string) {}
+}
+const COMMA = new Verbatim(",");
+const CLOSE_ARRAY = new Verbatim("]");
+const CLOSE_OBJECT = new Verbatim("}");
+
+/**
+ * JSON with object keys sorted, so equal arguments always give the same digest. The walk keeps its
+ * own stack, so a value nested any depth costs heap, never the call stack.
+ */
+export function canonicalJson(value: unknown): string {
+  const out: string[] = [];
+  const todo: unknown[] = [value];
+  while (todo.length > 0) {
+    const item = todo.pop();
+    if (item instanceof Verbatim) {
+      out.push(item.text);
+    } else if (Array.isArray(item)) {
+      out.push("[");
+      todo.push(CLOSE_ARRAY);
+      for (let i = item.length - 1; i >= 0; i--) {
+        todo.push(item[i]);
+        if (i > 0) todo.push(COMMA);
+      }
+    } else if (item !== null && typeof item === "object") {
+      const entries = Object.entries(item as Record<string, unknown>)
+        .filter(([, v]) => v !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      out.push("{");
+      todo.push(CLOSE_OBJECT);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, v] = entries[i] as [string, unknown];
+        todo.push(v, new Verbatim(`${i > 0 ? "," : ""}${JSON.stringify(key)}:`));
+      }
+    } else {
+      out.push(JSON.stringify(item) ?? "null");
+    }
+  }
+  return out.join("");
 }
 
 export function digest(value: unknown): string {
@@ -78,6 +145,10 @@ export function digest(value: unknown): string {
 }
 
 export interface AuditLogOptions {
+  /** The HMAC key (see auditKey.ts): every line is sealed with it. */
+  key: Buffer;
+  /** The key's public id (auditChain.keyId), written on each session's first record. */
+  kid: string;
   /** Rotate once the file grows past this many bytes (default 16 MiB). */
   maxBytes?: number;
   /** Rotated files to keep, newest first (default 10). */
@@ -87,6 +158,8 @@ export interface AuditLogOptions {
 export const DEFAULT_AUDIT_MAX_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_AUDIT_KEEP = 10;
 
+const ROTATED = /^\d{8}T\d+Z-\d+-\d+$/;
+
 let rotation = 0;
 
 /**
@@ -95,32 +168,61 @@ let rotation = 0;
  * two writers rotating at once cannot overwrite each other's file; a writer whose file was rotated
  * reopens the path before its next line, and a line that landed in a file pruned meanwhile is
  * written again, so no line is lost.
+ *
+ * Each AuditLog is one session of the chain: a random id, a sequence number, `prev` (the MAC of the
+ * session's previous line), on its first line the key id and an `anchor` (the MAC of the log's last
+ * line at that moment, and `anchorHead`, the MAC of the first line of the file holding it), and
+ * `from` (the MAC of the first line of the file holding the previous line) on a line that is the
+ * session's first in another file. No lock: the chains of concurrent writers never meet.
  */
 export class AuditLog {
   #fd = -1;
   #ino = -1;
+  /** The session has a line in the file under #fd. */
+  #wroteHere = false;
+  /** The first-line MAC of the file holding the session's previous line, once it is not this file. */
+  #from: string | undefined;
+  #seq = 0;
+  #prev: string | undefined;
+  /** Writing a rotate or prune record, which never rotates. */
+  #bookkeeping = false;
+  readonly #session = randomBytes(12).toString("base64url");
+  readonly #key: Buffer;
+  readonly #kid: string;
   readonly #maxBytes: number;
   readonly #keep: number;
 
   constructor(
     readonly path: string,
-    options: AuditLogOptions = {},
+    options: AuditLogOptions,
   ) {
+    this.#key = options.key;
+    this.#kid = options.kid;
     this.#maxBytes = options.maxBytes ?? DEFAULT_AUDIT_MAX_BYTES;
     this.#keep = options.keep ?? DEFAULT_AUDIT_KEEP;
     this.#open();
   }
 
+  /** The session id on every line this writer seals. */
+  get session(): string {
+    return this.#session;
+  }
+
   write(event: AuditEvent): void {
-    const line = `${JSON.stringify({ time: new Date().toISOString(), ...event })}\n`;
     for (let attempt = 0; attempt < 5; attempt++) {
       this.#followRotation();
+      const { line, mac } = seal(this.#key, this.#record(event));
       writeSync(this.#fd, line);
       const written = fstatSync(this.#fd);
       if (written.nlink > 0) {
-        if (written.size > this.#maxBytes) this.#rotate();
+        this.#seq++;
+        this.#prev = mac;
+        this.#from = undefined;
+        this.#wroteHere = true;
+        if (written.size > this.#maxBytes && !this.#bookkeeping) this.#rotate();
         return;
       }
+      // The file was pruned after our line landed in it: seal the line again for the file that replaced it.
     }
   }
 
@@ -129,10 +231,52 @@ export class AuditLog {
     this.#fd = -1;
   }
 
+  #record(event: AuditEvent): Record<string, unknown> {
+    const record: Record<string, unknown> = { time: new Date().toISOString(), ...event };
+    for (const field of CHAIN_FIELDS) if (Object.hasOwn(record, field)) delete record[field];
+    record.session = this.#session;
+    record.seq = this.#seq;
+    if (this.#seq === 0) Object.assign(record, { kid: this.#kid }, this.#anchor());
+    else record.prev = this.#prev;
+    if (this.#from !== undefined) record.from = this.#from;
+    return record;
+  }
+
+  /** The log's last line before this session's first: in this file, or else in the newest rotated one. */
+  #anchor(): { anchor?: string; anchorHead?: string } {
+    let last = lastLine(this.#fd);
+    let head = last === undefined ? undefined : firstLine(this.#fd);
+    if (last === undefined) {
+      const newest = auditFiles(this.path)
+        .filter((f) => f !== this.path)
+        .at(-1);
+      if (newest) {
+        try {
+          const fd = openSync(newest, "r");
+          [last, head] = [lastLine(fd), firstLine(fd)];
+          closeSync(fd);
+        } catch {
+          // Pruned meanwhile.
+        }
+      }
+    }
+    const anchor = last === undefined ? undefined : claimedMac(last);
+    const anchorHead = head === undefined ? undefined : claimedMac(head);
+    return anchor ? { anchor, ...(anchorHead ? { anchorHead } : {}) } : {};
+  }
+
   #open(): void {
-    if (this.#fd >= 0) closeSync(this.#fd);
-    this.#fd = openSync(this.path, "a", 0o600);
+    if (this.#fd >= 0) {
+      if (this.#wroteHere) {
+        const head = firstLine(this.#fd);
+        this.#from = head === undefined ? undefined : claimedMac(head);
+      }
+      closeSync(this.#fd);
+    }
+    // Read and append: the chain reads the first and last lines of the file it writes to.
+    this.#fd = openSync(this.path, "a+", 0o600);
     this.#ino = fstatSync(this.#fd).ino;
+    this.#wroteHere = false;
   }
 
   /** Reopen when another writer rotated the file away from under us. */
@@ -147,29 +291,60 @@ export class AuditLog {
 
   #rotate(): void {
     const stamp = new Date().toISOString().replace(/[-:.]/g, "");
+    const name = `${basename(this.path)}.${stamp}-${process.pid}-${++rotation}`;
+    const renamed = join(dirname(this.path), name);
     try {
-      renameSync(this.path, `${this.path}.${stamp}-${process.pid}-${++rotation}`);
+      // Another writer may have rotated our file already; then the file at the path is not ours to move.
+      if (statSync(this.path).ino !== this.#ino) return;
+      renameSync(this.path, renamed);
     } catch {
       return; // Another writer rotated it first.
     }
+    const head = headOf(renamed);
     this.#open();
-    this.#prune();
+    this.#bookkeeping = true;
+    try {
+      this.write({ type: "audit", event: "rotate", file: name, head: head ?? null });
+      this.#prune();
+    } finally {
+      this.#bookkeeping = false;
+    }
   }
 
+  /** Delete the oldest rotated files past `keep`, saying so in the log first. */
   #prune(): void {
     const dir = dirname(this.path);
     const prefix = `${basename(this.path)}.`;
     const rotated = readdirSync(dir)
-      .filter((name) => name.startsWith(prefix) && /^\d{8}T\d+Z-\d+-\d+$/.test(name.slice(prefix.length)))
+      .filter((name) => name.startsWith(prefix) && ROTATED.test(name.slice(prefix.length)))
       .sort()
       .reverse();
-    for (const name of rotated.slice(this.#keep)) {
+    const old = rotated.slice(this.#keep);
+    if (old.length === 0) return;
+    this.write({ type: "audit", event: "prune", files: old });
+    for (const name of old) {
       try {
         unlinkSync(join(dir, name));
       } catch {
         // Pruned by another writer.
       }
     }
+  }
+}
+
+/** The MAC of a file's first line: the file's identity in the chain. */
+export function headOf(file: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, "r");
+  } catch {
+    return undefined;
+  }
+  try {
+    const line = firstLine(fd);
+    return line === undefined ? undefined : claimedMac(line);
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -184,7 +359,7 @@ export function auditFiles(path: string): string[] {
     return [];
   }
   const rotated = names
-    .filter((name) => name.startsWith(prefix) && /^\d{8}T\d+Z-\d+-\d+$/.test(name.slice(prefix.length)))
+    .filter((name) => name.startsWith(prefix) && ROTATED.test(name.slice(prefix.length)))
     .sort()
     .map((name) => join(dir, name));
   return names.includes(basename(path)) ? [...rotated, path] : rotated;

@@ -28,6 +28,7 @@ const EXTERNAL: Record<string, string> = {
   bench: "run the benchmark, or validate scenario files (mcpguard-bench)",
   report: "rebuild a run's reports from its trials.ndjson (mcpguard-report)",
   compare: "compare two runs' summaries; fail on a regression (mcpguard-compare)",
+  soak: "attack the proxy for a long time: kills and generated frames (mcpguard-soak)",
 };
 
 function usage(): string {

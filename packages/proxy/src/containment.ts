@@ -3,16 +3,27 @@
  *
  * Where the cgroup v2 hierarchy is writable (root on these machines), the server runs in a leaf
  * cgroup of its own, created beneath the proxy's cgroup: a child that starts its own session
- * (setsid) or double-forks is still found, and `cgroup.kill` ends them all. Elsewhere the server is
- * the leader of a new process group and clean-up signals that group.
+ * (setsid) or double-forks is still found, and `cgroup.kill` ends them all. The cgroup carries the
+ * server's limits (see limits.ts). Elsewhere the server is the leader of a new process group and
+ * clean-up signals that group.
+ *
+ * What the proxy does here ends with the proxy. What must outlive it (a proxy killed with SIGKILL,
+ * crashed, or taken by the OOM killer) is the reaper's job (see reaper.ts): `supervise()` starts it
+ * before the server, `release()` lets it go after the clean-up.
  */
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { applyLimits, type Limits, type LimitsInfo, noLimits } from "./limits.js";
+import { Reaper } from "./reaper.js";
 
 export interface Containment {
   readonly kind: "cgroup" | "process-group";
   /** Absolute path of the server's cgroup directory, when there is one. */
   readonly cgroupPath: string | undefined;
+  /** The cgroup-v1 cgroups of the server's limits, which it joins beside cgroupPath. */
+  readonly v1Paths: readonly string[];
+  /** The limits asked for, and what enforces each (undefined when none were asked for). */
+  readonly limits: LimitsInfo | undefined;
   /**
    * The argv to spawn so that the process joins the containment before the server's code runs.
    * With `newSession`, the process also starts a session of its own (for spawners that cannot
@@ -21,8 +32,21 @@ export interface Containment {
   wrap(argv: readonly string[], options?: { newSession?: boolean }): string[];
   /** SIGKILL every process of the server, then wait (bounded) until none is left. */
   killAll(pid: number): Promise<void>;
+  /** SIGKILL every process of the server now, synchronously (for a crash handler). */
+  killNow(): void;
+  /** Stop every process of the server where it stands, without a signal it could handle (v2 only). */
+  freeze(): void;
   /** Remove what the containment created. Safe to call more than once. */
   dispose(): void;
+  /**
+   * Start the reaper, which ends the server when the proxy ends, however it ends. `onLost` is
+   * called if the reaper exits first.
+   */
+  supervise(binary: string, onLost: (how: string) => void): Promise<void>;
+  /** The server was just spawned as a child of this process (process-group containment needs its pid). */
+  serverStarted(): void;
+  /** After dispose(): let the reaper go (it removes what is left, and exits). */
+  release(): Promise<void>;
 }
 
 let sequence = 0;
@@ -64,9 +88,38 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-class ProcessGroupContainment implements Containment {
+/** Shared by both kinds: the reaper's life. */
+abstract class Supervised {
+  #reaper: Reaper | undefined;
+
+  protected abstract reaperTargets(): { cgroup?: string; v1?: readonly string[] };
+
+  async supervise(binary: string, onLost: (how: string) => void): Promise<void> {
+    this.#reaper = await Reaper.start({ binary, ...this.reaperTargets(), onLost });
+  }
+
+  protected tellReaper(line: string): void {
+    this.#reaper?.tell(line);
+  }
+
+  async release(): Promise<void> {
+    await this.#reaper?.release();
+  }
+}
+
+class ProcessGroupContainment extends Supervised implements Containment {
   readonly kind = "process-group";
   readonly cgroupPath = undefined;
+  readonly v1Paths: readonly string[] = [];
+  #group: number | undefined;
+
+  constructor(readonly limits: LimitsInfo | undefined) {
+    super();
+  }
+
+  protected reaperTargets() {
+    return {};
+  }
 
   wrap(argv: readonly string[], options: { newSession?: boolean } = {}): string[] {
     return options.newSession ? ["setsid", ...argv] : [...argv];
@@ -76,20 +129,75 @@ class ProcessGroupContainment implements Containment {
     signalGroup(pid, "SIGKILL");
   }
 
+  killNow(): void {
+    if (this.#group) signalGroup(this.#group, "SIGKILL");
+  }
+
+  freeze(): void {
+    if (this.#group) signalGroup(this.#group, "SIGSTOP");
+  }
+
+  /** The newest child of this process that leads a process group of its own is the server. */
+  serverStarted(): void {
+    const group = newestGroupLeaderChild();
+    if (group === undefined) return;
+    this.#group = group;
+    this.tellReaper(`pgid ${group}`);
+  }
+
   dispose(): void {}
 }
 
-class CgroupContainment implements Containment {
+/** Children of this process (the main thread spawns them) that lead their own process group. */
+function newestGroupLeaderChild(): number | undefined {
+  try {
+    const children = readFileSync(`/proc/self/task/${process.pid}/children`, "utf8").trim().split(/\s+/);
+    const leaders = children.map(Number).filter((pid) => {
+      try {
+        // Fields after the command name (which may hold spaces): state, ppid, pgrp.
+        const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+        return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]) === pid;
+      } catch {
+        return false;
+      }
+    });
+    return leaders.length ? Math.max(...leaders) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+class CgroupContainment extends Supervised implements Containment {
   readonly kind = "cgroup";
   #disposed = false;
 
-  constructor(readonly cgroupPath: string) {}
+  constructor(
+    readonly cgroupPath: string,
+    readonly v1Paths: readonly string[],
+    readonly limits: LimitsInfo | undefined,
+  ) {
+    super();
+  }
+
+  protected reaperTargets() {
+    return { cgroup: this.cgroupPath, v1: this.v1Paths };
+  }
 
   wrap(argv: readonly string[], options: { newSession?: boolean } = {}): string[] {
-    // The shell writes its own pid into the cgroup and then becomes the server (same pid), so not a
-    // single instruction of the server runs outside it.
+    // The shell writes its own pid into the cgroups and then becomes the server (same pid), so
+    // not a single instruction of the server runs outside them. $0 is the v2 cgroup.procs, $1..
+    // the v1 ones, shifted away before the server's argv.
+    const v1 = this.v1Paths.map((_, i) => ` && echo $$ > "$${i + 1}"`).join("");
+    const shift = this.v1Paths.length ? ` && shift ${this.v1Paths.length}` : "";
     const exec = options.newSession ? 'exec setsid "$@"' : 'exec "$@"';
-    return ["/bin/sh", "-c", `echo $$ > "$0" && ${exec}`, join(this.cgroupPath, "cgroup.procs"), ...argv];
+    return [
+      "/bin/sh",
+      "-c",
+      `echo $$ > "$0"${v1}${shift} && ${exec}`,
+      join(this.cgroupPath, "cgroup.procs"),
+      ...this.v1Paths.map((dir) => join(dir, "cgroup.procs")),
+      ...argv,
+    ];
   }
 
   async killAll(pid: number): Promise<void> {
@@ -104,9 +212,29 @@ class CgroupContainment implements Containment {
     }
   }
 
+  killNow(): void {
+    try {
+      writeFileSync(join(this.cgroupPath, "cgroup.kill"), "1");
+    } catch {
+      // Gone already, or a kernel without cgroup.kill: the reaper goes on from here.
+    }
+  }
+
+  freeze(): void {
+    try {
+      writeFileSync(join(this.cgroupPath, "cgroup.freeze"), "1");
+    } catch {
+      // Without a freezer, the kill that follows is what stops the server.
+    }
+  }
+
+  serverStarted(): void {}
+
   dispose(): void {
     if (this.#disposed) return;
-    this.#disposed = removeCgroupTree(this.cgroupPath);
+    let removed = removeCgroupTree(this.cgroupPath);
+    for (const dir of this.v1Paths) removed = removeCgroupTree(dir) && removed;
+    this.#disposed = removed;
   }
 
   #populated(): boolean {
@@ -135,17 +263,29 @@ export function removeCgroupTree(path: string): boolean {
   return ok;
 }
 
-/** A cgroup when one can be created here, otherwise a process group. */
-export function createContainment(options: { name?: string } = {}): Containment {
+/**
+ * A cgroup when one can be created here, otherwise a process group. With `limits`, the cgroup
+ * enforces them where the kernel can (limits.ts).
+ */
+export function createContainment(options: { name?: string; limits?: Limits } = {}): Containment {
   const cg = findCgroup2();
+  const name = options.name ?? `mcpguard-${process.pid}-${++sequence}`;
   if (cg) {
-    const path = join(cg.mount, cg.self, options.name ?? `mcpguard-${process.pid}-${++sequence}`);
+    const parent = join(cg.mount, cg.self);
+    const path = join(parent, name);
+    let created = false;
     try {
       mkdirSync(path);
-      return new CgroupContainment(path);
+      created = true;
     } catch {
       // Not writable (no root, or not delegated): fall through.
     }
+    if (created) {
+      if (!options.limits) return new CgroupContainment(path, [], undefined);
+      const { info, v1 } = applyLimits(parent, path, name, options.limits);
+      return new CgroupContainment(path, v1, info);
+    }
   }
-  return new ProcessGroupContainment();
+  const why = "no cgroup of its own: not root, or no writable cgroup2 hierarchy";
+  return new ProcessGroupContainment(options.limits && noLimits(options.limits, why));
 }

@@ -1,15 +1,14 @@
 /**
  * L3 for one server start: probe the backends, refuse (fail closed) when a capability the config
- * needs has none, then start the kernel guard on a cgroup of the server's own. The kernel
- * package is loaded only by configs that use it.
+ * needs has none, then start the kernel guard on the server's cgroup (the caller's containment).
+ * The kernel package is loaded only by configs that use it.
  */
 import type { KernelEvent, KernelNeeds } from "@mcpguard/kernel";
 import type { AuditEvent } from "./audit.js";
-import { type Containment, createContainment } from "./containment.js";
+import type { Containment } from "./containment.js";
 import { LayerSetupError } from "./layers.js";
 
 export interface KernelLayer {
-  containment: Containment;
   launch: (argv: readonly string[]) => { argv: string[]; fd3?: string };
   /** The backend of each capability, and what the compilation approximated. */
   startInfo: Record<string, unknown>;
@@ -23,6 +22,8 @@ export interface KernelLayerOptions {
   env: NodeJS.ProcessEnv;
   /** The operator accepts running with the capabilities no backend enforces left open. */
   allowPartial: boolean;
+  /** The server's containment: it must be a cgroup. The caller disposes of it. */
+  containment: Containment;
   onEvent: (event: KernelEvent) => void;
   /** The loader died under a running server: the server must be stopped (fail closed). */
   onLoaderLost: (how: string) => void;
@@ -38,8 +39,9 @@ export function kernelAuditEvent(event: KernelEvent, server: string, config: str
 export async function startKernelLayer(options: KernelLayerOptions): Promise<KernelLayer> {
   const kernel = await import("@mcpguard/kernel");
   const probe = await kernel.probeBackends();
-  const backends = kernel.capabilityBackends(probe);
-  const missing = kernel.CAPABILITIES.filter((c) => backends[c].backend === null);
+  const backends = { ...kernel.capabilityBackends(probe), ...kernel.hardeningBackends(probe) };
+  const names = [...kernel.CAPABILITIES, ...kernel.HARDENING];
+  const missing = names.filter((c) => backends[c].backend === null);
   if (missing.length > 0 && !options.allowPartial) {
     const why = missing.map((c) => `${c}: ${backends[c].detail}`).join("; ");
     throw new LayerSetupError(
@@ -47,7 +49,7 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
         "see `mcpguard doctor`, or pass --l3-allow-partial to run with those left open",
     );
   }
-  const containment = createContainment();
+  const { containment } = options;
   if (containment.kind !== "cgroup" || !containment.cgroupPath) {
     throw new LayerSetupError(
       "L3 needs a cgroup of its own for the server: run as root on a host with a writable cgroup2 hierarchy",
@@ -65,18 +67,18 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
       onLoaderLost: options.onLoaderLost,
       withoutLoader: backends.net.backend === null,
       withoutLandlock: backends.file.backend === null,
+      seccomp: backends["memfd-exec"].backend !== null,
     });
     return {
-      containment,
-      launch: (argv) => guard.launch(argv, cgroup),
+      launch: (argv) => guard.launch(argv, cgroup, containment.v1Paths),
       startInfo: {
         l3: Object.fromEntries(kernel.CAPABILITIES.map((c) => [c, backends[c].backend ?? "none"])),
+        l3Hardening: Object.fromEntries(kernel.HARDENING.map((c) => [c, backends[c].backend ?? "none"])),
         ...(guard.compiled.notes.length ? { l3Notes: guard.compiled.notes } : {}),
       },
       stop: () => guard.stop(),
     };
   } catch (error) {
-    containment.dispose();
     if (error instanceof kernel.KernelSetupError) throw new LayerSetupError(error.message);
     throw error;
   }

@@ -4,9 +4,8 @@
  * packages are loaded only when a config uses them, so C0 starts without them.
  */
 import type { KernelNeeds } from "@mcpguard/kernel";
-import type { Message } from "@mcpguard/protocol";
 import { type Layer, listLayers } from "./configs.js";
-import type { Interceptor, ResultChange, ToolCall, Verdict } from "./relay.js";
+import type { Interceptor, ResultChange, ToolCall, Verdict } from "./router.js";
 
 export interface LayerOptions {
   layers: readonly Layer[];
@@ -18,6 +17,8 @@ export interface LayerOptions {
   manifest?: string;
   env: NodeJS.ProcessEnv;
   cwd: string;
+  /** The relay's `--max-depth`: L2 walks arguments and results, and JSON inside text, no deeper. */
+  maxDepth?: number;
 }
 
 export interface Layers {
@@ -30,6 +31,8 @@ export interface Layers {
   server?: string;
   /** What the kernel layer must allow the server (configs with L3). */
   kernelNeeds?: KernelNeeds;
+  /** The resource limits the policy or manifest asks for (the server's cgroup). */
+  limits?: { pids?: number; memoryBytes?: number };
 }
 
 export class LayerSetupError extends Error {
@@ -38,8 +41,23 @@ export class LayerSetupError extends Error {
 
 const allowed = (layer: string): Verdict => ({ decision: "allow", layer, rule: null, reason: "allowed" });
 
+/** The sanitizer's outcome as the relay records it: no change, or the message and the rules. */
+function sanitized(outcome: {
+  message: Record<string, unknown>;
+  redactions: string[];
+}): ResultChange | undefined {
+  const { message, redactions } = outcome;
+  if (redactions.length === 0) return undefined;
+  return {
+    message,
+    layer: "sanitizer",
+    rule: redactions.join(","),
+    reason: `removed from the result: ${redactions.join(", ")}`,
+  };
+}
+
 export async function buildLayers(options: LayerOptions): Promise<Layers> {
-  const { layers, env, cwd } = options;
+  const { layers, env, cwd, maxDepth } = options;
   const vars = { cwd, home: env.HOME || undefined, tmp: env.TMPDIR || undefined };
   const appLayers = layers.includes("L1") || layers.includes("L2");
   const kernel = layers.includes("L3");
@@ -51,12 +69,14 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
       if (!options.manifest)
         throw new LayerSetupError("the AB layer needs an AgentBound manifest (--manifest FILE)");
       const { AgentBound, loadManifest } = await import("@mcpguard/agentbound");
-      const ab = new AgentBound(await loadManifest(options.manifest), vars);
+      const manifest = await loadManifest(options.manifest);
+      const ab = new AgentBound(manifest, vars);
       const filtered = ab.environment(env);
       return {
         env: filtered.env,
         withheld: filtered.withheld,
         server: ab.server,
+        limits: manifest.limits,
         kernelNeeds: kernel ? ab.needs() : undefined,
         interceptor: {
           toolCall(call: ToolCall): Verdict {
@@ -83,7 +103,7 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
     );
     const kernelNeeds = kernel ? policyLib.policyNeeds(resolved) : undefined;
     // L3 alone (C-ebpf) is a pure ablation: the environment and the results stay as they are.
-    if (!appLayers) return { env, withheld: [], server: policy.server, kernelNeeds };
+    if (!appLayers) return { env, withheld: [], server: policy.server, kernelNeeds, limits: policy.limits };
     const filtered = policyLib.filterEnvironment(env, resolved.keepEnv);
     const validator = layers.includes("L2") ? await import("@mcpguard/validator") : undefined;
     const useL1 = layers.includes("L1");
@@ -105,6 +125,7 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
             roots: roots.length ? roots : [policyLib.canonicalPath(cwd, "/").canonical],
             disabledRules: tool?.disabledRules,
             resolvePath,
+            maxDepth,
           });
           if (finding) return { decision: "deny", layer: "L2", rule: finding.rule, reason: finding.reason };
         }
@@ -112,19 +133,12 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
       },
     };
     if (validator) {
-      interceptor.toolResult = (_call: ToolCall, message: Message): ResultChange | undefined => {
-        if (!("result" in message)) return undefined;
-        const { result, redactions } = validator.sanitizeResult(message.result, {
-          secretValues: filtered.secretValues,
-        });
-        if (redactions.length === 0) return undefined;
-        return {
-          message: { ...message, result },
-          layer: "sanitizer",
-          rule: redactions.join(","),
-          reason: `removed from the result: ${redactions.join(", ")}`,
-        };
-      };
+      // Every message the server sends that can carry data to the agent goes through the sanitizer.
+      const ctx = { secretValues: filtered.secretValues, maxDepth };
+      interceptor.response = (request, message) =>
+        sanitized(validator.sanitizeResponse(request.method, message, ctx));
+      interceptor.serverMessage = (method, message) =>
+        sanitized(validator.sanitizeServerMessage(method, message, ctx));
     }
     return {
       env: filtered.env,
@@ -132,6 +146,7 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
       server: policy.server,
       interceptor,
       kernelNeeds,
+      limits: policy.limits,
     };
   } catch (error) {
     if (error instanceof policyLib.PolicyError) throw new LayerSetupError(error.message);

@@ -1,70 +1,29 @@
 /**
  * The transparent stdio relay between an MCP client and a server subprocess.
  *
- * Every frame is decoded once to classify it and to correlate ids; a frame nothing changes is
- * forwarded as the exact bytes received. Layers plug in through an {@link Interceptor}; with none
- * (config C0) the relay never re-encodes a message.
+ * The relay owns the processes and the streams; what happens to each frame is the {@link Router}'s
+ * business. Layers plug in through an {@link Interceptor}; with none (configs C0 and C-ebpf) the
+ * relay never re-encodes a message, apart from escaping raw line separators.
+ *
+ * Memory stays bounded whatever the peers do: the relay stops reading from the client while its
+ * writes to the server or to the client (its own replies included) are backed up, and stops
+ * reading from the server while its writes to the client are.
  */
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import { constants } from "node:os";
 import type { Readable, Writable } from "node:stream";
-import {
-  type Classified,
-  classify,
-  DEFAULT_MAX_MESSAGE_BYTES,
-  decodeMessage,
-  ErrorCode,
-  encodeMessage,
-  errorResponse,
-  type Frame,
-  LineFramer,
-  type Message,
-  type PendingRequest,
-  PendingRequests,
-  resultResponse,
-  toolError,
-} from "@mcpguard/protocol";
-import { type AuditLog, digest } from "./audit.js";
+import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_MESSAGE_BYTES, LineFramer } from "@mcpguard/protocol";
+import { type AuditLog, serverNameFromCommand } from "./audit.js";
 import { type Containment, createContainment, signalGroup } from "./containment.js";
+import { type Interceptor, Router } from "./router.js";
 
-/** What the layers decided about one tool call. */
-export interface Verdict {
-  decision: "allow" | "deny";
-  /** The layer that decided ("none" when the config has no layer). */
-  layer: string;
-  rule: string | null;
-  /** Shown to the agent when the call is denied. */
-  reason: string;
-}
-
-/** A tool call as the client sent it. */
-export interface ToolCall {
-  name: string;
-  arguments: Record<string, unknown>;
-}
-
-/** A layer's change to a tool result: the message to forward instead, and why. */
-export interface ResultChange {
-  message: Message;
-  layer: string;
-  rule: string;
-  reason: string;
-}
-
-/** Where the defense layers plug into the relay. */
-export interface Interceptor {
-  /** Decide a `tools/call` before it reaches the server. */
-  toolCall(call: ToolCall): Verdict;
-  /** The server's answer to an allowed call; a change replaces the message the client gets. */
-  toolResult?(call: ToolCall, message: Message): ResultChange | undefined;
-}
-
-const PASS_THROUGH: Verdict = {
-  decision: "allow",
-  layer: "none",
-  rule: null,
-  reason: "the config applies no layer",
-};
+export type {
+  ForwardedRequest,
+  Interceptor,
+  ResultChange,
+  ToolCall,
+  Verdict,
+} from "./router.js";
 
 export interface RelayOptions {
   /** The server command and its arguments. */
@@ -77,6 +36,8 @@ export interface RelayOptions {
   /** Diagnostics; never the protocol stream. */
   log?: (line: string) => void;
   maxMessageBytes?: number;
+  /** Deepest nesting of objects and arrays accepted in a message (default {@link DEFAULT_MAX_DEPTH}). */
+  maxDepth?: number;
   audit?: AuditLog;
   interceptor?: Interceptor;
   /** After the client closes stdin: how long the server may take to exit before SIGTERM. */
@@ -84,7 +45,7 @@ export interface RelayOptions {
   /** After SIGTERM: how long before every remaining process is killed. */
   termGraceMs?: number;
   containment?: Containment;
-  /** Name for the audit log until the server reports its own in `initialize`. */
+  /** Name for the audit log (default: from the command, never from the server's `initialize`). */
   serverName?: string;
   /** Names of the environment variables the layers withheld from the server (for the audit log). */
   withheld?: string[];
@@ -110,13 +71,17 @@ export class Relay {
   readonly #input: Readable;
   readonly #output: Writable;
   readonly #log: (line: string) => void;
-  /** Client requests in flight; a tool call carries its name and arguments. */
-  readonly #pending = new PendingRequests<ToolCall | undefined>();
-  readonly #containment: Containment;
+  /** Created when the server starts, so a relay that never runs leaves no cgroup behind. */
+  #containment: Containment | undefined;
+  readonly #router: Router;
   #child!: ServerChild;
-  #serverName: string;
   #serverGone = false;
   #clientClosed = false;
+  #finished = false;
+  /** Writes to the client that wait for its pipe to drain. */
+  #clientBacklog = false;
+  /** Writes to the server that wait for its pipe to drain. */
+  #serverBacklog = false;
   #timers: NodeJS.Timeout[] = [];
 
   constructor(options: RelayOptions) {
@@ -124,29 +89,24 @@ export class Relay {
     this.#input = options.input ?? process.stdin;
     this.#output = options.output ?? process.stdout;
     this.#log = options.log ?? ((line) => process.stderr.write(`mcpguard: ${line}\n`));
-    this.#containment = options.containment ?? createContainment();
-    this.#serverName = options.serverName ?? options.argv.at(-1) ?? "server";
+    this.#containment = options.containment;
+    this.#router = new Router({
+      config: options.config,
+      interceptor: options.interceptor,
+      audit: options.audit,
+      maxDepth: options.maxDepth ?? DEFAULT_MAX_DEPTH,
+      serverName: options.serverName ?? serverNameFromCommand(options.argv),
+      toServer: (bytes) => this.#toServer(bytes),
+      toClient: (bytes) => this.#toClient(bytes),
+      log: (line) => this.#log(line),
+    });
   }
 
   /** Start the server and relay until it has exited; resolves with the proxy's exit status. */
   run(): Promise<number> {
-    const launch = this.#opts.launch?.(this.#opts.argv) ?? { argv: this.#containment.wrap(this.#opts.argv) };
-    const [command, ...args] = launch.argv;
-    if (!command) throw new Error("no server command given");
-    const child = spawn(command, args, {
-      cwd: this.#opts.cwd ?? process.cwd(),
-      env: this.#opts.env ?? process.env,
-      stdio: launch.fd3 === undefined ? ["pipe", "pipe", "inherit"] : ["pipe", "pipe", "inherit", "pipe"],
-      // A new session: no controlling terminal, and the server leads its own process group.
-      detached: true,
-    }) as ServerChild;
-    if (launch.fd3 !== undefined) {
-      const extra = child.stdio[3] as Writable;
-      extra.on("error", () => {});
-      extra.end(launch.fd3);
-    }
-    this.#child = child;
-
+    this.#containment ??= createContainment();
+    const containment = this.#containment;
+    const child = this.#spawn(containment);
     const done = new Promise<number>((resolve) => {
       let spawnFailed = false;
       child.once("error", (error) => {
@@ -164,50 +124,73 @@ export class Relay {
     this.#opts.audit?.write({
       type: "lifecycle",
       event: "start",
-      server: this.#serverName,
+      server: this.serverName,
       config: this.#opts.config,
       pid: child.pid,
-      containment: this.#containment.kind,
+      containment: containment.kind,
       ...(this.#opts.withheld?.length ? { withheld: this.#opts.withheld } : {}),
       ...this.#opts.startInfo,
     });
-
-    const maxBytes = this.#opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-    const fromClient = new LineFramer(
-      {
-        frame: (frame) => this.#onClientFrame(frame),
-        error: (error) =>
-          this.#reply(
-            errorResponse(null, { code: ErrorCode.ParseError, message: `Parse error: ${error.message}` }),
-          ),
-      },
-      maxBytes,
-    );
-    const fromServer = new LineFramer(
-      {
-        frame: (frame) => this.#onServerFrame(frame),
-        error: (error) => this.#log(`dropped a message from the server: ${error.message}`),
-      },
-      maxBytes,
-    );
-
-    this.#input.on("data", (chunk: Buffer) => fromClient.push(chunk));
-    this.#input.once("end", () => {
-      fromClient.end();
-      this.#onClientClosed();
-    });
-    this.#input.once("error", () => this.#onClientClosed());
-    child.stdout.on("data", (chunk: Buffer) => fromServer.push(chunk));
-    child.stdout.once("end", () => fromServer.end());
-    // A server that exits while we write to it surfaces as EPIPE here; its exit is handled above.
-    child.stdin.on("error", () => {});
-    this.#output.on("error", () => this.#onClientClosed());
+    this.#connect(child);
     return done;
   }
 
-  /** The server's name in the audit log: as given, else its serverInfo.name once it has answered. */
+  #spawn(containment: Containment): ServerChild {
+    const launch = this.#opts.launch?.(this.#opts.argv) ?? { argv: containment.wrap(this.#opts.argv) };
+    const [command, ...args] = launch.argv;
+    if (!command) throw new Error("no server command given");
+    const child = spawn(command, args, {
+      cwd: this.#opts.cwd ?? process.cwd(),
+      env: this.#opts.env ?? process.env,
+      stdio: launch.fd3 === undefined ? ["pipe", "pipe", "inherit"] : ["pipe", "pipe", "inherit", "pipe"],
+      // A new session: no controlling terminal, and the server leads its own process group.
+      detached: true,
+    }) as ServerChild;
+    if (launch.fd3 !== undefined) {
+      const extra = child.stdio[3] as Writable;
+      extra.on("error", () => {});
+      extra.end(launch.fd3);
+    }
+    this.#child = child;
+    return child;
+  }
+
+  /** Wire the streams: frames through the router, backpressure both ways. */
+  #connect(child: ServerChild): void {
+    const maxBytes = this.#opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    const router = this.#router;
+    const fromClient = new LineFramer(
+      { frame: (frame) => router.clientFrame(frame), error: (error) => router.clientTooLarge(error) },
+      maxBytes,
+    );
+    const fromServer = new LineFramer(
+      { frame: (frame) => router.serverFrame(frame), error: (error) => router.serverTooLarge(error) },
+      maxBytes,
+    );
+    this.#input.on("data", (chunk: Buffer) => this.#corked(() => fromClient.push(chunk)));
+    this.#input.once("end", () => {
+      this.#corked(() => fromClient.end());
+      this.#onClientClosed();
+    });
+    this.#input.once("error", () => this.#onClientClosed());
+    child.stdout.on("data", (chunk: Buffer) => this.#corked(() => fromServer.push(chunk)));
+    child.stdout.once("end", () => this.#corked(() => fromServer.end()));
+    // A server that exits while we write to it surfaces as EPIPE here; its exit is handled above.
+    child.stdin.on("error", () => {});
+    child.stdin.on("drain", () => {
+      this.#serverBacklog = false;
+      this.#flow();
+    });
+    this.#output.on("error", () => this.#onClientClosed());
+    this.#output.on("drain", () => {
+      this.#clientBacklog = false;
+      this.#flow();
+    });
+  }
+
+  /** The server's name in the audit log: as given, else from its command. */
   get serverName(): string {
-    return this.#serverName;
+    return this.#router.serverName;
   }
 
   /** Stop the server and every process it started at once, saying why (a layer can no longer hold). */
@@ -237,217 +220,77 @@ export class Relay {
     });
   }
 
-  #onClientFrame(frame: Frame): void {
-    if (isBlank(frame.body)) return;
-    const decoded = decodeMessage(frame.body);
-    if (!decoded.ok) {
-      this.#reply(
-        errorResponse(null, { code: ErrorCode.ParseError, message: `Parse error: ${decoded.detail}` }),
-      );
-      return;
-    }
-    const classified = classify(decoded.value);
-    if (classified.kind === "batch") {
-      this.#onClientBatch(frame, classified.items);
-      return;
-    }
-    const verdict = this.#admit(classified);
-    if (verdict === "forward") this.#toServer(frame.raw);
-  }
-
-  #onClientBatch(frame: Frame, items: Classified[]): void {
-    const kept: Message[] = [];
-    let changed = false;
-    for (const item of items) {
-      if (this.#admit(item) === "forward" && item.kind !== "invalid" && item.kind !== "batch") {
-        kept.push(item.message);
-      } else {
-        changed = true;
-      }
-    }
-    if (!changed) this.#toServer(frame.raw);
-    else if (kept.length > 0) this.#toServer(encodeMessage(kept));
-  }
-
-  /** Decide what happens to one client message: forwarded, or answered / dropped here. */
-  #admit(message: Classified): "forward" | "handled" {
-    switch (message.kind) {
-      case "invalid":
-        this.#reply(
-          errorResponse(message.id, {
-            code: ErrorCode.InvalidRequest,
-            message: `Invalid request: ${message.reason}`,
-          }),
-        );
-        return "handled";
-      case "request": {
-        if (this.#serverGone) {
-          this.#reply(
-            errorResponse(message.id, {
-              code: ErrorCode.ConnectionClosed,
-              message: "Connection closed: the MCP server has exited",
-            }),
-          );
-          return "handled";
-        }
-        let call: ToolCall | undefined;
-        if (message.method === "tools/call") {
-          const read = toToolCall(message.message.params);
-          call = read.call;
-          const verdict =
-            read.malformed && this.#opts.interceptor
-              ? this.#decide(call, {
-                  decision: "deny",
-                  layer: "proxy",
-                  rule: "proxy.malformed-call",
-                  reason: `the tools/call ${read.malformed}`,
-                })
-              : this.#decide(call);
-          if (verdict.decision === "deny") {
-            this.#reply(
-              resultResponse(
-                message.id,
-                toolError(`Blocked by mcpguard (${verdict.layer}): ${verdict.reason}`),
-              ),
-            );
-            return "handled";
-          }
-        }
-        this.#pending.add(message.id, message.method, call);
-        return "forward";
-      }
-      default:
-        return this.#serverGone ? "handled" : "forward";
-    }
-  }
-
-  #inspectResult(call: ToolCall, message: Message): ResultChange | undefined {
-    const hook = this.#opts.interceptor?.toolResult;
-    if (!hook) return undefined;
-    const started = process.hrtime.bigint();
-    const change = hook(call, message);
-    if (change) {
-      this.#opts.audit?.write({
-        type: "decision",
-        server: this.#serverName,
-        tool: call.name,
-        config: this.#opts.config,
-        layer: change.layer,
-        rule: change.rule,
-        decision: "modify",
-        reason: change.reason,
-        latencyMs: Number(process.hrtime.bigint() - started) / 1e6,
-        argsDigest: digest(call.arguments),
+  /**
+   * Handle one chunk with both outputs corked, so the messages it yields leave in one write each
+   * way, not one write (and one pending request object) per message.
+   */
+  #corked(handle: () => void): void {
+    const stdin = this.#child.stdin;
+    this.#output.cork();
+    stdin.cork();
+    try {
+      handle();
+    } finally {
+      process.nextTick(() => {
+        this.#output.uncork();
+        stdin.uncork();
       });
     }
-    return change;
   }
 
-  /** Decide a call (or record a verdict already reached) and audit the decision. */
-  #decide(call: ToolCall, reached?: Verdict): Verdict {
-    const started = process.hrtime.bigint();
-    const verdict = reached ?? this.#opts.interceptor?.toolCall(call) ?? PASS_THROUGH;
-    const latencyMs = Number(process.hrtime.bigint() - started) / 1e6;
-    this.#opts.audit?.write({
-      type: "decision",
-      server: this.#serverName,
-      tool: call.name,
-      config: this.#opts.config,
-      layer: verdict.layer,
-      rule: verdict.rule,
-      decision: verdict.decision,
-      reason: verdict.reason,
-      latencyMs,
-      argsDigest: digest(call.arguments),
-    });
-    return verdict;
-  }
-
-  #onServerFrame(frame: Frame): void {
-    if (isBlank(frame.body)) return;
-    const decoded = decodeMessage(frame.body);
-    if (!decoded.ok) {
-      this.#log(`dropped a malformed line from the server (${frame.body.length} bytes): ${decoded.detail}`);
-      return;
-    }
-    const classified = classify(decoded.value);
-    switch (classified.kind) {
-      case "invalid":
-        this.#log(`dropped an invalid message from the server: ${classified.reason}`);
-        return;
-      case "response": {
-        const request = this.#pending.take(classified.id);
-        if (request) this.#noteResponse(request, classified.message);
-        const call = request?.context;
-        const change = call ? this.#inspectResult(call, classified.message) : undefined;
-        this.#toClient(change ? encodeMessage(change.message) : frame.raw);
-        return;
-      }
-      case "batch":
-        for (const item of classified.items) {
-          if (item.kind === "response") this.#pending.take(item.id);
-        }
-        this.#toClient(frame.raw);
-        return;
-      default:
-        this.#toClient(frame.raw);
-    }
-  }
-
-  #noteResponse(request: PendingRequest<ToolCall | undefined>, message: Message): void {
-    if (request.method !== "initialize") return;
-    const info = (message.result as { serverInfo?: { name?: unknown } } | undefined)?.serverInfo;
-    if (typeof info?.name === "string" && this.#opts.serverName === undefined) this.#serverName = info.name;
-  }
-
-  #reply(message: Message): void {
-    this.#toClient(encodeMessage(message));
+  /**
+   * Read from the client only while neither of its destinations (the server, and the client
+   * itself for the relay's own replies) is backed up; read from the server only while the client
+   * is not.
+   */
+  #flow(): void {
+    if (this.#finished) return;
+    if (this.#clientBacklog || this.#serverBacklog) this.#input.pause();
+    else this.#input.resume();
+    if (this.#clientBacklog) this.#child.stdout.pause();
+    else this.#child.stdout.resume();
   }
 
   #toClient(bytes: Buffer): void {
     if (this.#output.writableEnded || this.#output.destroyed) return;
-    if (!this.#output.write(bytes)) {
-      this.#child.stdout.pause();
-      this.#output.once("drain", () => this.#child.stdout.resume());
+    if (!this.#output.write(bytes) && !this.#clientBacklog) {
+      this.#clientBacklog = true;
+      this.#flow();
     }
   }
 
   #toServer(bytes: Buffer): void {
     const stdin = this.#child.stdin;
     if (stdin.writableEnded || stdin.destroyed) return;
-    if (!stdin.write(bytes)) {
-      this.#input.pause();
-      stdin.once("drain", () => this.#input.resume());
+    if (!stdin.write(bytes) && !this.#serverBacklog) {
+      this.#serverBacklog = true;
+      this.#flow();
     }
   }
 
   async #killAll(): Promise<void> {
-    if (this.#child?.pid) await this.#containment.killAll(this.#child.pid);
+    if (this.#child?.pid) await this.#containment?.killAll(this.#child.pid);
   }
 
   async #finish(status: number): Promise<number> {
     this.#serverGone = true;
+    this.#router.serverGone();
     for (const timer of this.#timers) clearTimeout(timer);
     // Whatever the server left running (a daemonised child, a detached upload) ends with it.
     await this.#killAll();
     await waitForEnd(this.#child.stdout, 1000);
-    for (const request of this.#pending.drain()) {
-      this.#reply(
-        errorResponse(request.id, {
-          code: ErrorCode.ConnectionClosed,
-          message: `Connection closed: the MCP server exited with status ${status} before answering "${request.method}"`,
-        }),
-      );
-    }
-    this.#containment.dispose();
+    this.#router.failInFlight(status);
+    this.#containment?.dispose();
     this.#opts.audit?.write({
       type: "lifecycle",
       event: "exit",
-      server: this.#serverName,
+      server: this.serverName,
       config: this.#opts.config,
       pid: this.#child.pid,
       status,
+      ...(this.#router.claimedName === undefined ? {} : { claimedName: this.#router.claimedName }),
     });
+    this.#finished = true;
     this.#input.pause();
     await new Promise<void>((resolve) => {
       if (this.#output.writableEnded || this.#output.destroyed) resolve();
@@ -461,34 +304,6 @@ export class Relay {
     timer.unref();
     this.#timers.push(timer);
   }
-}
-
-/** The name and arguments of a `tools/call`, whatever shape the params arrived in. */
-/**
- * The name and arguments of a `tools/call`, and what is wrong with its params if anything: a call
- * the layers could only read by guessing is refused, never coerced into something that passes.
- */
-function toToolCall(params: unknown): { call: ToolCall; malformed: string | null } {
-  const isObject = (v: unknown): v is Record<string, unknown> =>
-    typeof v === "object" && v !== null && !Array.isArray(v);
-  const p = isObject(params) ? params : {};
-  const args = p.arguments;
-  const call = { name: typeof p.name === "string" ? p.name : "", arguments: isObject(args) ? args : {} };
-  const malformed = !isObject(params)
-    ? "params is not an object"
-    : typeof p.name !== "string"
-      ? "name is not a string"
-      : args !== undefined && !isObject(args)
-        ? "arguments is not an object"
-        : null;
-  return { call, malformed };
-}
-
-function isBlank(body: Buffer): boolean {
-  for (const byte of body) {
-    if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) return false;
-  }
-  return true;
 }
 
 function waitForEnd(stream: Readable, ms: number): Promise<void> {

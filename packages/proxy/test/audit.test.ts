@@ -5,16 +5,30 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { AuditLog, auditFiles } from "../src/audit.ts";
+import { type AuditKey, loadAuditKey } from "../src/auditKey.ts";
 import { parseSince } from "../src/commands/audit.ts";
 import { MCPGUARD } from "./helpers.ts";
 
 let dir: string;
+let key: AuditKey;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "mcpguard-audit-"));
+  key = loadAuditKey(join(dir, "key", "audit.key"), true);
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 const AUDIT_JS = join(import.meta.dirname, "..", "dist", "audit.js");
+const AUDIT_KEY_JS = join(import.meta.dirname, "..", "dist", "auditKey.js");
+
+/** Every line of the log and its rotated files, parsed, without the log's own rotate/prune records. */
+const events = (file: string) =>
+  auditFiles(file).flatMap((f) =>
+    readFileSync(f, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.type !== "audit"),
+  );
 
 function writer(
   file: string,
@@ -25,7 +39,9 @@ function writer(
 ): Promise<number | null> {
   const script = `
     const { AuditLog } = await import(${JSON.stringify(AUDIT_JS)});
-    const log = new AuditLog(${JSON.stringify(file)}, { maxBytes: ${maxBytes}, keep: ${keep} });
+    const { loadAuditKey } = await import(${JSON.stringify(AUDIT_KEY_JS)});
+    const key = loadAuditKey(${JSON.stringify(key.path)}, false);
+    const log = new AuditLog(${JSON.stringify(file)}, { ...key, maxBytes: ${maxBytes}, keep: ${keep} });
     for (let i = 0; i < ${lines}; i++) {
       log.write({ type: "decision", server: ${JSON.stringify(name)}, tool: "t" + i, config: "C-app", layer: "L1", rule: null,
         decision: i % 3 ? "allow" : "deny", reason: "r", latencyMs: 0, argsDigest: "sha256:x" });
@@ -40,7 +56,7 @@ function writer(
 }
 
 describe("rotation", () => {
-  it("loses no line with four concurrent writers rotating every few kilobytes", async () => {
+  it("loses no line with four concurrent writers rotating every few kilobytes, and the log verifies", async () => {
     const file = join(dir, "audit.ndjson");
     const codes = await Promise.all(
       ["a", "b", "c", "d"].map((w) => writer(file, w, 1500, 8 * 1024, 100_000)),
@@ -49,33 +65,29 @@ describe("rotation", () => {
     const files = auditFiles(file);
     expect(files.length).toBeGreaterThan(20);
     const seen = new Map<string, number>();
-    for (const f of files) {
-      for (const line of readFileSync(f, "utf8").split("\n")) {
-        if (!line) continue;
-        const e = JSON.parse(line); // every line is whole JSON: no interleaving
-        const key = `${e.server}:${e.tool}`;
-        seen.set(key, (seen.get(key) ?? 0) + 1);
-      }
+    for (const e of events(file)) {
+      const name = `${e.server}:${e.tool}`; // every line is whole JSON: no interleaving
+      seen.set(name, (seen.get(name) ?? 0) + 1);
     }
     expect(seen.size).toBe(6000);
     expect([...seen.values()].every((n) => n === 1)).toBe(true);
+    const verify = spawnSync(process.execPath, [MCPGUARD, "audit", "verify", "--audit-key", key.path, file], {
+      encoding: "utf8",
+    });
+    expect(verify.stdout).toMatch(/^OK: .*: 4 sessions, \d+ records in \d+ files, 0 unterminated\n$/);
+    expect(verify.status).toBe(0);
   }, 60_000);
 
   it("keeps only the newest rotated files", () => {
     const file = join(dir, "audit.ndjson");
-    const log = new AuditLog(file, { maxBytes: 300, keep: 2 });
+    const log = new AuditLog(file, { ...key, maxBytes: 600, keep: 2 });
     for (let i = 0; i < 60; i++)
       log.write({ type: "lifecycle", event: "start", server: "s", config: "C0", pid: i });
     log.close();
     const files = auditFiles(file);
     expect(files).toHaveLength(3); // two rotated files and the current one
     expect(files.at(-1)).toBe(file);
-    const pids = files.flatMap((f) =>
-      readFileSync(f, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l).pid),
-    );
+    const pids = events(file).map((e) => e.pid);
     expect(pids.at(-1)).toBe(59);
     expect(pids[0]).toBeGreaterThan(0); // the oldest lines were pruned
     expect(pids).toEqual([...pids].sort((a, b) => a - b));
@@ -99,7 +111,7 @@ describe("mcpguard audit", () => {
       argsDigest: "x",
     };
     writeFileSync(`${file}.20200101T000000000Z-1-1`, `${JSON.stringify(old)}\n`);
-    const log = new AuditLog(file);
+    const log = new AuditLog(file, key);
     log.write({
       type: "decision",
       server: "s1",
@@ -138,11 +150,14 @@ describe("mcpguard audit", () => {
     });
     log.close();
     const run = (...args: string[]) =>
-      spawnSync(process.execPath, [MCPGUARD, "audit", "--file", file, ...args], { encoding: "utf8" });
+      spawnSync(process.execPath, [MCPGUARD, "audit", "--file", file, "--audit-key", key.path, ...args], {
+        encoding: "utf8",
+      });
     const denies = run("--decision", "deny", "--server", "s1");
     expect(denies.status).toBe(0);
+    // The old line was written by hand, without the key: the reader shows it, and says so.
     expect(denies.stdout).toMatch(
-      /s1 {2}C-app {2}deny old by L1 \(l1\.exec\): r\n.*s1 {2}C-app {2}deny a by L1 \(l1\.path\.read\): outside\n2 of 4 events\n$/,
+      /s1 {2}C-app {2}deny old by L1 \(l1\.exec\): r\n.*s1 {2}C-app {2}deny a by L1 \(l1\.path\.read\): outside\n2 of 4 events\nintegrity: TAMPERED: 2 problems, the first at .*audit\.ndjson\.20200101T000000000Z-1-1:1: no MAC.*; run mcpguard audit verify\n$/,
     );
     const recent = run("--since", "1h", "--json");
     expect(

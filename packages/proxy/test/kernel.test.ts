@@ -1,9 +1,20 @@
 /** The L3 configs in `mcpguard run`: kernel enforcement below the server's code, and failing closed. */
 import { spawnSync } from "node:child_process";
+import { createSocket } from "node:dgram";
 import { copyFileSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { connect, FIXTURE, MCPGUARD, makeWorkspace, RawProxy, readNdjson, toolText } from "./helpers.ts";
+import {
+  connect,
+  eventually,
+  FIXTURE,
+  isAlive,
+  MCPGUARD,
+  makeWorkspace,
+  RawProxy,
+  readNdjson,
+  toolText,
+} from "./helpers.ts";
 
 const BPF = join(import.meta.dirname, "..", "..", "..", "bpf", ".output");
 const POLICY = join(import.meta.dirname, "fixtures", "policy.json");
@@ -82,13 +93,21 @@ describe.skipIf(!ready)("L3 configs", () => {
     expect(readNdjson(full.log).find((e) => e.event === "start").withheld).toContain("MY_API_TOKEN");
   });
 
-  it("stops the server at once when the BPF loader dies under it (its programs no longer hold)", async () => {
+  it("stops the server at once when the BPF loader dies under it, and not one refused datagram gets out", async () => {
     const log = join(scratch, "lost.ndjson");
+    const udp = createSocket("udp4");
+    let datagrams = 0;
+    udp.on("message", () => datagrams++);
+    await new Promise<void>((resolve) => udp.bind(0, "127.0.0.1", () => resolve()));
     const proxy = new RawProxy(
       ["--config", "C-ebpf", "--policy", POLICY, "--audit-log", log, "--", process.execPath, FIXTURE],
       { cwd: work },
     );
     await proxy.initialize();
+    // A daemon of the server's that sends to a destination the policy refuses, every millisecond.
+    proxy.request(1, "tools/call", { name: "daemon", arguments: { port: udp.address().port } });
+    const daemon = Number(((await proxy.next()).result as { content: { text: string }[] }).content[0]?.text);
+    await new Promise((resolve) => setTimeout(resolve, 50));
     const children = readFileSync(`/proc/${proxy.child.pid}/task/${proxy.child.pid}/children`, "utf8")
       .trim()
       .split(/\s+/);
@@ -99,6 +118,11 @@ describe.skipIf(!ready)("L3 configs", () => {
     process.kill(Number(loader), "SIGKILL");
     const { code } = await proxy.exited;
     expect(code).toBe(137);
+    expect(await eventually(() => !isAlive(daemon))).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    udp.close();
+    // The cgroup programs are attached to the cgroup, not to the loader: they held to the end.
+    expect(datagrams).toBe(0);
     expect(proxy.stderr).toMatch(
       /stopping the server: the BPF loader was killed by SIGKILL, so its programs no longer hold/,
     );
@@ -110,8 +134,10 @@ describe.skipIf(!ready)("L3 configs", () => {
   it("refuses to start when a capability has no backend, naming it; runs with --l3-allow-partial and records it", async () => {
     const partial = join(scratch, "bpf");
     mkdirSync(partial);
-    copyFileSync(join(BPF, "mcpguard-exec"), join(partial, "mcpguard-exec"));
-    spawnSync("chmod", ["+x", join(partial, "mcpguard-exec")]);
+    for (const bin of ["mcpguard-exec", "mcpguard-reaper"]) {
+      copyFileSync(join(BPF, bin), join(partial, bin));
+      spawnSync("chmod", ["+x", join(partial, bin)]);
+    }
     const env = { ...process.env, MCPGUARD_BPF_DIR: partial };
     const refused = new RawProxy(
       ["--config", "C-ebpf", "--policy", POLICY, "--", process.execPath, FIXTURE],

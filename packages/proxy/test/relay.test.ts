@@ -183,7 +183,7 @@ describe("audit log", () => {
     expect(events.map((e) => e.type)).toEqual(["lifecycle", "decision", "decision", "lifecycle"]);
     expect(events[0]).toMatchObject({ event: "start", config: "C0", pid: expect.any(Number) });
     expect(events[1]).toMatchObject({
-      server: "proxy-fixture",
+      server: "server", // from the command (server.mjs), never the server's own claim
       tool: "echo",
       config: "C0",
       layer: "none",
@@ -192,7 +192,7 @@ describe("audit log", () => {
       latencyMs: expect.any(Number),
     });
     expect(events[2].argsDigest).toBe(events[1].argsDigest);
-    expect(events[3]).toMatchObject({ event: "exit", status: 0 });
+    expect(events[3]).toMatchObject({ event: "exit", status: 0, claimedName: "proxy-fixture" });
     for (const event of events) expect(Date.parse(event.time)).not.toBeNaN();
   });
 });

@@ -16,6 +16,8 @@ export interface ValidatorContext {
   disabledRules?: ReadonlySet<string>;
   /** How path arguments are resolved (default: policy `canonicalPath`); L1 may share it for the call. */
   resolvePath?: PathResolver;
+  /** Deepest nesting of an argument's value that is walked; deeper is refused (default 128). */
+  maxDepth?: number;
 }
 
 /** Why L2 refuses a call. `rule` starts with "l2."; `reason` is one sentence and quotes no secret. */

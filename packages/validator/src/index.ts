@@ -1,3 +1,4 @@
 export type { Finding, ValidatorContext } from "./context.js";
 export { inspectArguments } from "./inspect.js";
-export { sanitizeResult } from "./sanitize.js";
+export { type SanitizedMessage, sanitizeResponse, sanitizeServerMessage } from "./messages.js";
+export { type SanitizeContext, Sanitizer, sanitizeResult } from "./sanitize.js";

@@ -3,8 +3,11 @@
  * top-level argument (a record's keys as identifiers and its values as text). Every string gets
  * the Unicode, NUL and prompt-injection checks; structured roles are read in their NFKC form and
  * checked for confusables, then by their role's own rules. The first finding refuses the call.
+ * The walk is bounded: a value nested deeper than `maxDepth` is refused, never walked.
  */
+
 import type { ArgRole } from "@mcpguard/policy";
+import { DEFAULT_MAX_DEPTH } from "@mcpguard/protocol";
 import { checkCommand } from "./commands/index.js";
 import { type Finding, Scope, type ValidatorContext } from "./context.js";
 import { checkIdentifier, checkKey } from "./identifiers.js";
@@ -29,27 +32,31 @@ const ROLE_CHECKS: Partial<Record<ArgRole, RoleCheck>> = {
 function inspectString(value: string, role: ArgRole, scope: Scope): Finding | undefined {
   const universal = checkInvisible(value, scope) ?? checkNul(value, scope);
   if (universal) return universal;
-  const roleCheck = ROLE_CHECKS[role];
+  const roleCheck = Object.hasOwn(ROLE_CHECKS, role) ? ROLE_CHECKS[role] : undefined;
   if (!roleCheck) return checkInjection(value, scope);
   const folded = fold(value);
   return checkConfusable(value, scope) ?? checkInjection(folded, scope) ?? roleCheck(folded, scope);
 }
 
-function inspectValue(value: unknown, role: ArgRole, scope: Scope): Finding | undefined {
+function inspectValue(value: unknown, role: ArgRole, scope: Scope, depth: number): Finding | undefined {
   if (typeof value === "string") return inspectString(value, role, scope);
+  if (value === null || typeof value !== "object") return undefined;
+  const maxDepth = scope.ctx.maxDepth ?? DEFAULT_MAX_DEPTH;
+  if (depth >= maxDepth) {
+    return scope.finding("l2.nesting", `nests objects and arrays deeper than ${maxDepth} levels`);
+  }
   if (Array.isArray(value)) {
     for (const [i, item] of value.entries()) {
-      const finding = inspectValue(item, role, scope.at(`${scope.label}[${i}]`));
+      const finding = inspectValue(item, role, scope.at(`${scope.label}[${i}]`), depth + 1);
       if (finding) return finding;
     }
     return undefined;
   }
-  if (value === null || typeof value !== "object") return undefined;
   for (const [key, item] of Object.entries(value)) {
     const at = scope.at(`${scope.label}.${key}`);
     const finding =
       inspectString(key, role === "record" ? "identifier" : "text", at) ??
-      inspectValue(item, role === "record" ? "text" : role, at);
+      inspectValue(item, role === "record" ? "text" : role, at, depth + 1);
     if (finding) return finding;
   }
   return undefined;
@@ -63,7 +70,8 @@ export function inspectArguments(
 ): Finding | undefined {
   const call = new Scope(ctx);
   for (const [name, value] of Object.entries(args)) {
-    const finding = inspectValue(value, (Object.hasOwn(roles, name) && roles[name]) || "text", call.at(name));
+    const role = (Object.hasOwn(roles, name) && roles[name]) || "text";
+    const finding = inspectValue(value, role, call.at(name), 1);
     if (finding) return finding;
   }
   return undefined;

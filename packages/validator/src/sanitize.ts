@@ -1,84 +1,181 @@
 /**
- * The result sanitizer: secrets and injected instructions are removed from a `tools/call` result
- * before the client sees it. Text items and `structuredContent` are sanitized; a text item that
- * holds JSON is sanitized leaf by leaf (so markers never break its syntax) and re-serialized only
- * if something changed. Images, audio and resources pass untouched, and an unchanged result is
- * returned as the very same object.
+ * The result sanitizer: secrets and injected instructions are removed from what the server sends
+ * before the client sees it. Strings are sanitized one by one; a string that holds JSON is
+ * sanitized leaf by leaf (so markers never break its syntax) and re-serialized only if something
+ * changed. Binary payloads (image and audio data, blobs) pass untouched, and a value that nothing
+ * changes is returned as the very same object.
+ *
+ * Every walk is bounded: values nest at most `maxDepth` deep (the relay refuses deeper messages,
+ * so the bound is a backstop), and JSON inside a text that nests deeper is sanitized as plain text,
+ * never parsed and walked.
  */
+import { DEFAULT_MAX_DEPTH, textTooDeep } from "@mcpguard/protocol";
 import { redactText, type Secrets } from "./redact.js";
 import { secretField, secretValue, TOKEN_MARK } from "./tokens.js";
 
-const JSON_START = /^\s*[[{]/;
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
-
-/** The value with every string leaf sanitized; the same reference when nothing changed. */
-function sanitizeValue(value: unknown, secrets: Secrets, applied: Set<string>, name?: string): unknown {
-  if (typeof value === "string") {
-    const redacted = redactText(value, secrets, applied);
-    // A secret-named field ("password": "...") whose value no other rule recognised.
-    if (redacted === value && name !== undefined && secretField(name) && secretValue(value)) {
-      applied.add("l2.result.token");
-      return TOKEN_MARK;
-    }
-    return redacted;
-  }
-  if (Array.isArray(value)) {
-    const next = value.map((item) => sanitizeValue(item, secrets, applied));
-    return next.some((item, i) => item !== value[i]) ? next : value;
-  }
-  if (isRecord(value)) {
-    let changed = false;
-    const next: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) {
-      next[key] = sanitizeValue(item, secrets, applied, key);
-      if (next[key] !== item) changed = true;
-    }
-    return changed ? next : value;
-  }
-  return value;
+export interface SanitizeContext {
+  /** Values withheld from the server's environment. */
+  secretValues: readonly string[];
+  /** Deepest nesting walked, in a value and in JSON found inside a text (default 128). */
+  maxDepth?: number;
 }
 
-function sanitizeText(text: string, secrets: Secrets, applied: Set<string>): string {
-  if (JSON_START.test(text)) {
+export const TOO_DEEP_MARK = "[REDACTED value nested too deep to inspect]";
+
+const JSON_START = /^\s*[[{]/;
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+const own = (value: Record<string, unknown>, key: string): unknown =>
+  Object.hasOwn(value, key) ? value[key] : undefined;
+
+/**
+ * Fields that protocol machinery matches on (ids, cursors, tokens) or that hold binary data: a
+ * redaction there would break the exchange, and no agent reads them as text.
+ */
+const KEPT_FIELDS = new Set(["blob", "progressToken", "taskId", "requestId", "cursor", "nextCursor"]);
+const BINARY_CONTENT = new Set(["image", "audio"]);
+
+/** One message's sanitization: the rules that applied, and the walks that apply them. */
+export class Sanitizer {
+  readonly applied = new Set<string>();
+  readonly #secrets: Secrets;
+  readonly #maxDepth: number;
+
+  constructor(ctx: SanitizeContext) {
+    this.#secrets = { withheld: ctx.secretValues.filter((v) => v.length >= 8) };
+    this.#maxDepth = ctx.maxDepth ?? DEFAULT_MAX_DEPTH;
+  }
+
+  /**
+   * Any MCP payload (a result, params, an error): every string, JSON inside text included, but the
+   * fields in {@link KEPT_FIELDS} and the data of image and audio content.
+   */
+  payload(value: unknown): unknown {
+    return this.#walk(value, 0, true);
+  }
+
+  /** A `CallToolResult`: its text content (embedded resources' text too) and `structuredContent`. */
+  toolResult(result: Record<string, unknown>): Record<string, unknown> {
+    const content = own(result, "content");
+    const nextContent = Array.isArray(content) ? this.#content(content) : content;
+    const hasStructured = Object.hasOwn(result, "structuredContent");
+    const structured = hasStructured ? this.#walk(result.structuredContent, 1, false) : undefined;
+    if (nextContent === content && structured === own(result, "structuredContent")) return result;
+    const next: Record<string, unknown> = { ...result, content: nextContent };
+    if (hasStructured) next.structuredContent = structured;
+    return next;
+  }
+
+  /** A text: JSON in it sanitized leaf by leaf (when it nests no deeper than the limit), else as plain text. */
+  text(text: string): string {
+    if (!JSON_START.test(text) || textTooDeep(text, this.#maxDepth)) {
+      return redactText(text, this.#secrets, this.applied);
+    }
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
-      return redactText(text, secrets, applied);
+      return redactText(text, this.#secrets, this.applied);
     }
-    const next = sanitizeValue(parsed, secrets, applied);
+    const next = this.#walk(parsed, 0, false);
     return next === parsed ? text : JSON.stringify(next);
   }
-  return redactText(text, secrets, applied);
-}
 
-function sanitizeContent(content: unknown[], secrets: Secrets, applied: Set<string>): unknown[] {
-  const next = content.map((item) => {
-    if (!isRecord(item) || item.type !== "text" || typeof item.text !== "string") return item;
-    const text = sanitizeText(item.text, secrets, applied);
-    return text === item.text ? item : { ...item, text };
-  });
-  return next.some((item, i) => item !== content[i]) ? next : content;
+  #content(content: unknown[]): unknown[] {
+    let next: unknown[] | undefined;
+    for (let i = 0; i < content.length; i++) {
+      const item = content[i];
+      const out = this.#contentItem(item);
+      if (out !== item) {
+        next ??= content.slice();
+        next[i] = out;
+      }
+    }
+    return next ?? content;
+  }
+
+  #contentItem(item: unknown): unknown {
+    if (!isRecord(item)) return item;
+    const type = own(item, "type");
+    const text = own(item, "text");
+    if (type === "text" && typeof text === "string") {
+      const out = this.text(text);
+      return out === text ? item : { ...item, text: out };
+    }
+    const resource = own(item, "resource");
+    if (type === "resource" && isRecord(resource) && typeof resource.text === "string") {
+      const out = this.text(resource.text);
+      return out === resource.text ? item : { ...item, resource: { ...resource, text: out } };
+    }
+    return item;
+  }
+
+  /**
+   * The value with its strings sanitized; the same reference when nothing changed. `mcp` walks a
+   * protocol payload (fields kept, JSON in strings parsed); otherwise every leaf is plain text.
+   */
+  #walk(
+    value: unknown,
+    depth: number,
+    mcp: boolean,
+    name?: string,
+    parent?: Record<string, unknown>,
+  ): unknown {
+    if (typeof value === "string") return this.#leaf(value, mcp, name, parent);
+    if (value === null || typeof value !== "object") return value;
+    if (depth >= this.#maxDepth) {
+      this.applied.add("l2.result.too-deep");
+      return TOO_DEEP_MARK;
+    }
+    if (Array.isArray(value)) {
+      let next: unknown[] | undefined;
+      for (let i = 0; i < value.length; i++) {
+        const out = this.#walk(value[i], depth + 1, mcp);
+        if (out !== value[i]) {
+          next ??= value.slice();
+          next[i] = out;
+        }
+      }
+      return next ?? value;
+    }
+    const record = value as Record<string, unknown>;
+    const keys = Object.keys(record);
+    let entries: [string, unknown][] | undefined;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as string;
+      const item = record[key];
+      const out = this.#walk(item, depth + 1, mcp, key, record);
+      if (out !== item) {
+        entries ??= Object.entries(record);
+        entries[i] = [key, out];
+      }
+    }
+    // fromEntries defines own properties, so a key named "__proto__" stays a key.
+    return entries ? Object.fromEntries(entries) : value;
+  }
+
+  #leaf(value: string, mcp: boolean, name?: string, parent?: Record<string, unknown>): string {
+    if (mcp && name !== undefined) {
+      if (KEPT_FIELDS.has(name)) return value;
+      if (name === "data" && parent && BINARY_CONTENT.has(own(parent, "type") as string)) return value;
+    }
+    const redacted = mcp ? this.text(value) : redactText(value, this.#secrets, this.applied);
+    // A secret-named field ("password": "...") whose value no other rule recognised.
+    if (redacted === value && name !== undefined && secretField(name) && secretValue(value)) {
+      this.applied.add("l2.result.token");
+      return TOKEN_MARK;
+    }
+    return redacted;
+  }
 }
 
 /** Remove secrets and injected instructions from a tools/call result. Returns the same object (===) when nothing changed. */
 export function sanitizeResult(
   result: unknown,
-  ctx: { secretValues: readonly string[] },
+  ctx: SanitizeContext,
 ): { result: unknown; redactions: string[] } {
   if (!isRecord(result)) return { result, redactions: [] };
-  const secrets: Secrets = { withheld: ctx.secretValues.filter((v) => v.length >= 8) };
-  const applied = new Set<string>();
-  const content = Array.isArray(result.content)
-    ? sanitizeContent(result.content, secrets, applied)
-    : result.content;
-  const structured =
-    "structuredContent" in result ? sanitizeValue(result.structuredContent, secrets, applied) : undefined;
-  if (content === result.content && structured === result.structuredContent) {
-    return { result, redactions: [] };
-  }
-  const next: Record<string, unknown> = { ...result, content };
-  if ("structuredContent" in result) next.structuredContent = structured;
-  return { result: next, redactions: [...applied] };
+  const sanitizer = new Sanitizer(ctx);
+  const next = sanitizer.toolResult(result);
+  return { result: next, redactions: next === result ? [] : [...sanitizer.applied] };
 }

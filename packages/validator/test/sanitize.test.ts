@@ -214,15 +214,20 @@ describe("l2.result.injection", () => {
 });
 
 describe("the result's shape", () => {
-  it("never touches non-text items", () => {
+  it("never touches binary items, and sanitizes the text of embedded resources", () => {
     const image = { type: "image", data: canary(64), mimeType: "image/png" };
-    const resource = { type: "resource", resource: { uri: "file:///x", text: `ghp_${canary(36)}` } };
-    const input = { content: [image, resource] };
+    const blob = { type: "resource", resource: { uri: "file:///x", blob: canary(64) } };
+    const input = { content: [image, blob] };
     expect(sanitize(input).result).toBe(input);
-    const mixed = { content: [image, { type: "text", text: `ghp_${canary(36)}` }] };
+    const resource = { type: "resource", resource: { uri: "file:///x", text: `ghp_${canary(36)}` } };
+    const mixed = { content: [image, { type: "text", text: `ghp_${canary(36)}` }, resource] };
     const out = sanitize(mixed).result as typeof mixed;
     expect(out.content[0]).toBe(image);
     expect(out.content[1]).toEqual({ type: "text", text: "[REDACTED token]" });
+    expect(out.content[2]).toEqual({
+      type: "resource",
+      resource: { uri: "file:///x", text: "[REDACTED token]" },
+    });
   });
 
   it("sanitizes structuredContent and keeps the other fields", () => {

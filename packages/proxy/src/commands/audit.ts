@@ -1,14 +1,32 @@
 import { readFileSync } from "node:fs";
 import { parseOptions, UsageError } from "../args.js";
 import { auditFiles } from "../audit.js";
+import { AuditSetupError, auditKeyPath, loadAuditKey } from "../auditKey.js";
+import { AuditRecord, firstIssue } from "../auditRecords.js";
+import { type VerifyReport, verifyAuditLog } from "../auditVerify.js";
+
+const KEY_HELP = `  --audit-key FILE  the key the log is sealed with (default: $MCPGUARD_AUDIT_KEY, else
+                    /var/lib/mcpguard/audit.key for root, ~/.local/state/mcpguard/audit.key otherwise)`;
 
 const HELP = `usage: mcpguard audit [--file FILE] [--since TIME] [--decision allow|deny|modify] [--server NAME]
-                     [--config NAME] [--layer NAME] [--json]
+                     [--config NAME] [--layer NAME] [--json] [--audit-key FILE]
+       mcpguard audit verify [--audit-key FILE] [FILE]
 
-Read an audit log and its rotated files, oldest first.
-  --file FILE     the audit log (default: $MCPGUARD_AUDIT_LOG)
-  --since TIME    an ISO time, or a duration back from now: 30s, 10m, 2h, 7d
-  --json          print the matching events as NDJSON instead of a table
+Read an audit log and its rotated files, oldest first. The last line says whether the log checks
+out against its key; \`mcpguard audit verify\` says where it does not.
+  --file FILE       the audit log (default: $MCPGUARD_AUDIT_LOG)
+  --since TIME      an ISO time, or a duration back from now: 30s, 10m, 2h, 7d
+  --json            print the matching events as NDJSON instead of a table
+${KEY_HELP}
+`;
+
+const VERIFY_HELP = `usage: mcpguard audit verify [--audit-key FILE] [FILE]
+
+Check every line of an audit log and its rotated files against the key: each line's MAC, each
+writer session's chain, and the files rotation renamed or pruned. Prints OK with counts, or each
+line that breaks the chain and how. Exit status 0 when intact, 1 when tampered with, 2 on a usage error.
+  FILE              the audit log (default: $MCPGUARD_AUDIT_LOG)
+${KEY_HELP}
 `;
 
 /** An ISO time or a duration back from now (`30s`, `10m`, `2h`, `7d`), as epoch milliseconds. */
@@ -21,7 +39,102 @@ export function parseSince(value: string, now = Date.now()): number {
   return t;
 }
 
+function logFiles(file: string | undefined): string[] {
+  if (!file) throw new UsageError("no audit log given (--file FILE or MCPGUARD_AUDIT_LOG)");
+  const files = auditFiles(file);
+  if (files.length === 0) throw new UsageError(`${file}: no such audit log`);
+  return files;
+}
+
+function read(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code}`);
+  }
+}
+
+function parseLine(line: string): ReturnType<typeof AuditRecord.safeParse> | undefined {
+  try {
+    return AuditRecord.safeParse(JSON.parse(line));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every line that parses as an audit record; the others are named on stderr and skipped. */
+function readRecords(files: string[]): AuditRecord[] {
+  const records: AuditRecord[] = [];
+  let skipped = 0;
+  for (const f of files) {
+    const lines = read(f).split("\n");
+    for (let i = 0; i < lines.length; i++) {
+      if (!lines[i]) continue;
+      const parsed = parseLine(lines[i] as string);
+      if (parsed?.success) {
+        records.push(parsed.data);
+      } else if (++skipped <= 10) {
+        const why = parsed ? firstIssue(parsed.error) : "not JSON";
+        process.stderr.write(`mcpguard audit: skipped ${f}:${i + 1}: ${why}\n`);
+      }
+    }
+  }
+  if (skipped > 10) process.stderr.write(`mcpguard audit: skipped ${skipped} lines in all\n`);
+  return records;
+}
+
+function describe(e: AuditRecord): string {
+  switch (e.type) {
+    case "decision":
+      return `${e.decision} ${e.tool} by ${e.layer}${e.rule ? ` (${e.rule})` : ""}: ${e.reason}`;
+    case "lifecycle": {
+      const status = e.status !== undefined ? ` status ${e.status}` : "";
+      const withheld = e.withheld?.length ? `, withheld ${e.withheld.join(" ")}` : "";
+      const claimed =
+        e.claimedName !== undefined ? `, server calls itself ${JSON.stringify(e.claimedName)}` : "";
+      return `${e.event}${status}${withheld}${claimed}`;
+    }
+    default:
+      return `${e.event} ${e.decision}`;
+  }
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+function counts(report: VerifyReport): string {
+  const rotated = report.files.length - 1;
+  const files = rotated > 0 ? ` in ${report.files.length} files` : "";
+  const continued = report.continued ? `, ${report.continued} begun in pruned files` : "";
+  const { sessions, records, unterminated } = report;
+  return `${plural(sessions, "session")}, ${plural(records, "record")}${files}, ${unterminated.length} unterminated${continued}`;
+}
+
+function check(file: string, key: Buffer, files: string[]): VerifyReport {
+  try {
+    return verifyAuditLog(file, key);
+  } catch (error) {
+    for (const f of files) read(f); // Name the file that cannot be read.
+    throw error;
+  }
+}
+
+/** The reader's last line: whether the log checks out, without making a key that is not there. */
+function integrity(file: string, keyFile: string | undefined, files: string[]): string {
+  let key: Buffer;
+  try {
+    key = loadAuditKey(auditKeyPath(keyFile), false).key;
+  } catch (error) {
+    if (!(error instanceof AuditSetupError)) throw error;
+    return `integrity: not checked (${error.message}); see mcpguard audit verify --help`;
+  }
+  const report = check(file, key, files);
+  const first = report.problems[0];
+  if (!first) return `integrity: verified (${counts(report)})`;
+  return `integrity: TAMPERED: ${plural(report.problems.length, "problem")}, the first at ${first.file}:${first.line}: ${first.what}; run mcpguard audit verify`;
+}
+
 export async function main(argv: string[]): Promise<number> {
+  if (argv[0] === "verify") return verify(argv.slice(1));
   const { values, positionals } = parseOptions(argv, {
     file: { type: "string" },
     since: { type: "string" },
@@ -30,6 +143,7 @@ export async function main(argv: string[]): Promise<number> {
     config: { type: "string" },
     layer: { type: "string" },
     json: { type: "boolean" },
+    "audit-key": { type: "string" },
     help: { type: "boolean", short: "h" },
   });
   if (values.help) {
@@ -37,43 +151,59 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-  const file = values.file ?? process.env.MCPGUARD_AUDIT_LOG;
-  if (!file) throw new UsageError("no audit log given (--file FILE or MCPGUARD_AUDIT_LOG)");
   if (values.decision && !["allow", "deny", "modify"].includes(values.decision)) {
     throw new UsageError(`--decision must be allow, deny or modify, got "${values.decision}"`);
   }
   const since = values.since ? parseSince(values.since) : undefined;
-  const files = auditFiles(file);
-  if (files.length === 0) throw new UsageError(`${file}: no such audit log`);
-  const events: Record<string, unknown>[] = [];
-  for (const f of files) {
-    for (const line of readFileSync(f, "utf8").split("\n")) {
-      if (!line) continue;
-      try {
-        events.push(JSON.parse(line));
-      } catch {
-        process.stderr.write(`mcpguard audit: skipped a line of ${f} that is not JSON\n`);
-      }
-    }
-  }
+  const file = values.file ?? process.env.MCPGUARD_AUDIT_LOG;
+  const files = logFiles(file);
+  // The log's own rotate and prune records are bookkeeping, not events.
+  const events = readRecords(files).filter((e) => e.type !== "audit");
   const matching = events
-    .filter((e) => since === undefined || Date.parse(String(e.time)) >= since)
+    .filter((e) => since === undefined || Date.parse(e.time) >= since)
     .filter((e) => !values.decision || e.decision === values.decision)
     .filter((e) => !values.server || e.server === values.server)
     .filter((e) => !values.config || e.config === values.config)
-    .filter((e) => !values.layer || e.layer === values.layer)
-    .sort((a, b) => String(a.time).localeCompare(String(b.time)));
+    .filter((e) => !values.layer || (e.type === "decision" && e.layer === values.layer))
+    .sort((a, b) => a.time.localeCompare(b.time));
+  const integrityLine = integrity(file as string, values["audit-key"], files);
   if (values.json) {
     for (const e of matching) process.stdout.write(`${JSON.stringify(e)}\n`);
+    process.stderr.write(`${integrityLine}\n`);
     return 0;
   }
-  for (const e of matching) {
-    const what =
-      e.type === "decision"
-        ? `${e.decision} ${e.tool} by ${e.layer}${e.rule ? ` (${e.rule})` : ""}: ${e.reason}`
-        : `${e.event}${e.status !== undefined ? ` status ${e.status}` : ""}${Array.isArray(e.withheld) && e.withheld.length ? `, withheld ${e.withheld.join(" ")}` : ""}`;
-    process.stdout.write(`${e.time}  ${e.server}  ${e.config}  ${what}\n`);
+  for (const e of matching) process.stdout.write(`${e.time}  ${e.server}  ${e.config}  ${describe(e)}\n`);
+  process.stdout.write(`${matching.length} of ${events.length} events\n${integrityLine}\n`);
+  return 0;
+}
+
+async function verify(argv: string[]): Promise<number> {
+  const { values, positionals } = parseOptions(argv, {
+    "audit-key": { type: "string" },
+    help: { type: "boolean", short: "h" },
+  });
+  if (values.help) {
+    process.stdout.write(VERIFY_HELP);
+    return 0;
   }
-  process.stdout.write(`${matching.length} of ${events.length} events\n`);
+  if (positionals.length > 1) throw new UsageError(`verify takes one audit log, got ${positionals.length}`);
+  const file = positionals[0] ?? process.env.MCPGUARD_AUDIT_LOG;
+  const files = logFiles(file);
+  const { key } = loadAuditKey(auditKeyPath(values["audit-key"]), false);
+  const report = check(file as string, key, files);
+  for (const p of report.problems.slice(0, 50)) process.stdout.write(`${p.file}:${p.line}: ${p.what}\n`);
+  if (report.problems.length > 50) process.stdout.write(`... and ${report.problems.length - 50} more\n`);
+  if (report.problems.length) {
+    process.stdout.write(
+      `TAMPERED: ${plural(report.problems.length, "problem")} in ${file} (${counts(report)})\n`,
+    );
+    return 1;
+  }
+  process.stdout.write(`OK: ${file}: ${counts(report)}\n`);
+  for (const u of report.unterminated) {
+    process.stdout.write(
+      `unterminated: session ${u.session} (${u.server}, started ${u.started}) ends at ${u.file}:${u.line} without an exit record: its proxy was killed, or its last records were cut\n`,
+    );
+  }
   return 0;
 }

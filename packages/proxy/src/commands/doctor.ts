@@ -1,10 +1,26 @@
+import { existsSync } from "node:fs";
 import { parseOptions, UsageError } from "../args.js";
+import { createContainment } from "../containment.js";
+import { defaultLimits, describeLimits, type LimitsInfo } from "../limits.js";
 
 const HELP = `usage: mcpguard doctor [--json]
 
 Probe this host's kernel by really loading programs and applying a ruleset, and print which
-backend enforces each L3 capability (file, exec, net, unix) for configs C-ebpf, C-full and C-AB+ebpf.
+backend enforces each L3 capability (file, exec, net, unix) for configs C-ebpf, C-full and C-AB+ebpf,
+what the launcher's seccomp filter adds (memfd-exec, socket-families), and how the server's cgroup
+is contained in every config: its pids and memory limits, and the reaper that outlives the proxy.
 `;
+
+/** Create a scratch server cgroup with the default limits, as `mcpguard run` would, and remove it. */
+function probeContainment(reaper: string): { kind: string; limits: LimitsInfo | undefined; reaper: string } {
+  const containment = createContainment({ name: `mcpguard-doctor-${process.pid}`, limits: defaultLimits() });
+  containment.dispose();
+  return {
+    kind: containment.kind,
+    limits: containment.limits,
+    reaper: existsSync(reaper) ? reaper : `none (${reaper} is not built: make -C bpf)`,
+  };
+}
 
 export async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseOptions(argv, {
@@ -19,26 +35,39 @@ export async function main(argv: string[]): Promise<number> {
   const kernel = await import("@mcpguard/kernel");
   const probe = await kernel.probeBackends({ fresh: true });
   const backends = kernel.capabilityBackends(probe);
-  const ready = kernel.CAPABILITIES.every((c) => backends[c].backend !== null);
+  const hardening = kernel.hardeningBackends(probe);
+  const containment = probeContainment(kernel.binaries().reaper);
+  const ready =
+    kernel.CAPABILITIES.every((c) => backends[c].backend !== null) &&
+    kernel.HARDENING.every((c) => hardening[c].backend !== null);
   if (values.json) {
-    process.stdout.write(`${JSON.stringify({ probe, capabilities: backends, l3Ready: ready }, null, 2)}\n`);
+    const report = { probe, capabilities: backends, hardening, containment, l3Ready: ready };
+    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     return ready ? 0 : 1;
   }
-  const rows = kernel.CAPABILITIES.map(
-    (c) => `  ${c.padEnd(6)} ${(backends[c].backend ?? "NONE").padEnd(11)} ${backends[c].detail}`,
-  );
+  const rows = [
+    ...kernel.CAPABILITIES.map((c) => [c, backends[c]] as const),
+    ...kernel.HARDENING.map((c) => [c, hardening[c]] as const),
+  ].map(([c, b]) => `  ${c.padEnd(16)} ${(b.backend ?? "NONE").padEnd(11)} ${b.detail}`);
+  const limits = containment.limits;
   const facts = [
     `  root             ${probe.root ? "yes" : "no"}`,
     `  Landlock ABI     ${probe.landlockAbi || "unavailable"}`,
     `  cgroup BPF       ${probe.cgroupBpf ? "loads and attaches" : "unavailable"}`,
     `  tp_btf telemetry ${probe.tpBtf ? "loads and attaches" : "unavailable"}`,
     `  BPF LSM          ${probe.lsm ? "loads" : "refused at load"}`,
+    `  seccomp filter   ${probe.seccomp ? "installs and refuses what it must" : "does not work"}`,
     ...Object.entries(probe.errors).map(([what, why]) => `    ${what}: ${why}`),
   ];
   process.stdout.write(
     [
-      "capability  backend     how",
+      "capability        backend     how",
       ...rows,
+      "",
+      "containment (every config):",
+      `  server in        ${containment.kind === "cgroup" ? "a cgroup of its own" : "a process group of its own"}`,
+      `  limits           ${limits ? describeLimits(limits) : "none"}`,
+      `  reaper           ${containment.reaper}`,
       "",
       "probed:",
       ...facts,

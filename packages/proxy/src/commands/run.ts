@@ -1,9 +1,18 @@
-import { DEFAULT_MAX_MESSAGE_BYTES } from "@mcpguard/protocol";
+import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_MESSAGE_BYTES, MAX_DEPTH_LIMIT } from "@mcpguard/protocol";
 import { intOption, parseWithCommand, UsageError } from "../args.js";
-import { AuditLog, DEFAULT_AUDIT_KEEP, DEFAULT_AUDIT_MAX_BYTES } from "../audit.js";
+import { DEFAULT_AUDIT_KEEP, DEFAULT_AUDIT_MAX_BYTES } from "../audit.js";
+import { openAuditLog, withoutAuditKeyPath } from "../auditKey.js";
 import { ConfigError, resolveConfig } from "../configs.js";
+import type { Containment } from "../containment.js";
 import { type KernelLayer, kernelAuditEvent, startKernelLayer } from "../kernelLayer.js";
 import { buildLayers, LayerSetupError, type Layers } from "../layers.js";
+import {
+  abandonStart,
+  type CrashContext,
+  installCrashHandlers,
+  openServerContainment,
+} from "../lifecycle.js";
+import { LimitsError, resolveLimits } from "../limits.js";
 import { Relay } from "../relay.js";
 
 const HELP = `usage: mcpguard run [options] -- <command> [args...]
@@ -18,12 +27,21 @@ options:
   --audit-log FILE          append every decision as NDJSON to FILE
   --audit-max-bytes N       rotate the audit log past N bytes (default 16 MiB)
   --audit-keep N            rotated audit files to keep (default 10)
-  --server-name NAME        name used in the audit log (default: the server's serverInfo.name)
+  --audit-key FILE          the key that seals the audit log (default: $MCPGUARD_AUDIT_KEY, else
+                            /var/lib/mcpguard/audit.key for root, ~/.local/state/mcpguard/audit.key)
+  --server-name NAME        name used in the audit log (default: the policy's or manifest's, else the
+                            command's script name; what the server calls itself is recorded apart)
   --max-message-bytes N     largest JSON-RPC message accepted (default ${DEFAULT_MAX_MESSAGE_BYTES})
+  --max-depth N             deepest nesting of objects and arrays accepted in a message
+                            (default ${DEFAULT_MAX_DEPTH}, at most ${MAX_DEPTH_LIMIT})
   --close-grace-ms N        after the client closes stdin, wait N ms before SIGTERM (default 2000)
   --term-grace-ms N         after SIGTERM, wait N ms before killing every process (default 2000)
   --l3-allow-partial        run an L3 config even where some capability has no kernel backend
                             (those capabilities are left open; the audit log says which)
+  --pids-max N              tasks (processes and threads) the server's cgroup may hold
+                            (default: the policy's or manifest's limits.pids, else 1024)
+  --memory-max BYTES        memory the server's cgroup may use, e.g. 512M or 2G (default: the
+                            policy's limits.memoryBytes, else 4 GiB or half the RAM if less)
 `;
 
 const OPTIONS = {
@@ -34,11 +52,15 @@ const OPTIONS = {
   "audit-log": { type: "string" },
   "audit-max-bytes": { type: "string" },
   "audit-keep": { type: "string" },
+  "audit-key": { type: "string" },
   "server-name": { type: "string" },
   "max-message-bytes": { type: "string" },
+  "max-depth": { type: "string" },
   "close-grace-ms": { type: "string" },
   "term-grace-ms": { type: "string" },
   "l3-allow-partial": { type: "boolean" },
+  "pids-max": { type: "string" },
+  "memory-max": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -63,6 +85,9 @@ export async function main(argv: string[]): Promise<number> {
     DEFAULT_MAX_MESSAGE_BYTES,
   );
   if (maxMessageBytes < 1) throw new UsageError("--max-message-bytes must be at least 1");
+  const maxDepth = intOption(values["max-depth"], "max-depth", DEFAULT_MAX_DEPTH);
+  if (maxDepth < 1 || maxDepth > MAX_DEPTH_LIMIT)
+    throw new UsageError(`--max-depth must be between 1 and ${MAX_DEPTH_LIMIT}, got ${maxDepth}`);
 
   let layers: Layers;
   try {
@@ -71,23 +96,52 @@ export async function main(argv: string[]): Promise<number> {
       policy: values.policy,
       overrides: values.overrides,
       manifest: values.manifest,
-      env: process.env,
+      env: withoutAuditKeyPath(process.env),
       cwd: process.cwd(),
+      maxDepth,
     });
   } catch (error) {
     if (error instanceof LayerSetupError) throw new UsageError(`config ${config.name}: ${error.message}`);
     throw error;
   }
 
+  if (values["audit-key"] && !values["audit-log"]) throw new UsageError("--audit-key needs --audit-log");
   const audit = values["audit-log"]
-    ? new AuditLog(values["audit-log"], {
+    ? openAuditLog({
+        file: values["audit-log"],
+        keyFile: values["audit-key"],
+        env: process.env,
+        serverCwd: process.cwd(),
+        serverEnv: layers.env,
+        kernelNeeds: layers.kernelNeeds,
         maxBytes: intOption(values["audit-max-bytes"], "audit-max-bytes", DEFAULT_AUDIT_MAX_BYTES),
         keep: intOption(values["audit-keep"], "audit-keep", DEFAULT_AUDIT_KEEP),
       })
     : undefined;
-  // Kernel events name the server as the relay does (which learns it from `initialize`).
+  // Kernel events name the server as the relay does.
   let relay: Relay | undefined;
   let kernel: KernelLayer | undefined;
+  const crash: CrashContext = { config: config.name, audit, server: () => relay?.serverName ?? "server" };
+  installCrashHandlers(crash);
+  let containment: Containment;
+  try {
+    const limits = resolveLimits(
+      { pidsMax: values["pids-max"], memoryMax: values["memory-max"] },
+      layers.limits,
+    );
+    containment = await openServerContainment({
+      limits,
+      kernel: layers.kernelNeeds !== undefined,
+      // Lost before the server starts: nothing to stop, but it must not start.
+      onReaperLost: (reason) => (relay ? relay.abort(reason) : abandonStart(containment, reason)),
+    });
+  } catch (error) {
+    audit?.close();
+    if (error instanceof LimitsError) throw new UsageError(error.message);
+    if (error instanceof LayerSetupError) throw new UsageError(`config ${config.name}: ${error.message}`);
+    throw error;
+  }
+  crash.containment = containment;
   if (layers.kernelNeeds) {
     try {
       kernel = await startKernelLayer({
@@ -96,6 +150,7 @@ export async function main(argv: string[]): Promise<number> {
         argv: command,
         env: layers.env,
         allowPartial: values["l3-allow-partial"] === true,
+        containment,
         onEvent: (event) => audit?.write(kernelAuditEvent(event, relay?.serverName ?? "server", config.name)),
         onLoaderLost: (how) => {
           const reason = `the BPF loader ${how}, so its programs no longer hold`;
@@ -107,10 +162,14 @@ export async function main(argv: string[]): Promise<number> {
             config: config.name,
             reason,
           });
+          // Not one more instruction of the server until it is killed.
+          containment.freeze();
           relay?.abort(reason);
         },
       });
     } catch (error) {
+      containment.dispose();
+      await containment.release();
       audit?.close();
       if (error instanceof LayerSetupError) throw new UsageError(`config ${config.name}: ${error.message}`);
       throw error;
@@ -123,20 +182,24 @@ export async function main(argv: string[]): Promise<number> {
     env: layers.env,
     withheld: layers.withheld,
     interceptor: layers.interceptor,
-    containment: kernel?.containment,
+    containment,
     launch: kernel?.launch,
-    startInfo: kernel?.startInfo,
+    startInfo: { ...kernel?.startInfo, ...(containment.limits ? { limits: containment.limits } : {}) },
     serverName: values["server-name"] ?? layers.server,
     maxMessageBytes,
+    maxDepth,
     closeGraceMs: intOption(values["close-grace-ms"], "close-grace-ms", 2000),
     termGraceMs: intOption(values["term-grace-ms"], "term-grace-ms", 2000),
   });
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
     process.on(signal, () => relay.forwardSignal(signal));
   }
-  const status = await relay.run();
+  const running = relay.run();
+  containment.serverStarted();
+  const status = await running;
   // The loader reports what is left, then detaches: its events belong in the log before it closes.
   await kernel?.stop();
+  await containment.release();
   audit?.close();
   return status;
 }

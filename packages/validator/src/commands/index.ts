@@ -10,7 +10,7 @@ import { checkCommandUrl } from "../urls.js";
 import { envDump } from "./envDump.js";
 import { exfiltration } from "./exfiltration.js";
 import { interpreter } from "./interpreter.js";
-import { invocations } from "./invocations.js";
+import { type Invocation, invocations, MAX_NESTED_COMMANDS } from "./invocations.js";
 import { persistence } from "./persistence.js";
 import { privilege } from "./privilege.js";
 import { type CommandRule, type CommandView, fileWord, place } from "./view.js";
@@ -71,9 +71,16 @@ export function checkCommand(value: string, scope: Scope): Finding | undefined {
       "substitutes the output of another command ($(...), backticks or <(...))",
     );
   }
+  const found = parsed.commands.map((c) => invocations(c.argv));
+  if (found.some((list) => list === undefined)) {
+    return scope.finding(
+      "l2.command.nesting",
+      `runs more than ${MAX_NESTED_COMMANDS} programs through wrappers and find -exec, too many to check`,
+    );
+  }
   const view: CommandView = {
     text: value,
-    invocations: parsed.commands.flatMap((c) => invocations(c.argv)),
+    invocations: (found as Invocation[][]).flat(),
     redirects: parsed.commands.flatMap((c) => c.redirects),
     scope,
   };

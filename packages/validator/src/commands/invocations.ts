@@ -64,23 +64,55 @@ export function envCommand(args: readonly string[]): readonly string[] {
   return wrappedCommand(args, WRAPPERS.env as Wrapper);
 }
 
-export function invocations(argv: readonly string[]): Invocation[] {
+/** How many programs one simple command may run through wrappers and `find -exec` and still be checked. */
+export const MAX_NESTED_COMMANDS = 64;
+
+/**
+ * Every program `argv` runs, in order: each wrapper and what it runs, and the commands of each
+ * `find -exec`, depth first. Undefined when that is more than {@link MAX_NESTED_COMMANDS}
+ * programs: the walk keeps its own stack and stops there, so no command costs the call stack or
+ * quadratic time.
+ */
+export function invocations(argv: readonly string[]): Invocation[] | undefined {
   const out: Invocation[] = [];
-  let rest = argv;
-  while (rest.length > 0) {
-    const name = basename(rest[0] as string);
-    const args = rest.slice(1);
-    out.push({ name, args });
-    if (name === "find") {
-      args.forEach((word, i) => {
-        if (!FIND_EXEC.has(word)) return;
-        const end = args.findIndex((w, j) => j > i && (w === ";" || w === "+"));
-        out.push(...invocations(args.slice(i + 1, end === -1 ? undefined : end)));
-      });
+  const todo: (readonly string[])[] = [argv];
+  while (todo.length > 0) {
+    let rest = todo.pop() as readonly string[];
+    while (rest.length > 0) {
+      if (out.length >= MAX_NESTED_COMMANDS) return undefined;
+      const name = basename(rest[0] as string);
+      const args = rest.slice(1);
+      out.push({ name, args });
+      if (name === "find") {
+        const inner = findCommands(args, MAX_NESTED_COMMANDS - out.length - todo.length);
+        if (!inner) return undefined;
+        // Last pushed is walked first: the commands come out in the order they appear.
+        for (let i = inner.length - 1; i >= 0; i--) todo.push(inner[i] as readonly string[]);
+      }
+      const wrapper = Object.hasOwn(WRAPPERS, name) ? WRAPPERS[name] : undefined;
+      if (!wrapper) break;
+      rest = wrappedCommand(args, wrapper);
     }
-    const wrapper = WRAPPERS[name];
-    if (!wrapper) break;
-    rest = wrappedCommand(args, wrapper);
   }
   return out;
+}
+
+/**
+ * The command of each `-exec` (`-execdir`, `-ok`, `-okdir`) among a find's arguments; undefined
+ * when there are more than `budget`, before any is copied.
+ */
+function findCommands(args: readonly string[], budget: number): (readonly string[])[] | undefined {
+  if (args.filter((word) => FIND_EXEC.has(word)).length > budget) return undefined;
+  const inner: (readonly string[])[] = [];
+  // The index of the first `;` or `+` after each word (args.length when there is none).
+  const terminator: number[] = new Array(args.length);
+  let next = args.length;
+  for (let j = args.length - 1; j >= 0; j--) {
+    terminator[j] = next;
+    if (args[j] === ";" || args[j] === "+") next = j;
+  }
+  args.forEach((word, i) => {
+    if (FIND_EXEC.has(word)) inner.push(args.slice(i + 1, terminator[i]));
+  });
+  return inner;
 }

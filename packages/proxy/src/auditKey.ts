@@ -1,0 +1,247 @@
+/**
+ * The audit log's HMAC key: where it lives, how it is created, and the checks that keep it out of
+ * the server's reach. The key itself is never on a command line or in an environment; only its path
+ * may be (`--audit-key FILE`, `$MCPGUARD_AUDIT_KEY`), and the proxy removes that variable from the
+ * server's environment.
+ */
+import { randomBytes } from "node:crypto";
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  realpathSync,
+  type Stats,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { userInfo } from "node:os";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { UsageError } from "./args.js";
+import { AuditLog } from "./audit.js";
+import { keyId } from "./auditChain.js";
+
+export const AUDIT_KEY_ENV = "MCPGUARD_AUDIT_KEY";
+const ROOT_KEY = "/var/lib/mcpguard/audit.key";
+
+/** A key that cannot be used as it is, or an audit log that cannot be opened: one line, exit status 2. */
+export class AuditSetupError extends UsageError {}
+
+export interface AuditKey {
+  key: Buffer;
+  kid: string;
+  path: string;
+}
+
+function accountHome(): string | undefined {
+  try {
+    return userInfo().homedir || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Where the key lives unless `--audit-key` or `$MCPGUARD_AUDIT_KEY` says otherwise: for root
+ * /var/lib/mcpguard/audit.key; for others `$XDG_STATE_HOME/mcpguard/audit.key`, else
+ * `<home>/.local/state/mcpguard/audit.key` with the home from the password database, never from
+ * `$HOME` (the benchmark points HOME at each trial's world).
+ */
+export function defaultAuditKeyPath(env: NodeJS.ProcessEnv = process.env, uid = process.getuid?.()): string {
+  if (uid === 0) return ROOT_KEY;
+  const xdg = env.XDG_STATE_HOME;
+  if (xdg && isAbsolute(xdg)) return join(xdg, "mcpguard", "audit.key");
+  const home = accountHome();
+  if (!home)
+    throw new AuditSetupError("cannot find your home directory for the audit key: give --audit-key FILE");
+  return join(home, ".local", "state", "mcpguard", "audit.key");
+}
+
+/** The key's path: `--audit-key`, else `$MCPGUARD_AUDIT_KEY`, else the default. */
+export function auditKeyPath(option: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  return resolve(option || env[AUDIT_KEY_ENV] || defaultAuditKeyPath(env));
+}
+
+/** The environment without the key's path, for the server. */
+export function withoutAuditKeyPath(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { [AUDIT_KEY_ENV]: _path, ...rest } = env;
+  return rest;
+}
+
+/** Refuse a key file or directory that is not ours alone. */
+function checkPrivate(path: string, st: Stats, what: "directory" | "file"): void {
+  const uid = process.getuid?.();
+  if (uid !== undefined && st.uid !== uid) {
+    throw new AuditSetupError(`audit key ${what} ${path} is owned by uid ${st.uid}, not by you (uid ${uid})`);
+  }
+  if ((st.mode & 0o077) !== 0) {
+    const mode = (st.mode & 0o777).toString(8).padStart(4, "0");
+    const fix = what === "directory" ? "700" : "600";
+    throw new AuditSetupError(`audit key ${what} ${path} is open to others (mode ${mode}): chmod ${fix} it`);
+  }
+}
+
+function checkDirectory(dir: string): void {
+  let st: Stats;
+  try {
+    st = lstatSync(dir);
+  } catch {
+    throw new AuditSetupError(`no audit key directory ${dir}`);
+  }
+  if (st.isSymbolicLink()) throw new AuditSetupError(`audit key directory ${dir} is a symbolic link`);
+  if (!st.isDirectory()) throw new AuditSetupError(`audit key directory ${dir} is not a directory`);
+  checkPrivate(dir, st, "directory");
+}
+
+function makeDirectory(dir: string): void {
+  try {
+    mkdirSync(dirname(dir), { recursive: true });
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "EEXIST") throw new AuditSetupError(`cannot create audit key directory ${dir}: ${code}`);
+  }
+}
+
+/** Create the key atomically: concurrent first runs agree on one key (link(2) never replaces a file). */
+function generate(path: string): void {
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString("hex")}`);
+  writeFileSync(temp, `${randomBytes(32).toString("hex")}\n`, { mode: 0o600, flag: "wx" });
+  try {
+    linkSync(temp, path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  } finally {
+    unlinkSync(temp);
+  }
+}
+
+function readKey(path: string): Buffer {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") throw new AuditSetupError(`no audit key at ${path} (give --audit-key FILE)`);
+    if (code === "ELOOP") throw new AuditSetupError(`audit key file ${path} is a symbolic link`);
+    throw new AuditSetupError(`cannot read audit key ${path}: ${code}`);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new AuditSetupError(`audit key ${path} is not a regular file`);
+    checkPrivate(path, st, "file");
+    const buffer = Buffer.alloc(128);
+    const text = buffer
+      .subarray(0, readSync(fd, buffer, 0, buffer.length, 0))
+      .toString("utf8")
+      .trim();
+    if (!/^[0-9a-f]{64}$/.test(text))
+      throw new AuditSetupError(`${path} is not an audit key (64 hex digits)`);
+    return Buffer.from(text, "hex");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Read the key at `path`; with `create`, make its directory (0700) and the key (0600) on first use. */
+export function loadAuditKey(path: string, create: boolean): AuditKey {
+  const dir = dirname(path);
+  if (create) makeDirectory(dir);
+  checkDirectory(dir);
+  if (create && !existsSync(path)) {
+    try {
+      generate(path);
+    } catch (error) {
+      throw new AuditSetupError(`cannot create audit key ${path}: ${(error as NodeJS.ErrnoException).code}`);
+    }
+  }
+  const key = readKey(path);
+  return { key, kid: keyId(key), path };
+}
+
+/** The canonical path, for a path that may not exist yet: its nearest existing ancestor resolved. */
+function canonical(path: string): string {
+  const abs = resolve(path);
+  let dir = abs;
+  while (!existsSync(dir) && dirname(dir) !== dir) dir = dirname(dir);
+  try {
+    return join(realpathSync(dir), abs.slice(dir.length));
+  } catch {
+    return abs;
+  }
+}
+
+function within(path: string, dir: string): boolean {
+  return path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
+}
+
+/**
+ * Refuse a key inside the server's world: its working directory, HOME or TMPDIR. A directory that
+ * holds the account's whole home (`/`, `~` itself) does not count: a server started there shares
+ * the account, which is the limit docs/DESIGN.md states for C-app.
+ */
+export function checkKeyOutsideWorld(path: string, cwd: string, env: NodeJS.ProcessEnv): void {
+  const key = canonical(path);
+  const home = accountHome();
+  const places: [string, string | undefined][] = [
+    ["working directory", cwd],
+    ["HOME", env.HOME],
+    ["TMPDIR", env.TMPDIR || "/tmp"],
+  ];
+  for (const [label, place] of places) {
+    if (!place) continue;
+    const dir = canonical(place);
+    if (home && within(canonical(home), dir)) continue;
+    if (within(key, dir)) {
+      throw new AuditSetupError(
+        `the audit key ${path} is inside the server's ${label} (${place}): keep it out of the server's reach (--audit-key FILE)`,
+      );
+    }
+  }
+}
+
+/** Refuse a kernel policy that would let the server read or write the key (or its directory). */
+export function checkKernelKeepsKey(path: string, needs: { read: string[]; write: string[] }): void {
+  const key = canonical(path);
+  for (const granted of [...needs.read, ...needs.write]) {
+    if (within(key, canonical(granted))) {
+      throw new AuditSetupError(
+        `the L3 policy grants the server ${granted}, which holds the audit key ${path}: keep the key elsewhere (--audit-key FILE)`,
+      );
+    }
+  }
+}
+
+export interface OpenAuditOptions {
+  file: string;
+  /** `--audit-key`. */
+  keyFile?: string;
+  /** The proxy's environment (for `$MCPGUARD_AUDIT_KEY` and `$XDG_STATE_HOME`). */
+  env: NodeJS.ProcessEnv;
+  /** The server's working directory and environment: its world, where the key must not be. */
+  serverCwd: string;
+  serverEnv: NodeJS.ProcessEnv;
+  kernelNeeds?: { read: string[]; write: string[] };
+  maxBytes?: number;
+  keep?: number;
+}
+
+/** The audit log of `mcpguard run`, with its key found (or created) and checked. */
+export function openAuditLog(options: OpenAuditOptions): AuditLog {
+  const path = auditKeyPath(options.keyFile, options.env);
+  checkKeyOutsideWorld(path, options.serverCwd, options.serverEnv);
+  if (options.kernelNeeds) checkKernelKeepsKey(path, options.kernelNeeds);
+  const { key, kid } = loadAuditKey(path, true);
+  try {
+    return new AuditLog(options.file, { key, kid, maxBytes: options.maxBytes, keep: options.keep });
+  } catch (error) {
+    throw new AuditSetupError(
+      `cannot open audit log ${options.file}: ${(error as NodeJS.ErrnoException).code}`,
+    );
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * `mcpguard run`'s containment across every way the proxy can end: the server's containment with
+ * its limits and its reaper (which outlives the proxy), and the handlers that, when the proxy's
+ * own code fails, kill the server's cgroup before anything else and exit 70.
+ */
+import type { AuditLog } from "./audit.js";
+import { type Containment, createContainment } from "./containment.js";
+import { LayerSetupError } from "./layers.js";
+import type { Limits } from "./limits.js";
+import { ReaperError } from "./reaper.js";
+
+/** sysexits' EX_SOFTWARE: the proxy itself failed. */
+export const EXIT_INTERNAL = 70;
+
+export interface ServerContainmentOptions {
+  limits: Limits;
+  /** An L3 config: without a reaper it does not start (fail closed); others run with a warning. */
+  kernel: boolean;
+  /** The reaper exited while the proxy runs: the server must be stopped, for this reason. */
+  onReaperLost: (reason: string) => void;
+  log?: (line: string) => void;
+}
+
+/** The server's containment, with its limits applied and its reaper armed. */
+export async function openServerContainment(options: ServerContainmentOptions): Promise<Containment> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`mcpguard: ${line}\n`));
+  const { binaries } = await import("@mcpguard/kernel/binaries");
+  const reaper = binaries().reaper;
+  const containment = createContainment({ limits: options.limits });
+  try {
+    await containment.supervise(reaper, (how) =>
+      options.onReaperLost(`the reaper (mcpguard-reaper) ${how}, so the server would outlive the proxy`),
+    );
+  } catch (error) {
+    if (!(error instanceof ReaperError) || options.kernel) containment.dispose();
+    if (!(error instanceof ReaperError)) throw error;
+    if (options.kernel)
+      throw new LayerSetupError(`cannot contain the server beyond the proxy's life: ${error.message}`);
+    log(`warning: ${error.message}; the server is not stopped if the proxy dies`);
+  }
+  return containment;
+}
+
+/**
+ * The reaper died before the server started: start nothing. The cgroup is still empty, so it
+ * goes now, and the proxy exits 1 with one line.
+ */
+export function abandonStart(containment: Containment, reason: string): never {
+  containment.dispose();
+  process.stderr.write(`mcpguard: not starting the server: ${reason}\n`);
+  process.exit(1);
+}
+
+/** What a crash handler needs, filled in as `mcpguard run` sets things up. */
+export interface CrashContext {
+  config: string;
+  containment?: Containment;
+  audit?: AuditLog;
+  server?: () => string;
+}
+
+/**
+ * Handlers for an exception nothing caught and a promise rejection nothing handled: one line on
+ * stderr (the stack only with MCPGUARD_DEBUG), the server's cgroup killed at once (synchronously:
+ * nothing may run after the handler), an `exit` record in the audit log when one is open, and
+ * exit status 70. The reaper then removes what is left when it sees the proxy gone.
+ */
+export function installCrashHandlers(ctx: CrashContext): void {
+  const crash = (error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`mcpguard: internal error: ${message.split("\n")[0]}\n`);
+    if (process.env.MCPGUARD_DEBUG && error instanceof Error && error.stack)
+      process.stderr.write(`${error.stack}\n`);
+    try {
+      ctx.containment?.killNow();
+    } catch {
+      // The reaper kills it when this process is gone.
+    }
+    const record = {
+      type: "lifecycle" as const,
+      event: "exit" as const,
+      server: ctx.server?.() ?? "server",
+      config: ctx.config,
+      status: EXIT_INTERNAL,
+      reason: `internal error: ${message.split("\n")[0]}`,
+    };
+    try {
+      ctx.audit?.write(record);
+    } catch {
+      // An audit log that cannot be written may be why we crashed.
+    }
+    process.exit(EXIT_INTERNAL);
+  };
+  process.on("uncaughtException", crash);
+  process.on("unhandledRejection", crash);
+}

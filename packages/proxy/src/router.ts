@@ -1,0 +1,531 @@
+/**
+ * What the relay does with each frame, apart from processes and streams: refuse what no reader
+ * should see, correlate requests and responses, and let the layers decide and inspect.
+ *
+ * - Every frame is scanned once before it is decoded (`scanFrame`): a frame nested deeper than
+ *   `maxDepth`, or holding a CR that is not part of its line ending, is refused (client: -32600;
+ *   server: dropped with one line on stderr). Raw U+2028, U+2029 and U+0085 are forwarded escaped.
+ * - With no interceptor (C0, C-ebpf) every other frame passes as the bytes received.
+ * - With an interceptor, what the client sends is forwarded as the relay's re-serialization of the
+ *   value the layers decided on, so a reader that keeps the first of two duplicate keys sees what
+ *   the layers saw.
+ * - When the interceptor inspects results (`response`), every server message is inspected and
+ *   re-serialized, and a response is forwarded only when its id is exactly (same JSON type and
+ *   value) the id of a request in flight. Anything else is dropped with one line on stderr: a
+ *   client that coerces ids (`Number(id)`) would otherwise accept an answer no layer inspected.
+ */
+import {
+  type Classified,
+  classify,
+  DEFAULT_MAX_DEPTH,
+  decodeMessage,
+  ErrorCode,
+  encodeMessage,
+  errorResponse,
+  escapeLineSeparators,
+  type Frame,
+  type FrameTooLargeError,
+  type JsonRpcId,
+  type Message,
+  type PendingRequest,
+  PendingRequests,
+  recoverId,
+  resultResponse,
+  SCAN_BARE_CR,
+  SCAN_LINE_SEPARATOR,
+  SCAN_TOO_DEEP,
+  scanFrame,
+  toolError,
+} from "@mcpguard/protocol";
+import { type AuditLog, digest } from "./audit.js";
+
+/** What the layers decided about one tool call. */
+export interface Verdict {
+  decision: "allow" | "deny";
+  /** The layer that decided ("none" when the config has no layer). */
+  layer: string;
+  rule: string | null;
+  /** Shown to the agent when the call is denied. */
+  reason: string;
+}
+
+/** A tool call as the client sent it. */
+export interface ToolCall {
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+/** A layer's change to a message from the server: the message to forward instead, and why. */
+export interface ResultChange {
+  message: Message;
+  layer: string;
+  rule: string;
+  reason: string;
+}
+
+/** A client request the relay forwarded, which the server has not answered yet. */
+export interface ForwardedRequest {
+  method: string;
+  params: unknown;
+  /** Set for `tools/call`. */
+  call?: ToolCall;
+}
+
+/** Where the defense layers plug into the relay. */
+export interface Interceptor {
+  /** Decide a `tools/call` before it reaches the server. */
+  toolCall(call: ToolCall): Verdict;
+  /**
+   * The server's answer (result or error) to a request the relay forwarded; a change replaces the
+   * message the client gets. Its presence makes the relay match responses by exact id.
+   */
+  response?(request: ForwardedRequest, message: Message): ResultChange | undefined;
+  /** A request or notification the server sends of its own accord (sampling, logging, progress). */
+  serverMessage?(method: string, message: Message): ResultChange | undefined;
+}
+
+export interface RouterOptions {
+  config: string;
+  interceptor?: Interceptor;
+  audit?: AuditLog;
+  /** Deepest nesting of objects and arrays accepted in a message. */
+  maxDepth?: number;
+  /** The server's name for the audit log (never what the server calls itself). */
+  serverName: string;
+  toServer(bytes: Buffer): void;
+  toClient(bytes: Buffer): void;
+  /** One line of diagnostics. */
+  log(line: string): void;
+}
+
+const PASS_THROUGH: Verdict = {
+  decision: "allow",
+  layer: "none",
+  rule: null,
+  reason: "the config applies no layer",
+};
+
+const own = (value: unknown, key: string): unknown =>
+  typeof value === "object" && value !== null && Object.hasOwn(value, key)
+    ? (value as Record<string, unknown>)[key]
+    : undefined;
+
+/** Why a scanned frame is refused, or undefined when it may be decoded. */
+function refusal(scan: number, maxDepth: number): string | undefined {
+  if (scan & SCAN_BARE_CR) {
+    return "the message holds a carriage return (CR) that is not part of its line ending, which some readers take for a line break";
+  }
+  if (scan & SCAN_TOO_DEEP) {
+    return `the message nests objects and arrays deeper than ${maxDepth} levels (--max-depth)`;
+  }
+  return undefined;
+}
+
+/** An id as a log line shows it: JSON, shortened. */
+function showId(id: JsonRpcId | null): string {
+  const text = JSON.stringify(id);
+  return text.length > 40 ? `${text.slice(0, 40)}...` : text;
+}
+
+type Item = Exclude<Classified, { kind: "batch" | "invalid" }>;
+
+export class Router {
+  readonly #opts: RouterOptions;
+  readonly #maxDepth: number;
+  /** Client requests in flight. */
+  readonly #pending = new PendingRequests<ForwardedRequest>();
+  /** Whether client messages are forwarded as the value the layers decided on. */
+  readonly #reencodeRequests: boolean;
+  /** Whether every server message is inspected, and responses matched by exact id. */
+  readonly #inspectsResults: boolean;
+  #serverName: string;
+  /** What the server calls itself in `initialize`: recorded on the exit record, never its name. */
+  #claimedName: string | undefined;
+  #serverGone = false;
+
+  constructor(options: RouterOptions) {
+    this.#opts = options;
+    this.#maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+    this.#serverName = options.serverName;
+    this.#reencodeRequests = options.interceptor !== undefined;
+    this.#inspectsResults = options.interceptor?.response !== undefined;
+  }
+
+  /** The server's name in the audit log. */
+  get serverName(): string {
+    return this.#serverName;
+  }
+
+  /** The server's serverInfo.name, once it has answered `initialize`. */
+  get claimedName(): string | undefined {
+    return this.#claimedName;
+  }
+
+  /** Client requests the server has not answered. */
+  get inFlight(): number {
+    return this.#pending.size;
+  }
+
+  /** A frame from the client. Whatever it holds, the relay goes on. */
+  clientFrame(frame: Frame): void {
+    try {
+      this.#clientFrame(frame);
+    } catch (error) {
+      this.#opts.log(`refused a client message the proxy failed to handle: ${(error as Error).message}`);
+      this.#reply(
+        errorResponse(recoverId(frame.body), {
+          code: ErrorCode.InternalError,
+          message: "Internal error: mcpguard could not handle the message; it was not forwarded",
+        }),
+      );
+    }
+  }
+
+  /** A frame from the server. Whatever it holds, the relay goes on. */
+  serverFrame(frame: Frame): void {
+    try {
+      this.#serverFrame(frame);
+    } catch (error) {
+      this.#opts.log(`dropped a server message the proxy failed to handle: ${(error as Error).message}`);
+    }
+  }
+
+  clientTooLarge(error: FrameTooLargeError): void {
+    this.#reply(
+      errorResponse(null, { code: ErrorCode.ParseError, message: `Parse error: ${error.message}` }),
+    );
+  }
+
+  serverTooLarge(error: FrameTooLargeError): void {
+    this.#opts.log(`dropped a message from the server: ${error.message}`);
+  }
+
+  /** The server has exited (or is exiting): requests that arrive now are answered here. */
+  serverGone(): void {
+    this.#serverGone = true;
+  }
+
+  /** Answer every request still in flight with a connection-closed error. */
+  failInFlight(status: number): void {
+    for (const request of this.#pending.drain()) {
+      this.#reply(
+        errorResponse(request.id, {
+          code: ErrorCode.ConnectionClosed,
+          message: `Connection closed: the MCP server exited with status ${status} before answering "${request.method}"`,
+        }),
+      );
+    }
+  }
+
+  #clientFrame(frame: Frame): void {
+    if (isBlank(frame.body)) return;
+    const scan = scanFrame(frame.body, this.#maxDepth);
+    const refused = refusal(scan, this.#maxDepth);
+    if (refused) {
+      this.#reply(
+        errorResponse(recoverId(frame.body), {
+          code: ErrorCode.InvalidRequest,
+          message: `Invalid request: ${refused}`,
+        }),
+      );
+      return;
+    }
+    const decoded = decodeMessage(frame.body);
+    if (!decoded.ok) {
+      this.#reply(
+        errorResponse(null, { code: ErrorCode.ParseError, message: `Parse error: ${decoded.detail}` }),
+      );
+      return;
+    }
+    const classified = classify(decoded.value);
+    if (classified.kind === "batch") {
+      this.#clientBatch(frame, scan, classified.items);
+      return;
+    }
+    const message = this.#admit(classified);
+    if (message) this.#forward("server", frame, scan, this.#reencodeRequests ? message : undefined);
+  }
+
+  /** Every item decided like a single message; what is left goes on as one batch. */
+  #clientBatch(frame: Frame, scan: number, items: Classified[]): void {
+    const kept: Message[] = [];
+    for (const item of items) {
+      const message = this.#admit(item);
+      if (message) kept.push(message);
+    }
+    if (kept.length === 0) return;
+    if (kept.length === items.length && !this.#reencodeRequests) this.#forward("server", frame, scan);
+    else this.#opts.toServer(encodeMessage(kept));
+  }
+
+  /** One client message: the message to forward, or undefined when it was answered or dropped here. */
+  #admit(item: Classified): Message | undefined {
+    switch (item.kind) {
+      case "invalid":
+        this.#reply(
+          errorResponse(item.id, {
+            code: ErrorCode.InvalidRequest,
+            message: `Invalid request: ${item.reason}`,
+          }),
+        );
+        return undefined;
+      case "batch":
+        this.#reply(
+          errorResponse(null, { code: ErrorCode.InvalidRequest, message: "Invalid request: nested batch" }),
+        );
+        return undefined;
+      case "request":
+        return this.#admitRequest(item);
+      default:
+        return this.#serverGone ? undefined : item.message;
+    }
+  }
+
+  #admitRequest(item: Extract<Classified, { kind: "request" }>): Message | undefined {
+    if (this.#serverGone) {
+      this.#reply(
+        errorResponse(item.id, {
+          code: ErrorCode.ConnectionClosed,
+          message: "Connection closed: the MCP server has exited",
+        }),
+      );
+      return undefined;
+    }
+    if (this.#inspectsResults && this.#pending.hasLoose(item.id)) {
+      this.#reply(
+        errorResponse(item.id, {
+          code: ErrorCode.InvalidRequest,
+          message: `Invalid request: a request with id ${showId(item.id)} (or one a client would take for it) is already in flight`,
+        }),
+      );
+      return undefined;
+    }
+    const params = own(item.message, "params");
+    let call: ToolCall | undefined;
+    if (item.method === "tools/call") {
+      const read = toToolCall(params);
+      call = read.call;
+      const verdict = this.#decide(
+        call,
+        read.malformed && this.#opts.interceptor
+          ? {
+              decision: "deny",
+              layer: "proxy",
+              rule: "proxy.malformed-call",
+              reason: `the tools/call ${read.malformed}`,
+            }
+          : undefined,
+      );
+      if (verdict.decision === "deny") {
+        this.#reply(
+          resultResponse(item.id, toolError(`Blocked by mcpguard (${verdict.layer}): ${verdict.reason}`)),
+        );
+        return undefined;
+      }
+    }
+    this.#pending.add(item.id, item.method, { method: item.method, params, call });
+    return item.message;
+  }
+
+  /** Decide a call (or record a verdict already reached) and audit the decision. */
+  #decide(call: ToolCall, reached?: Verdict): Verdict {
+    const started = process.hrtime.bigint();
+    let verdict = reached ?? PASS_THROUGH;
+    if (!reached && this.#opts.interceptor) {
+      try {
+        verdict = this.#opts.interceptor.toolCall(call);
+      } catch (error) {
+        this.#opts.log(
+          `a layer failed on a call to ${JSON.stringify(call.name)}: ${(error as Error).message}`,
+        );
+        verdict = {
+          decision: "deny",
+          layer: "proxy",
+          rule: "proxy.layer-error",
+          reason: "a layer failed while checking the call, so it was not made",
+        };
+      }
+    }
+    this.#audit(call.name, call.arguments, started, verdict);
+    return verdict;
+  }
+
+  #serverFrame(frame: Frame): void {
+    if (isBlank(frame.body)) return;
+    const scan = scanFrame(frame.body, this.#maxDepth);
+    const refused = refusal(scan, this.#maxDepth);
+    if (refused) {
+      this.#opts.log(`dropped a message from the server (${frame.body.length} bytes): ${refused}`);
+      return;
+    }
+    const decoded = decodeMessage(frame.body);
+    if (!decoded.ok) {
+      this.#opts.log(
+        `dropped a malformed line from the server (${frame.body.length} bytes): ${decoded.detail}`,
+      );
+      return;
+    }
+    const classified = classify(decoded.value);
+    if (classified.kind === "invalid") {
+      this.#opts.log(`dropped an invalid message from the server: ${classified.reason}`);
+      return;
+    }
+    if (classified.kind === "batch") {
+      this.#serverBatch(frame, scan, classified.items);
+      return;
+    }
+    const message = this.#fromServer(classified);
+    if (message) this.#forward("client", frame, scan, this.#inspectsResults ? message : undefined);
+  }
+
+  /** Every item handled like a single message; what is left goes on as one batch. */
+  #serverBatch(frame: Frame, scan: number, items: Classified[]): void {
+    const kept: Message[] = [];
+    let changed = false;
+    for (const item of items) {
+      if (item.kind === "invalid" || item.kind === "batch") {
+        this.#opts.log(
+          `dropped an invalid message from a server batch: ${item.kind === "invalid" ? item.reason : "nested batch"}`,
+        );
+        changed = true;
+        continue;
+      }
+      const message = this.#fromServer(item);
+      if (message !== item.message) changed = true;
+      if (message) kept.push(message);
+    }
+    if (kept.length === 0) return;
+    if (!changed && !this.#inspectsResults) this.#forward("client", frame, scan);
+    else this.#opts.toClient(encodeMessage(kept));
+  }
+
+  /** One server message: the message to forward (changed by a layer or not), or undefined to drop it. */
+  #fromServer(item: Item): Message | undefined {
+    if (item.kind !== "response") return this.#fromServerOwn(item.method, item.message);
+    const request = this.#pending.take(item.id);
+    if (!request) {
+      if (!this.#inspectsResults) return item.message;
+      this.#opts.log(
+        `dropped a response from the server whose id ${showId(item.id)} is not exactly the id of a request in flight`,
+      );
+      return undefined;
+    }
+    this.#noteResponse(request, item.message);
+    const hook = this.#opts.interceptor?.response;
+    if (!hook) return item.message;
+    const { call, params } = request.context;
+    const change = this.#inspect(call?.name ?? request.method, call?.arguments ?? params, () =>
+      hook(request.context, item.message),
+    );
+    if (change === "failed") {
+      return errorResponse(request.id, {
+        code: ErrorCode.InternalError,
+        message: "Internal error: mcpguard could not inspect the server's answer, so it was withheld",
+      });
+    }
+    return change?.message ?? item.message;
+  }
+
+  #fromServerOwn(method: string, message: Message): Message | undefined {
+    const hook = this.#opts.interceptor?.serverMessage;
+    if (!hook) return message;
+    const change = this.#inspect(method, null, () => hook(method, message));
+    return change === "failed" ? undefined : (change?.message ?? message);
+  }
+
+  /** Run a result hook, audit a change; "failed" when the layer threw (the message is withheld). */
+  #inspect(
+    subject: string,
+    args: unknown,
+    hook: () => ResultChange | undefined,
+  ): ResultChange | undefined | "failed" {
+    const started = process.hrtime.bigint();
+    let change: ResultChange | undefined;
+    try {
+      change = hook();
+    } catch (error) {
+      this.#opts.log(
+        `a layer failed on a message for ${JSON.stringify(subject)}: ${(error as Error).message}`,
+      );
+      return "failed";
+    }
+    if (change) {
+      const { layer, rule, reason } = change;
+      this.#audit(subject, args, started, { decision: "modify", layer, rule, reason });
+    }
+    return change;
+  }
+
+  #audit(
+    subject: string,
+    args: unknown,
+    started: bigint,
+    decision: Omit<Verdict, "decision"> & { decision: "allow" | "deny" | "modify" },
+  ): void {
+    const latencyMs = Number(process.hrtime.bigint() - started) / 1e6;
+    this.#opts.audit?.write({
+      type: "decision",
+      server: this.#serverName,
+      tool: subject,
+      config: this.#opts.config,
+      layer: decision.layer,
+      rule: decision.rule,
+      decision: decision.decision,
+      reason: decision.reason,
+      latencyMs,
+      argsDigest: digest(args),
+    });
+  }
+
+  #noteResponse(request: PendingRequest<ForwardedRequest>, message: Message): void {
+    if (request.method !== "initialize") return;
+    const name = own(own(own(message, "result"), "serverInfo"), "name");
+    if (typeof name === "string") this.#claimedName = name.slice(0, 200);
+  }
+
+  /**
+   * Send a message on: as the bytes received (line separators escaped when it holds any), or as
+   * the re-serialization of `value` when one is given.
+   */
+  #forward(to: "server" | "client", frame: Frame, scan: number, value?: Message): void {
+    const bytes =
+      value !== undefined
+        ? encodeMessage(value)
+        : scan & SCAN_LINE_SEPARATOR
+          ? escapeLineSeparators(frame.raw)
+          : frame.raw;
+    if (to === "server") this.#opts.toServer(bytes);
+    else this.#opts.toClient(bytes);
+  }
+
+  #reply(message: Message): void {
+    this.#opts.toClient(encodeMessage(message));
+  }
+}
+
+/**
+ * The name and arguments of a `tools/call`, and what is wrong with its params if anything: a call
+ * the layers could only read by guessing is refused, never coerced into something that passes.
+ */
+function toToolCall(params: unknown): { call: ToolCall; malformed: string | null } {
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    typeof v === "object" && v !== null && !Array.isArray(v);
+  const name = own(params, "name");
+  const args = own(params, "arguments");
+  const call = { name: typeof name === "string" ? name : "", arguments: isObject(args) ? args : {} };
+  const malformed = !isObject(params)
+    ? "params is not an object"
+    : typeof name !== "string"
+      ? "name is not a string"
+      : args !== undefined && !isObject(args)
+        ? "arguments is not an object"
+        : null;
+  return { call, malformed };
+}
+
+function isBlank(body: Buffer): boolean {
+  for (const byte of body) {
+    if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) return false;
+  }
+  return true;
+}

@@ -1,0 +1,280 @@
+/**
+ * The relay's handling of every frame, in process: generated traffic both ways through the real
+ * Router with the real layers of C0, C-AB and C-app. The proxy never fails on a frame; every line
+ * it writes is one well-formed message; under C-app no result-bearing message reaches the client
+ * uninspected, whatever id the server gives it.
+ */
+import { join } from "node:path";
+import { LineFramer } from "@mcpguard/protocol";
+import fc from "fast-check";
+import { beforeAll, describe, expect, it } from "vitest";
+import { canonicalJson } from "../src/audit.ts";
+import { buildLayers } from "../src/layers.ts";
+import { type Interceptor, Router } from "../src/router.ts";
+import { anyId, json, lineProblem, traffic } from "./frames.ts";
+
+const POLICY = join(import.meta.dirname, "fixtures", "policy.json");
+const MAX_DEPTH = 64;
+const KEY = "AKIAIOSFODNN7EXAMPLE";
+
+let interceptors: Record<"C0" | "C-AB" | "C-app", Interceptor | undefined>;
+beforeAll(async () => {
+  const base = { env: process.env, cwd: process.cwd(), maxDepth: MAX_DEPTH };
+  interceptors = {
+    C0: undefined,
+    "C-AB": (
+      await buildLayers({
+        ...base,
+        layers: ["AB"],
+        manifest: join(import.meta.dirname, "fixtures", "manifest.json"),
+      })
+    ).interceptor,
+    "C-app": (await buildLayers({ ...base, layers: ["L1", "L2"], policy: POLICY })).interceptor,
+  };
+});
+
+/** A Router whose outputs and diagnostics are collected, fed through the real line framer. */
+function harness(interceptor: Interceptor | undefined) {
+  const toServer: Buffer[] = [];
+  const toClient: Buffer[] = [];
+  const logs: string[] = [];
+  const router = new Router({
+    config: "test",
+    interceptor,
+    maxDepth: MAX_DEPTH,
+    serverName: "fixture",
+    toServer: (b) => toServer.push(b),
+    toClient: (b) => toClient.push(b),
+    log: (l) => logs.push(l),
+  });
+  const framers = {
+    client: new LineFramer(
+      { frame: (f) => router.clientFrame(f), error: (e) => router.clientTooLarge(e) },
+      1 << 22,
+    ),
+    server: new LineFramer(
+      { frame: (f) => router.serverFrame(f), error: (e) => router.serverTooLarge(e) },
+      1 << 22,
+    ),
+  };
+  const send = (side: "client" | "server", bytes: Buffer | string) =>
+    framers[side].push(typeof bytes === "string" ? Buffer.from(bytes) : bytes);
+  const json = (side: "client" | "server", value: unknown) => send(side, `${JSON.stringify(value)}\n`);
+  return { router, toServer, toClient, logs, send, json };
+}
+
+describe("any traffic", () => {
+  for (const config of ["C0", "C-AB", "C-app"] as const) {
+    it(`${config}: never fails on a frame, and writes only well-formed lines`, () => {
+      fc.assert(
+        fc.property(traffic, (lines) => {
+          const h = harness(interceptors[config]);
+          for (const [side, bytes] of lines) h.send(side, bytes);
+          for (const out of [...h.toServer, ...h.toClient])
+            expect(lineProblem(out, MAX_DEPTH)).toBeUndefined();
+          expect(h.logs.filter((l) => l.includes("failed to handle"))).toEqual([]);
+        }),
+        { numRuns: 150 },
+      );
+    });
+  }
+
+  it("C0: a clean message passes as the very bytes received, both ways", () => {
+    const clean = fc.record({
+      jsonrpc: fc.constant("2.0"),
+      id: fc.integer(),
+      method: fc.string(),
+      params: fc.jsonValue({ maxDepth: 3 }),
+    });
+    fc.assert(
+      fc.property(clean, fc.constantFrom("\n", "\r\n"), (message, end) => {
+        const h = harness(undefined);
+        const bytes = Buffer.from(`${JSON.stringify(message, null, 1).replace(/\n/g, " ")}${end}`);
+        h.send("client", bytes);
+        h.send("server", bytes);
+        expect(h.toServer).toEqual([bytes]);
+        expect(h.toClient).toEqual([bytes]);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+/** Server answers that carry the key where a client shows it to the agent. */
+const planted = fc.constantFrom<(id: unknown) => unknown>(
+  (id) => ({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: `key ${KEY} here` }] } }),
+  (id) => ({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: JSON.stringify({ k: KEY }) }] } }),
+  (id) => ({ jsonrpc: "2.0", id, result: { structuredContent: { k: KEY }, content: [] } }),
+  (id) => ({ jsonrpc: "2.0", id, result: { contents: [{ uri: "file:///k", text: KEY }] } }),
+  (id) => ({
+    jsonrpc: "2.0",
+    id,
+    result: { messages: [{ role: "user", content: { type: "text", text: KEY } }] },
+  }),
+  (id) => ({ jsonrpc: "2.0", id, result: { completion: { values: [KEY] } } }),
+  (id) => ({ jsonrpc: "2.0", id, result: { task: { taskId: "t1", status: "failed", statusMessage: KEY } } }),
+  (id) => ({ jsonrpc: "2.0", id, error: { code: -32000, message: `failed with ${KEY}` } }),
+  (id) => ({ jsonrpc: "2.0", id, error: { code: -32000, message: "x", data: { env: [KEY] } } }),
+  () => ({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: { k: KEY } } }),
+  () => ({
+    jsonrpc: "2.0",
+    method: "notifications/progress",
+    params: { progressToken: 1, progress: 1, message: KEY },
+  }),
+  (id) => ({
+    jsonrpc: "2.0",
+    id,
+    method: "sampling/createMessage",
+    params: { messages: [{ role: "user", content: { type: "text", text: KEY } }], maxTokens: 9 },
+  }),
+  (id) => ({
+    jsonrpc: "2.0",
+    id,
+    method: "elicitation/create",
+    params: { message: KEY, requestedSchema: {} },
+  }),
+);
+
+/** Ids a coercing client would match to `id`, and some it would not. */
+function shapesOf(id: number | string): fc.Arbitrary<unknown> {
+  const n = Number(id);
+  const loose = Number.isNaN(n) ? [id] : [n, String(n), ` ${n}`, `${n}.0`, `0x${n.toString(16)}`, `${n}e0`];
+  return fc.oneof(fc.constant(id), fc.constantFrom(...loose, null, ""), anyId);
+}
+
+const RESULT_METHODS = [
+  "tools/call",
+  "tasks/result",
+  "resources/read",
+  "prompts/get",
+  "completion/complete",
+  "ping",
+  "logging/setLevel",
+  "vendor/x",
+];
+
+describe("C-app inspects every message the client could accept", () => {
+  it("a planted AWS key never reaches the client, whatever the id, alone or in a batch", () => {
+    const request = fc.record({
+      id: fc.oneof(fc.integer({ min: 0, max: 5 }), fc.constantFrom("3", "a", "0x3")),
+      method: fc.constantFrom(...RESULT_METHODS),
+    });
+    const scenario = request.chain((req) =>
+      fc.record({
+        req: fc.constant(req),
+        answers: fc.array(fc.tuple(planted, shapesOf(req.id)), { minLength: 1, maxLength: 4 }),
+        batched: fc.boolean(),
+      }),
+    );
+    fc.assert(
+      fc.property(scenario, ({ req, answers, batched }) => {
+        const h = harness(interceptors["C-app"]);
+        const params = req.method === "tools/call" ? { name: "echo", arguments: { text: "hi" } } : {};
+        h.json("client", { jsonrpc: "2.0", id: req.id, method: req.method, params });
+        const messages = answers.map(([make, id]) => make(id));
+        if (batched) h.json("server", messages);
+        else for (const m of messages) h.json("server", m);
+        for (const out of h.toClient) expect(out.toString("utf8")).not.toContain(KEY);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it("forwards only responses whose id is exactly that of a request in flight", () => {
+    const h = harness(interceptors["C-app"]);
+    h.json("client", { jsonrpc: "2.0", id: 3, method: "ping" });
+    h.json("server", { jsonrpc: "2.0", id: "3", result: {} });
+    h.json("server", { jsonrpc: "2.0", id: null, error: { code: 1, message: "x" } });
+    expect(h.toClient).toEqual([]);
+    expect(h.logs).toHaveLength(2);
+    expect(h.logs[0]).toMatch(/id "3" is not exactly the id of a request in flight/);
+    h.json("server", { jsonrpc: "2.0", id: 3, result: {} });
+    expect(h.toClient.map((b) => JSON.parse(b.toString()))).toEqual([{ jsonrpc: "2.0", id: 3, result: {} }]);
+  });
+
+  it("refuses a request whose id a coercing client would confuse with one in flight", () => {
+    const h = harness(interceptors["C-app"]);
+    h.json("client", { jsonrpc: "2.0", id: 3, method: "ping" });
+    h.json("client", { jsonrpc: "2.0", id: "3", method: "ping" });
+    expect(h.toServer).toHaveLength(1);
+    expect(JSON.parse(h.toClient[0]?.toString() ?? "")).toMatchObject({ id: "3", error: { code: -32600 } });
+  });
+
+  it("forwards what the layers decided on when a key appears twice", () => {
+    const h = harness(interceptors["C-app"]);
+    h.send(
+      "client",
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","arguments":{"path":"/etc/passwd","path":"readme.txt"}}}\n',
+    );
+    expect(h.toServer.map((b) => b.toString())).toEqual([
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","arguments":{"path":"readme.txt"}}}\n',
+    ]);
+    h.send(
+      "server",
+      `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"${KEY}"}]},"result":{"content":[]}}\n`,
+    );
+    expect(h.toClient.map((b) => b.toString())).toEqual([
+      '{"jsonrpc":"2.0","id":1,"result":{"content":[]}}\n',
+    ]);
+  });
+});
+
+describe("frames no walk can survive", () => {
+  const deep = (d: number) => `${"[".repeat(d)}${"]".repeat(d)}`;
+  for (const config of ["C0", "C-AB", "C-app"] as const) {
+    it(`${config}: 100,000-deep frames are refused with the request's id, and the relay goes on`, () => {
+      const h = harness(interceptors[config]);
+      h.send(
+        "client",
+        `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":${deep(100_000)}}}}\n`,
+      );
+      h.send("client", `[{"jsonrpc":"2.0","id":2,"method":"ping"},${deep(100_000)}]\n`);
+      h.send("server", `{"jsonrpc":"2.0","method":"notifications/message","params":${deep(100_000)}}\n`);
+      h.json("client", { jsonrpc: "2.0", id: 3, method: "ping" });
+      const replies = h.toClient.map((b) => JSON.parse(b.toString()));
+      expect(replies).toEqual([
+        {
+          jsonrpc: "2.0",
+          id: 1,
+          error: { code: -32600, message: expect.stringMatching(/deeper than 64 levels/) },
+        },
+        {
+          jsonrpc: "2.0",
+          id: null,
+          error: { code: -32600, message: expect.stringMatching(/deeper than 64 levels/) },
+        },
+      ]);
+      expect(h.logs).toEqual([expect.stringMatching(/dropped a message from the server .*deeper than 64/)]);
+      expect(h.toServer).toHaveLength(1);
+    });
+  }
+});
+
+describe("canonicalJson", () => {
+  /** The recursive definition it replaced. */
+  const reference = (value: unknown): string => {
+    if (Array.isArray(value)) return `[${value.map(reference).join(",")}]`;
+    if (value !== null && typeof value === "object") {
+      const entries = Object.entries(value)
+        .filter(([, v]) => v !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${reference(v)}`).join(",")}}`;
+    }
+    return JSON.stringify(value) ?? "null";
+  };
+
+  it("writes what the recursive definition wrote", () => {
+    fc.assert(
+      fc.property(json(5), (value) => {
+        expect(canonicalJson(value)).toBe(reference(value));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("digests a value nested 100,000 deep", () => {
+    let value: unknown = 1;
+    for (let i = 0; i < 100_000; i++) value = { a: [value] };
+    expect(canonicalJson(value)).toHaveLength(100_000 * 8 + 1);
+  });
+});
