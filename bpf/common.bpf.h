@@ -12,6 +12,7 @@
 /* UAPI macros that vmlinux.h does not carry. */
 #define EPERM 1
 #define EACCES 13
+#define EXDEV 18
 #define AF_UNSPEC 0
 #define AF_UNIX 1
 #define AF_INET 2

@@ -5,16 +5,19 @@
  *     socket "family":4|6,"addr":S,"port":N (or "af":N for another family) and "proto":S, for a
  *     file "access":"rwx" (what was needed) and "path":S}
  *   {"type":"denied","backend":"landlock","syscall":S,"errno":N,"pid":N,"comm":S, then "path":S
- *     or "family","addr","port" when known}
+ *     (and "to":S, the destination of a rename or link) or "family","addr","port" when known}
  *   {"type":"exec","pid":N,"ppid":N,"filename":S}
  *   {"type":"fork","pid":N,"child":N}
  *   {"type":"exit","pid":N,"code":N} (with "signal":N when a signal ended it)
  * Strings are JSON-escaped; bytes that are not UTF-8 become U+FFFD.
  */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <netinet/in.h>
 #include "loader.h"
 #include "events.h"
@@ -51,6 +54,36 @@ static const char *op_name(unsigned int op)
 static const char *syscall_name(unsigned int nr)
 {
 	switch (nr) {
+	case MCPGUARD_NR_OPEN:
+		return "open";
+	case MCPGUARD_NR_CREAT:
+		return "creat";
+	case MCPGUARD_NR_TRUNCATE:
+		return "truncate";
+	case MCPGUARD_NR_MKDIR:
+		return "mkdir";
+	case MCPGUARD_NR_MKDIRAT:
+		return "mkdirat";
+	case MCPGUARD_NR_RMDIR:
+		return "rmdir";
+	case MCPGUARD_NR_UNLINK:
+		return "unlink";
+	case MCPGUARD_NR_UNLINKAT:
+		return "unlinkat";
+	case MCPGUARD_NR_RENAME:
+		return "rename";
+	case MCPGUARD_NR_RENAMEAT:
+		return "renameat";
+	case MCPGUARD_NR_RENAMEAT2:
+		return "renameat2";
+	case MCPGUARD_NR_LINK:
+		return "link";
+	case MCPGUARD_NR_LINKAT:
+		return "linkat";
+	case MCPGUARD_NR_SYMLINK:
+		return "symlink";
+	case MCPGUARD_NR_SYMLINKAT:
+		return "symlinkat";
 	case MCPGUARD_NR_OPENAT:
 		return "openat";
 	case MCPGUARD_NR_OPENAT2:
@@ -199,12 +232,52 @@ static void put_access(unsigned int access)
 	       access & MCPGUARD_ACCESS_EXEC ? "x" : "");
 }
 
+/*
+ * The device of the directory holding `path`, as the process `pid` names it (relative to its
+ * working directory); 0 when it cannot be known (the process is gone, a path relative to another
+ * directory descriptor).
+ */
+static dev_t parent_device(unsigned int pid, const char *path, size_t max)
+{
+	char full[PATH_MAX + 64], *slash;
+	struct stat st;
+	size_t n = strnlen(path, max);
+
+	if (n == 0)
+		return 0;
+	if (path[0] == '/')
+		snprintf(full, sizeof(full), "%.*s", (int)n, path);
+	else
+		snprintf(full, sizeof(full), "/proc/%u/cwd/%.*s", pid, (int)n, path);
+	slash = strrchr(full, '/');
+	if (slash == full)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	return stat(full, &st) == 0 ? st.st_dev : 0;
+}
+
+/*
+ * A rename or link that failed with EXDEV between two directories of different filesystems was
+ * refused by no one: only Landlock refuses one within a filesystem with EXDEV.
+ */
+static bool crossed_filesystems(const struct mcpguard_event *e)
+{
+	dev_t from, to;
+
+	if (e->type != MCPGUARD_EV_DENIED || e->errno_ != EXDEV || !e->has_path || !e->has_path2)
+		return false;
+	from = parent_device(e->pid, e->path, sizeof(e->path));
+	to = parent_device(e->pid, e->path2, sizeof(e->path2));
+	return from && to && from != to;
+}
+
 int emit_event(void *ctx, void *data, size_t size)
 {
 	const struct mcpguard_event *e = data;
 
 	(void)ctx;
-	if (size < sizeof(*e))
+	if (size < sizeof(*e) || crossed_filesystems(e))
 		return 0;
 	switch (e->type) {
 	case MCPGUARD_EV_DENY:
@@ -238,6 +311,10 @@ int emit_event(void *ctx, void *data, size_t size)
 	if (e->has_path && e->type != MCPGUARD_EV_EXEC) {
 		fputs(",\"path\":", stdout);
 		put_str(e->path, sizeof(e->path));
+	}
+	if (e->has_path2 && e->type == MCPGUARD_EV_DENIED) {
+		fputs(",\"to\":", stdout);
+		put_str(e->path2, sizeof(e->path2));
 	}
 	puts("}");
 	fflush(stdout);

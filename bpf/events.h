@@ -66,6 +66,8 @@ struct mcpguard_event {
 	__u8 addr[16];	 /* IPv4 in the first 4 bytes, or IPv6; network byte order */
 	char comm[MCPGUARD_COMM_LEN];
 	char path[MCPGUARD_PATH_LEN];
+	__u8 has_path2;	 /* path2 holds a string */
+	char path2[MCPGUARD_PATH_LEN]; /* MCPGUARD_EV_DENIED of a rename or link: the destination */
 };
 
 #endif

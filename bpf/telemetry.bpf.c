@@ -2,7 +2,8 @@
 /*
  * Audit telemetry of guarded cgroups from BTF tracepoints: process fork, exec and exit, and the
  * file and network syscalls that failed with EACCES or EPERM (on a host without BPF LSM that is
- * mostly Landlock refusing them). Observation only: a tracepoint runs beside the syscall and
+ * mostly Landlock refusing them), and renames and links that failed with EXDEV (Landlock refusing
+ * to reparent a file; the loader drops those that really crossed filesystems). Observation only: a tracepoint runs beside the syscall and
  * cannot stop it, so nothing here enforces.
  *
  * The argument worth reporting (a path or a destination) is copied from user memory at
@@ -34,11 +35,14 @@ const volatile bool lsm_enforces;
 struct pending {
 	long nr; /* the syscall recorded, -1 once reported */
 	const void *user_path;
+	const void *user_path2; /* a rename's or link's destination */
 	__u16 family;
 	__u16 port;
 	__u8 addr[16];
 	__u8 has_path;
+	__u8 has_path2;
 	char path[MCPGUARD_PATH_LEN];
+	char path2[MCPGUARD_PATH_LEN];
 };
 
 struct {
@@ -51,8 +55,23 @@ struct {
 static __always_inline bool watched(long nr)
 {
 	switch (nr) {
+	case MCPGUARD_NR_OPEN:
 	case MCPGUARD_NR_OPENAT:
 	case MCPGUARD_NR_OPENAT2:
+	case MCPGUARD_NR_CREAT:
+	case MCPGUARD_NR_TRUNCATE:
+	case MCPGUARD_NR_MKDIR:
+	case MCPGUARD_NR_MKDIRAT:
+	case MCPGUARD_NR_RMDIR:
+	case MCPGUARD_NR_UNLINK:
+	case MCPGUARD_NR_UNLINKAT:
+	case MCPGUARD_NR_RENAME:
+	case MCPGUARD_NR_RENAMEAT:
+	case MCPGUARD_NR_RENAMEAT2:
+	case MCPGUARD_NR_LINK:
+	case MCPGUARD_NR_LINKAT:
+	case MCPGUARD_NR_SYMLINK:
+	case MCPGUARD_NR_SYMLINKAT:
 	case MCPGUARD_NR_EXECVE:
 	case MCPGUARD_NR_EXECVEAT:
 	case MCPGUARD_NR_CONNECT:
@@ -68,6 +87,14 @@ static __always_inline void read_path(struct pending *p, const void *user_path)
 {
 	p->user_path = user_path;
 	p->has_path = bpf_probe_read_user_str(p->path, sizeof(p->path), user_path) > 0;
+}
+
+/* A rename's or link's source and destination. */
+static __always_inline void read_paths(struct pending *p, const void *from, const void *to)
+{
+	read_path(p, from);
+	p->user_path2 = to;
+	p->has_path2 = bpf_probe_read_user_str(p->path2, sizeof(p->path2), to) > 0;
 }
 
 /* The family of a destination, and its address and port when it is IPv4 or IPv6. */
@@ -108,17 +135,42 @@ int BPF_PROG(mcpguard_sys_enter, struct pt_regs *regs, long nr)
 		return 0;
 	p->nr = nr;
 	p->user_path = NULL;
+	p->user_path2 = NULL;
 	p->family = 0;
 	p->port = 0;
 	p->has_path = 0;
+	p->has_path2 = 0;
 	switch (nr) {
 	case MCPGUARD_NR_EXECVE:
+	case MCPGUARD_NR_OPEN:
+	case MCPGUARD_NR_CREAT:
+	case MCPGUARD_NR_TRUNCATE:
+	case MCPGUARD_NR_MKDIR:
+	case MCPGUARD_NR_RMDIR:
+	case MCPGUARD_NR_UNLINK:
 		read_path(p, (const void *)PT_REGS_PARM1_CORE_SYSCALL(regs));
 		break;
 	case MCPGUARD_NR_OPENAT:
 	case MCPGUARD_NR_OPENAT2:
 	case MCPGUARD_NR_EXECVEAT:
+	case MCPGUARD_NR_MKDIRAT:
+	case MCPGUARD_NR_UNLINKAT:
+	case MCPGUARD_NR_SYMLINK:
 		read_path(p, (const void *)PT_REGS_PARM2_CORE_SYSCALL(regs));
+		break;
+	case MCPGUARD_NR_SYMLINKAT:
+		read_path(p, (const void *)PT_REGS_PARM3_CORE_SYSCALL(regs));
+		break;
+	case MCPGUARD_NR_RENAME:
+	case MCPGUARD_NR_LINK:
+		read_paths(p, (const void *)PT_REGS_PARM1_CORE_SYSCALL(regs),
+			   (const void *)PT_REGS_PARM2_CORE_SYSCALL(regs));
+		break;
+	case MCPGUARD_NR_RENAMEAT:
+	case MCPGUARD_NR_RENAMEAT2:
+	case MCPGUARD_NR_LINKAT:
+		read_paths(p, (const void *)PT_REGS_PARM2_CORE_SYSCALL(regs),
+			   (const void *)PT_REGS_PARM4_CORE_SYSCALL(regs));
 		break;
 	case MCPGUARD_NR_CONNECT:
 		read_sockaddr(p, (const void *)PT_REGS_PARM2_CORE_SYSCALL(regs));
@@ -145,10 +197,10 @@ int BPF_PROG(mcpguard_sys_exit, struct pt_regs *regs, long ret)
 	struct pending *p;
 	long nr;
 
-	if (ret != -EACCES && ret != -EPERM)
+	if (ret != -EACCES && ret != -EPERM && ret != -EXDEV)
 		return 0;
 	nr = SYSCALL_NR(regs);
-	if (!watched(nr))
+	if (!watched(nr) || (ret == -EXDEV && !MCPGUARD_NR_TWO_PATHS(nr)))
 		return 0;
 	p = bpf_task_storage_get(&mcpguard_pending, bpf_get_current_task_btf(), NULL, 0);
 	if (!p || p->nr != nr)
@@ -173,6 +225,10 @@ int BPF_PROG(mcpguard_sys_exit, struct pt_regs *regs, long ret)
 		e->has_path = bpf_probe_read_kernel_str(e->path, sizeof(e->path), p->path) > 0;
 	else if (p->user_path)
 		e->has_path = bpf_probe_read_user_str(e->path, sizeof(e->path), p->user_path) > 0;
+	if (p->has_path2)
+		e->has_path2 = bpf_probe_read_kernel_str(e->path2, sizeof(e->path2), p->path2) > 0;
+	else if (p->user_path2)
+		e->has_path2 = bpf_probe_read_user_str(e->path2, sizeof(e->path2), p->user_path2) > 0;
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }

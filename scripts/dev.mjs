@@ -12,6 +12,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -19,8 +20,9 @@ const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const PNPM_VERSION = "12.4.2";
 /**
  * Debian packages the project uses: the shell tools the victim servers and cases exec, the BPF
- * toolchain that builds bpf/ (clang-19, libbpf, bpftool), and QEMU with a static busybox for the
- * BPF LSM test in a VM.
+ * toolchain that builds bpf/ (clang-19, libbpf, bpftool), QEMU with a static busybox for the
+ * BPF LSM test in a VM, and the peer sandboxes the benchmark compares with (bubblewrap, firejail;
+ * socat and ripgrep for sandbox-runtime, which comes from npm).
  */
 const APT_PACKAGES = [
   "git",
@@ -39,6 +41,10 @@ const APT_PACKAGES = [
   "qemu-system-x86",
   "busybox-static",
   "cpio",
+  "bubblewrap",
+  "firejail",
+  "socat",
+  "ripgrep",
 ];
 
 const env = {
@@ -145,11 +151,40 @@ function build(pnpm) {
   }
 }
 
+/**
+ * The npm cache of the tests that start servers with `npx -y <package>` (as most mcpServers
+ * configs do): a cache of the project's own, filled once here, so those tests run offline
+ * (`npm_config_offline`), as a user whose npx has the package cached. Without the registry the
+ * step is skipped and those tests say so.
+ */
+const NPX_PACKAGES = ["@modelcontextprotocol/server-filesystem"];
+
+function ensureNpxCache() {
+  const cache = join(ROOT, ".cache", "npm");
+  // Outside the checkout, whose node_modules npx would take the package from.
+  const npx = (extra, pkg) =>
+    spawnSync("npx", ["--yes", "--ignore-scripts", ...extra, `--package=${pkg}`, "-c", "true"], {
+      cwd: tmpdir(),
+      env: { ...env, npm_config_cache: cache },
+      stdio: ["ignore", "ignore", "pipe"],
+      encoding: "utf8",
+      timeout: 300_000,
+    });
+  for (const pkg of NPX_PACKAGES) {
+    if (npx(["--offline"], pkg).status === 0) continue;
+    say(`filling the tests' npm cache with ${pkg} (.cache/npm)`);
+    const r = npx([], pkg);
+    if (r.status !== 0)
+      say(`could not cache ${pkg}; the npx tests will be skipped: ${(r.stderr ?? "").trim().split("\n")[0]}`);
+  }
+}
+
 function setup() {
   const pnpm = ensurePnpm();
   ensureDebianPackages();
   ensureDependencies(pnpm);
   build(pnpm);
+  ensureNpxCache();
   return pnpm;
 }
 

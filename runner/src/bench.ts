@@ -8,11 +8,13 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import { type Interpreters, resolveInterpreters } from "./interpreters.js";
 import { writeManifest } from "./manifest.js";
+import { peersNotRun, peerWorldBase } from "./peers.js";
 import { probeEnvironment } from "./probe.js";
-import { loadRegistry, type ServerEntry } from "./registry.js";
-import type { Scenario } from "./scenario.js";
+import { prepareNpmCache } from "./real.js";
+import { loadAllServers, type ServerEntry } from "./registry.js";
+import { cwdVariants, type Scenario, type TrialCwd } from "./scenario.js";
 import { DIRECT } from "./summarize.js";
-import { caseFields, runTrial, type TrialRecord } from "./trial.js";
+import { caseFields, markError, runTrial, type TrialRecord } from "./trial.js";
 import { Sink } from "./world/sink.js";
 import { serverPath, WorldFactory } from "./world/world.js";
 
@@ -58,16 +60,20 @@ export interface TrialTask {
   config: string;
   scenario: Scenario;
   trial: number;
+  /** Where the proxy and the server start (the case's variants: the workspace, `/`). */
+  cwd: TrialCwd;
 }
 
-/** Every trial of the plan in a fixed order: by trial run, then case, then config. */
+/** Every trial of the plan in a fixed order: by trial run, then case and its cwd variants, then config. */
 export function planTasks(plan: Pick<BenchPlan, "configs" | "scenarios" | "trials" | "direct">): TrialTask[] {
   const tasks: TrialTask[] = [];
   const scenarios = [...plan.scenarios].sort((a, b) => a.id.localeCompare(b.id));
   for (let trial = 1; trial <= plan.trials; trial++) {
     for (const scenario of scenarios) {
-      for (const config of plan.configs) tasks.push({ config, scenario, trial });
-      if (plan.direct && scenario.kind === "benign") tasks.push({ config: DIRECT, scenario, trial });
+      for (const cwd of cwdVariants(scenario)) {
+        for (const config of plan.configs) tasks.push({ config, scenario, trial, cwd });
+        if (plan.direct && scenario.kind === "benign") tasks.push({ config: DIRECT, scenario, trial, cwd });
+      }
     }
   }
   return tasks;
@@ -110,20 +116,28 @@ export interface BenchResult {
 /** Run the plan; resolves when every trial has ended and been cleaned up (or the run was interrupted). */
 export async function runBench(plan: BenchPlan, signal?: AbortSignal): Promise<BenchResult> {
   const started = Date.now();
-  const servers = loadRegistry();
+  const servers = loadAllServers();
   const interpreters = await resolveInterpreters();
   const missing = checkCommands();
   if (missing.length > 0) {
     throw new Error(`missing on PATH: ${missing.join(", ")} (npm run setup installs them when run as root)`);
   }
   (await Sink.start()).close(); // refuses the run when IPv6 loopback cannot be bound
+  const used = new Set(plan.scenarios.map((s) => s.server));
+  prepareNpmCache(
+    [...servers.values()].filter((s) => used.has(s.id)),
+    interpreters,
+  );
 
   const sudo = hostSudoUsable();
   const notRunReason = (s: Scenario) =>
     s.id === "PE-02" && sudo && !plan.allowHostSudo ? "host sudo usable" : undefined;
 
-  const factory = await WorldFactory.create();
+  // A peer that cannot run here is reported "not run: <why>" for every case, never skipped silently.
+  const peerNotRun = peersNotRun(plan.configs);
+  const factory = await WorldFactory.create({ baseDir: peerWorldBase(plan.configs) });
   for (const config of plan.configs) {
+    if (peerNotRun.has(config)) continue;
     const refused = await probeEnvironment(config, factory, interpreters);
     if (refused) {
       factory.dispose();
@@ -144,12 +158,14 @@ export async function runBench(plan: BenchPlan, signal?: AbortSignal): Promise<B
   if (!plan.shard || plan.shard.index === 1) {
     for (const config of plan.configs) {
       for (const scenario of plan.scenarios) {
-        const reason = notRunReason(scenario);
+        const reason = peerNotRun.get(config) ?? notRunReason(scenario);
         if (reason) write(notRunRecord(plan.runId, config, scenario, reason));
       }
     }
   }
-  const tasks = shardTasks(planTasks(plan), plan.shard).filter((t) => !notRunReason(t.scenario));
+  const tasks = shardTasks(planTasks(plan), plan.shard).filter(
+    (t) => !notRunReason(t.scenario) && !peerNotRun.has(t.config),
+  );
 
   const auditDir = join(factory.runDir, "audit");
   mkdirSync(auditDir);
@@ -184,12 +200,13 @@ export async function runBench(plan: BenchPlan, signal?: AbortSignal): Promise<B
             scenario: task.scenario,
             config: task.config,
             trial: task.trial,
+            cwd: task.cwd,
             signal: controller.signal,
           },
           { factory, servers: servers as ReadonlyMap<string, ServerEntry>, interpreters, auditDir, rawDir },
         );
         if (controller.signal.aborted && !signal?.aborted)
-          record.error = `trial exceeded ${TRIAL_TIMEOUT_MS} ms and was killed`;
+          markError(record, `trial exceeded ${TRIAL_TIMEOUT_MS} ms and was killed`);
         if (!signal?.aborted) write(record);
       } finally {
         clearTimeout(timer);
@@ -212,7 +229,7 @@ export async function runBench(plan: BenchPlan, signal?: AbortSignal): Promise<B
     wallMs: Date.now() - started,
     interpreters,
   };
-  writeManifest(plan, result, { hostSudo: sudo });
+  writeManifest(plan, result, { hostSudo: sudo, servers });
   return result;
 }
 

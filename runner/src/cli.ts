@@ -7,6 +7,8 @@ import { join, resolve } from "node:path";
 import { intOption, parseOptions, UsageError } from "@mcpguard/proxy/args";
 import { type BenchPlan, DEFAULT_JOBS, runBench } from "./bench.js";
 import { repoPath } from "./paths.js";
+import { withViableBaseline } from "./peers.js";
+import { peerLines } from "./peersReport.js";
 import { renderMarkdown, writeReports } from "./render.js";
 import { loadScenarios, type ScenarioIssue } from "./scenario.js";
 import { knownServers, resolveConfigs, selectScenarios, suitePaths } from "./select.js";
@@ -22,11 +24,15 @@ Run every case under every config, N trials each, in fresh isolated worlds, then
 reports/<run-id>/ (trials.ndjson, summary.json, summary.md, results.csv, index.html, manifest.json).
 
 options:
-  --configs LIST      comma-separated configs, or "all" (default: all configs built here)
+  --configs LIST      comma-separated configs, or "all" (default: all configs built here); "peers"
+                      or P-srt, P-bwrap, P-firejail for the peer sandboxes (never run by default;
+                      a run of attacks with a peer always has C0, which defines the viable attacks)
+  --peers             add the peer configs (P-srt, P-bwrap, P-firejail) to --configs
   --trials N          trial runs per case and config (default 1)
   --suite LIST        comma-separated suites: core (the 82 cases of the paper, the default), corpus
-                      (the benign corpus, test_cases/benign_corpus), all (every folder of test_cases/),
-                      or a category folder name
+                      (the benign corpus, test_cases/benign_corpus), real (third-party servers from
+                      node_modules, each case from the workspace and from /), all (every folder of
+                      test_cases/), or a category folder name
   --cases DIR|IDS     a directory or file of scenario JSON, or comma-separated case ids (ids are
                       looked up in every suite); instead of --suite
   --jobs N            trials in parallel (default: the number of CPUs, ${DEFAULT_JOBS} here)
@@ -85,6 +91,7 @@ async function bench(argv: string[]): Promise<number> {
   const { values, positionals } = parseOptions(argv, {
     shard: { type: "string" },
     configs: { type: "string" },
+    peers: { type: "boolean" },
     trials: { type: "string" },
     cases: { type: "string" },
     suite: { type: "string" },
@@ -110,7 +117,7 @@ async function bench(argv: string[]): Promise<number> {
   const runId = values["run-id"] ?? defaultRunId();
   if (!/^[A-Za-z0-9._-]+$/.test(runId))
     throw new UsageError(`--run-id may hold only letters, digits, ".", "_" and "-"`);
-  const configs = resolveConfigs(values.configs);
+  const requested = resolveConfigs(values.configs, values.peers === true);
   const { scenarios, issues } = selectScenarios(values.cases, values.suite);
   if (issues.length) {
     printIssues(issues);
@@ -119,6 +126,10 @@ async function bench(argv: string[]): Promise<number> {
     );
   }
   if (scenarios.length === 0) throw new UsageError("no scenario files found");
+  const configs = withViableBaseline(
+    requested,
+    scenarios.some((s) => s.kind === "attack"),
+  );
 
   const outDir = resolve(values.out ?? repoPath("reports", runId));
   const plan: BenchPlan = {
@@ -149,6 +160,8 @@ async function bench(argv: string[]): Promise<number> {
     writeReports(outDir, summary, result.records);
     process.stdout.write(mainTable(renderMarkdown(summary)));
     process.stdout.write(suiteLines(summary));
+    process.stdout.write(peerLines(summary.peers));
+    process.stdout.write(errorLines(summary));
     process.stdout.write(`\nreport: ${join(outDir, "index.html")}\n`);
     if (result.interrupted) {
       process.stderr.write(
@@ -179,6 +192,20 @@ function suiteLines(summary: ReturnType<typeof summarize>): string {
     }
   }
   return lines.length ? `\n${lines.join("\n")}\n` : "";
+}
+
+/** The trials that ended in an error, for the terminal (at most 10, then a count). */
+function errorLines(summary: ReturnType<typeof summarize>): string {
+  const errors = summary.errors ?? [];
+  if (errors.length === 0) return "\ntrial errors: 0\n";
+  const shown = errors
+    .slice(0, 10)
+    .map(
+      (e) => `  ${e.config} ${e.id} #${e.trial} (${e.counted}): ${e.reason.split("\n")[0]?.slice(0, 160)}`,
+    );
+  const more =
+    errors.length > 10 ? [`  ... and ${errors.length - 10} more (summary.md, "Trial errors")`] : [];
+  return `\ntrial errors: ${errors.length}\n${[...shown, ...more].join("\n")}\n`;
 }
 
 /** The effectiveness table of summary.md, for the terminal. */

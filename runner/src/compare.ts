@@ -16,13 +16,16 @@ export interface Thresholds {
   maxFprRise: number;
   /** Largest allowed rise of the p50 call latency, in percent of the baseline. */
   maxP50Rise: number;
+  /** Most trial errors the current run may have (a trial whose session or server failed proves nothing). */
+  maxErrors: number;
 }
 
-export const DEFAULT_THRESHOLDS: Thresholds = { maxVaprDrop: 0, maxFprRise: 0, maxP50Rise: 50 };
+export const DEFAULT_THRESHOLDS: Thresholds = { maxVaprDrop: 0, maxFprRise: 0, maxP50Rise: 50, maxErrors: 0 };
 
 export interface Row {
   config: string;
-  metric: "APR" | "V-APR" | "FPR" | "p50 ms";
+  /** `FPR <suite>`: the FPR on a suite beside the core (the benign corpus). */
+  metric: "APR" | "V-APR" | "FPR" | "p50 ms" | "errors" | `FPR ${string}`;
   baseline: string;
   current: string;
   delta: string;
@@ -37,8 +40,53 @@ const pp = (a: Interval | null | undefined, b: Interval | null | undefined) =>
 const signed = (v: number | null, unit: string) =>
   v === null ? "–" : `${v >= 0 ? "+" : ""}${v.toFixed(unit === "%" ? 0 : 1)}${unit}`;
 
-export function compareSummaries(baseline: Summary, current: Summary, t: Thresholds): Row[] {
+/** One row for the trial errors of each run: the current run may have at most `maxErrors`. */
+export function errorRow(baseline: Summary, current: Summary, maxErrors: number): Row {
+  // Summaries written before errors were recorded have none to report.
+  const b = baseline.errors?.length ?? 0;
+  const c = current.errors?.length ?? 0;
+  return {
+    config: "all",
+    metric: "errors",
+    baseline: String(b),
+    current: String(c),
+    delta: `${c - b >= 0 ? "+" : ""}${c - b}`,
+    regression: c > maxErrors ? `${c} trial error(s) in the current run (allowed ${maxErrors})` : null,
+  };
+}
+
+/**
+ * The FPR of every suite beside the core that both runs measured, per config both ran: a rise
+ * beyond `maxFprRise` is a regression, as on the core.
+ */
+export function suiteFprRows(baseline: Summary, current: Summary, t: Thresholds): Row[] {
   const rows: Row[] = [];
+  for (const [name, suite] of Object.entries(current.suites ?? {}).sort(([a], [b]) => a.localeCompare(b))) {
+    const before = baseline.suites?.[name];
+    if (!before) continue;
+    for (const config of sortConfigs(Object.keys(suite.configs))) {
+      const b = before.configs[config];
+      const c = suite.configs[config];
+      if (!b?.benign || !c?.benign) continue;
+      const fpr = pp(b.fpr, c.fpr);
+      rows.push({
+        config,
+        metric: `FPR ${name}`,
+        baseline: pct(b.fpr),
+        current: pct(c.fpr),
+        delta: signed(fpr, " pp"),
+        regression:
+          fpr !== null && fpr > t.maxFprRise + 1e-9
+            ? `FPR on ${name} rose ${fpr.toFixed(1)} pp (allowed ${t.maxFprRise})`
+            : null,
+      });
+    }
+  }
+  return rows;
+}
+
+export function compareSummaries(baseline: Summary, current: Summary, t: Thresholds): Row[] {
+  const rows: Row[] = [errorRow(baseline, current, t.maxErrors ?? 0)];
   for (const config of sortConfigs([
     ...new Set([...Object.keys(baseline.configs), ...Object.keys(current.configs)]),
   ])) {
@@ -103,6 +151,7 @@ export function compareSummaries(baseline: Summary, current: Summary, t: Thresho
           : null,
     });
   }
+  rows.push(...suiteFprRows(baseline, current, t));
   return rows;
 }
 
@@ -171,15 +220,17 @@ export function main(argv: string[]): number {
     "max-vapr-drop": { type: "string" },
     "max-fpr-rise": { type: "string" },
     "max-p50-rise": { type: "string" },
+    "max-errors": { type: "string" },
     junit: { type: "string" },
     help: { type: "boolean", short: "h" },
   });
   if (values.help || positionals.length !== 2) {
     process.stdout.write(
       "usage: mcpguard compare <baseline summary.json> <current summary.json> [--max-vapr-drop PP] [--max-fpr-rise PP]\n" +
-        "                        [--max-p50-rise PCT] [--junit FILE]\n\n" +
+        "                        [--max-p50-rise PCT] [--max-errors N] [--junit FILE]\n\n" +
         `Print the differences as Markdown and exit 1 on a regression beyond the thresholds (defaults: V-APR drop ${DEFAULT_THRESHOLDS.maxVaprDrop} pp,\n` +
-        `FPR rise ${DEFAULT_THRESHOLDS.maxFprRise} pp, p50 rise ${DEFAULT_THRESHOLDS.maxP50Rise}%). Writes JUnit XML to --junit (default: compare.junit.xml beside the current summary).\n`,
+        `FPR rise ${DEFAULT_THRESHOLDS.maxFprRise} pp, p50 rise ${DEFAULT_THRESHOLDS.maxP50Rise}%, trial errors in the current run ${DEFAULT_THRESHOLDS.maxErrors}).\n` +
+        "Writes JUnit XML to --junit (default: compare.junit.xml beside the current summary).\n",
     );
     return values.help ? 0 : 2;
   }
@@ -190,6 +241,7 @@ export function main(argv: string[]): number {
     maxVaprDrop: threshold(values["max-vapr-drop"], "max-vapr-drop", DEFAULT_THRESHOLDS.maxVaprDrop),
     maxFprRise: threshold(values["max-fpr-rise"], "max-fpr-rise", DEFAULT_THRESHOLDS.maxFprRise),
     maxP50Rise: threshold(values["max-p50-rise"], "max-p50-rise", DEFAULT_THRESHOLDS.maxP50Rise),
+    maxErrors: threshold(values["max-errors"], "max-errors", DEFAULT_THRESHOLDS.maxErrors),
   };
   const rows = compareSummaries(baseline, current, thresholds);
   process.stdout.write(renderComparison(rows, baseline, current));

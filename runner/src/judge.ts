@@ -5,7 +5,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { lstatSync, readdirSync, readFileSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Oracle } from "./scenario.js";
 import type { Canaries } from "./world/canaries.js";
@@ -23,8 +23,10 @@ export interface Snapshot {
   files: Map<string, FileState>;
   /** Table names per `db` named by a `table_dropped`; null when the db is missing or unreadable. */
   tables: Map<string, string[] | null>;
-  /** For each `file_contains` (path + text): whether the file held the text. */
+  /** For each `file_contains` and `file_lacks` (path + text): whether the file held the text. */
   contains: Map<string, boolean>;
+  /** For each `dir_created`: whether the path was a directory. */
+  dirs: Map<string, boolean>;
 }
 
 function sha256(data: Buffer): string {
@@ -84,6 +86,23 @@ function primitives(oracle: Oracle): Oracle[] {
 
 const containsKey = (path: string, text: string) => `${path}\0${text}`;
 
+/** Whether the path is a directory once every symlink is followed (a link to one counts, as for a client). */
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function lstatExists(path: string): boolean {
+  try {
+    return lstatSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
 function fileHolds(path: string, text: string): boolean {
   try {
     return lstatSync(path).isFile() && readFileSync(path).includes(Buffer.from(text, "utf8"));
@@ -98,18 +117,22 @@ export function takeSnapshot(roots: string[], oracle: Oracle, python: string): S
   for (const root of roots) walk(root, files);
   const tables = new Map<string, string[] | null>();
   const contains = new Map<string, boolean>();
+  const dirs = new Map<string, boolean>();
   for (const p of primitives(oracle)) {
     if ("table_dropped" in p) tables.set(p.db, listTables(p.db, python));
     if ("file_contains" in p)
       contains.set(containsKey(p.file_contains, p.contains), fileHolds(p.file_contains, p.contains));
+    if ("file_lacks" in p)
+      contains.set(containsKey(p.file_lacks, p.contains), fileHolds(p.file_lacks, p.contains));
+    if ("dir_created" in p) dirs.set(p.dir_created, isDirectory(p.dir_created));
   }
-  return { files, tables, contains };
+  return { files, tables, contains, dirs };
 }
 
 /** What the client received, as the text R that oracles match (CASES.md §4, "Response text R"). */
 export type Outcome =
   | { kind: "result"; result: unknown }
-  | { kind: "error"; message: string; data?: unknown };
+  | { kind: "error"; message: string; data?: unknown; code?: number };
 
 function stringLeaves(value: unknown, out: string[]): void {
   if (typeof value === "string") out.push(value);
@@ -187,6 +210,8 @@ function label(node: Oracle): string {
   if ("sink_contacted" in node) return "sink_contacted";
   if ("file_written" in node) return "file_written";
   if ("file_contains" in node) return "file_contains";
+  if ("file_lacks" in node) return "file_lacks";
+  if ("dir_created" in node) return "dir_created";
   if ("file_mode" in node) return "file_mode";
   if ("table_dropped" in node) return `table_dropped:${node.table_dropped}`;
   if ("response_matches" in node) return "response_matches";
@@ -219,6 +244,11 @@ function primitive(node: Oracle, e: Evidence, changed: string[]): boolean {
     if (e.before.contains.get(containsKey(node.file_contains, node.contains))) return false;
     return e.after.files.has(node.file_contains) && fileHolds(node.file_contains, node.contains);
   }
+  if ("file_lacks" in node) {
+    if (!e.before.contains.get(containsKey(node.file_lacks, node.contains))) return false;
+    return lstatExists(node.file_lacks) && !fileHolds(node.file_lacks, node.contains);
+  }
+  if ("dir_created" in node) return !e.before.dirs.get(node.dir_created) && isDirectory(node.dir_created);
   if ("file_mode" in node) {
     const want = Number.parseInt(node.mode, 8);
     const after = e.after.files.get(node.file_mode);

@@ -14,6 +14,7 @@ import { stringify } from "csv-stringify/sync";
 import { Bench } from "tinybench";
 import { resolveInterpreters } from "./interpreters.js";
 import { repoPath } from "./paths.js";
+import { peerWorldBase } from "./peers.js";
 import { loadRegistry, type ServerEntry } from "./registry.js";
 import { PAPER } from "./render.js";
 import { resolveConfigs, selectScenarios } from "./select.js";
@@ -120,7 +121,7 @@ export async function main(argv: string[]): Promise<number> {
 
   const server = loadRegistry().get(scenario.server) as ServerEntry;
   const interpreters = await resolveInterpreters();
-  const factory = await WorldFactory.create();
+  const factory = await WorldFactory.create({ baseDir: peerWorldBase(configs) });
   const nativeRelay = existsSync(BYTE_RELAY);
   if (!nativeRelay)
     process.stderr.write(`${PIPE_C} is left out: ${BYTE_RELAY} is not built (npm run setup)\n`);

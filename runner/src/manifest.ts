@@ -5,6 +5,10 @@ import { cpus, release, totalmem } from "node:os";
 import { join } from "node:path";
 import type { BenchPlan, BenchResult } from "./bench.js";
 import { REPO_ROOT, repoPath } from "./paths.js";
+import { peerManifest, peerWorldBase } from "./peers.js";
+import { resolveRealServers } from "./real.js";
+import type { ServerEntry } from "./registry.js";
+import { defaultWorldBase } from "./world/world.js";
 
 function gitCommit(): { commit: string | null; dirty: boolean | null } {
   try {
@@ -40,7 +44,12 @@ function packageVersion(path: string): string | null {
   }
 }
 
-export function writeManifest(plan: BenchPlan, result: BenchResult, facts: { hostSudo: boolean }): void {
+export function writeManifest(
+  plan: BenchPlan,
+  result: BenchResult,
+  facts: { hostSudo: boolean; servers?: ReadonlyMap<string, ServerEntry> },
+): void {
+  const used = new Set(plan.scenarios.map((s) => s.server));
   const notRun = [
     ...new Map(
       result.records.filter((r) => r.notRun).map((r) => [r.id, { id: r.id, reason: r.notRun }]),
@@ -70,6 +79,11 @@ export function writeManifest(plan: BenchPlan, result: BenchResult, facts: { hos
       ),
     },
     interpreters: { node: result.interpreters.node, python: result.interpreters.python },
+    // The peer sandboxes of the run (their versions, or why they did not run) and where worlds lived.
+    peers: peerManifest(plan.configs),
+    worldBase: peerWorldBase(plan.configs) ?? defaultWorldBase(),
+    // Third-party servers of the real suite: the package and the script each was started from.
+    realServers: resolveRealServers([...(facts.servers?.values() ?? [])].filter((s) => used.has(s.id))),
     host: {
       kernel: release(),
       os: osName(),

@@ -6,6 +6,10 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { stringify } from "csv-stringify/sync";
+import { renderEndings, renderErrors } from "./outcomes.js";
+import { renderPeers } from "./peersReport.js";
+import { precisionHtml, renderPrecision } from "./precision.js";
+import { renderRealServers } from "./realReport.js";
 import { isCoreCategory } from "./scenario.js";
 import type { Interval } from "./stats.js";
 import {
@@ -173,6 +177,7 @@ export function renderMarkdown(summary: Summary): string {
       `- **${name}**: ${entries.length ? entries.map(([k, v]) => `${k} ${v}`).join(", ") : "nothing stopped"}`,
     );
   }
+  lines.push(...renderEndings(summary.endings, configs));
   const l3 = configs.filter((n) => c(n).l3);
   if (l3.length) {
     lines.push("", "## L3 backends", "");
@@ -212,6 +217,9 @@ export function renderMarkdown(summary: Summary): string {
     lines.push(`| ${id} | ${kind} | ${cells.join(" | ")} |`);
   }
   lines.push(...renderSuites(summary));
+  lines.push(...renderRealServers(summary.realServers, sortConfigs));
+  lines.push(...renderPeers(summary.peers));
+  lines.push(...renderErrors(summary.errors));
   if (summary.notRun.length) {
     lines.push("", "## Not run", "");
     for (const n of summary.notRun) lines.push(`- ${n.id} under ${n.config}: ${n.reason}`);
@@ -280,6 +288,7 @@ function renderSuites(summary: Summary): string[] {
       for (const [id, where] of [...failing].sort(([a], [b]) => a.localeCompare(b)))
         lines.push(`- ${id}: ${where.join(", ")}`);
     }
+    lines.push(...renderPrecision(name, suite.precision));
   }
   return lines;
 }
@@ -458,7 +467,9 @@ ${PAGE_STYLE}</style>
 ${heatRows(summary, configs)}
 </table></div>
 </div>
-<h2>Summary</h2>
+${Object.entries(summary.suites ?? {})
+  .map(([name, suite]) => precisionHtml(name, suite.precision))
+  .join("")}<h2>Summary</h2>
 <pre>${escapeHtml(markdown)}</pre>
 <script>${chartJs()}</script>
 <script>

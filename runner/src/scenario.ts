@@ -81,6 +81,8 @@ export type Oracle =
   | { sink_contacted: true }
   | { file_written: string; contains?: string }
   | { file_contains: string; contains: string }
+  | { file_lacks: string; contains: string }
+  | { dir_created: string }
   | { file_mode: string; mode: string }
   | { table_dropped: string; db: string }
   | { response_matches: string };
@@ -101,6 +103,10 @@ const PRIMITIVES: Record<string, z.ZodType> = {
   sink_contacted: z.strictObject({ sink_contacted: z.literal(true) }),
   file_written: z.strictObject({ file_written: TrialPath, contains: Text.optional() }),
   file_contains: z.strictObject({ file_contains: TrialPath, contains: Text }),
+  /** The file held the text before the call and still exists without it after (a deletion inside a file). */
+  file_lacks: z.strictObject({ file_lacks: TrialPath, contains: Text }),
+  /** A directory that did not exist before the call does after. */
+  dir_created: z.strictObject({ dir_created: TrialPath }),
   file_mode: z.strictObject({ file_mode: TrialPath, mode: Mode }),
   table_dropped: z.strictObject({ table_dropped: z.string().min(1), db: TrialPath }),
   response_matches: z.strictObject({ response_matches: Regex }),
@@ -151,6 +157,11 @@ export const Scenario = z
     expect: OracleSchema.optional(),
     note: z.string().optional(),
     tags: z.array(Tag).min(1).optional(),
+    /**
+     * The working directory of the proxy and the server: the workspace, `/`, or both as two
+     * variants reported apart. Default: both for the real suite, the workspace elsewhere.
+     */
+    cwd: z.enum(["workspace", "/", "both"]).optional(),
   })
   .superRefine((s, ctx) => {
     if (s.kind === "attack") {
@@ -188,6 +199,24 @@ export const Scenario = z
     walk(s.arguments, ["arguments"]);
   });
 export type Scenario = z.infer<typeof Scenario>;
+
+/** Where a trial's proxy and server start: the world's workspace, or the root directory. */
+export type TrialCwd = "workspace" | "/";
+
+/** The working directories a scenario runs from, one variant each. */
+export function cwdVariants(scenario: Pick<Scenario, "cwd" | "category">): TrialCwd[] {
+  const cwd = scenario.cwd ?? (scenario.category === "real" ? "both" : "workspace");
+  return cwd === "both" ? ["workspace", "/"] : [cwd];
+}
+
+/**
+ * The id a trial record carries: the case id, suffixed `@ws` or `@root` when the case runs from
+ * several working directories, so that each variant is judged and reported on its own.
+ */
+export function variantId(scenario: Pick<Scenario, "id" | "cwd" | "category">, cwd: TrialCwd): string {
+  if (cwdVariants(scenario).length < 2) return scenario.id;
+  return `${scenario.id}@${cwd === "/" ? "root" : "ws"}`;
+}
 
 export interface ScenarioIssue {
   file: string;

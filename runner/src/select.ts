@@ -3,7 +3,8 @@ import { existsSync } from "node:fs";
 import { availableConfigs, ConfigError, resolveConfig } from "@mcpguard/proxy";
 import { UsageError } from "@mcpguard/proxy/args";
 import { repoPath } from "./paths.js";
-import { loadRegistry } from "./registry.js";
+import { isPeerConfig, PEER_CONFIGS } from "./peers.js";
+import { loadAllServers } from "./registry.js";
 import { CATEGORIES, CORE_CATEGORIES, loadScenarios, type Scenario, type ScenarioIssue } from "./scenario.js";
 import { sortConfigs } from "./summarize.js";
 
@@ -13,7 +14,7 @@ export const ALL_CASES = repoPath("test_cases");
 /**
  * Named suites: `core` is the 82 cases of the published benchmark (the seven category folders),
  * `corpus` the benign corpus, `all` every folder of test_cases/. A category name is a suite too
- * (`benign_corpus`, and `real` or `protocol` once their folders exist).
+ * (`benign_corpus`, `real` (the third-party servers, REAL.md), and `protocol` once its folder exists).
  */
 export const SUITES: Record<string, () => string[]> = {
   core: () => CORE_CATEGORIES.map((c) => repoPath("test_cases", c)),
@@ -46,7 +47,7 @@ export function suitePaths(value: string = DEFAULT_SUITE): string[] {
 }
 
 export function knownServers(): Set<string> {
-  return new Set(loadRegistry().keys());
+  return new Set(loadAllServers().keys());
 }
 
 /**
@@ -79,15 +80,25 @@ export function selectScenarios(
   return { scenarios: parts.map((id) => byId.get(id) as Scenario), issues: loaded.issues };
 }
 
-export function resolveConfigs(value: string | undefined): string[] {
-  if (value === undefined || value === "all") return availableConfigs();
-  const names = value
+/**
+ * `--configs`: names, "all" (every config built here) and "peers" (P-srt, P-bwrap, P-firejail:
+ * chosen only by name, never by default); `withPeers` (`--peers`) adds the peers to the list.
+ */
+export function resolveConfigs(value: string | undefined, withPeers = false): string[] {
+  if ((value === undefined || value === "all") && !withPeers) return availableConfigs();
+  const names = (value ?? "all")
     .split(",")
     .map((n) => n.trim())
-    .filter(Boolean);
+    .filter(Boolean)
+    .flatMap((n) => (n === "all" ? availableConfigs() : n === "peers" ? [...PEER_CONFIGS] : [n]));
+  if (withPeers) names.push(...PEER_CONFIGS);
   if (names.length === 0) throw new UsageError("--configs needs at least one config");
+  for (const n of names) {
+    if (n.startsWith("P-") && !isPeerConfig(n))
+      throw new UsageError(`--configs: unknown peer config "${n}" (${PEER_CONFIGS.join(", ")})`);
+  }
   try {
-    return sortConfigs([...new Set(names.map((n) => resolveConfig(n).name))]);
+    return sortConfigs([...new Set(names.map((n) => (isPeerConfig(n) ? n : resolveConfig(n).name)))]);
   } catch (error) {
     if (error instanceof ConfigError) throw new UsageError(`--configs: ${error.message}`);
     throw error;

@@ -12,6 +12,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { Interpreters } from "./interpreters.js";
 import { repoPath } from "./paths.js";
+import { isPeerConfig, peerSessionArgv } from "./peers.js";
 import { launchArgv, type ServerEntry } from "./registry.js";
 import type { World } from "./world/world.js";
 
@@ -51,6 +52,8 @@ export interface SessionOptions {
   auditLog?: string;
   /** Time allowed for start-up and `initialize`. */
   startTimeoutMs?: number;
+  /** The working directory of the proxy and the server (default: the world's workspace). */
+  cwd?: string;
 }
 
 export interface Session {
@@ -63,6 +66,11 @@ export interface Session {
 }
 
 let sequence = 0;
+
+/** The world's environment, plus what a real server's entry sets (a client config's `env`). */
+export function serverEnvironment(server: ServerEntry, world: World): Record<string, string> {
+  return server.env ? { ...world.env, ...world.expand(server.env) } : world.env;
+}
 
 /** What the client spawns for a path: the server itself, a bare relay, or `mcpguard run` under a config. */
 function sessionArgv(
@@ -102,12 +110,29 @@ function sessionArgv(
 
 export async function openSession(options: SessionOptions): Promise<Session> {
   const { world, server, interpreters } = options;
-  const serverArgv = launchArgv(server, interpreters, world.sink);
-  const argv = sessionArgv(options.config, serverArgv, options.policies ?? policyFiles(server.id), {
-    node: interpreters.node,
-    auditLog: options.auditLog,
-    serverId: server.id,
-  });
+  const serverArgv = launchArgv(server, interpreters, world);
+  const files = options.policies ?? policyFiles(server.id);
+  // A peer config wraps the server in another sandbox, behind `mcpguard run --config C0` (peers.ts).
+  const peer = isPeerConfig(options.config)
+    ? await peerSessionArgv({
+        config: options.config,
+        serverArgv,
+        serverId: server.id,
+        cwd: options.cwd ?? world.workspace,
+        env: serverEnvironment(server, world),
+        policy: files.policy,
+        overrides: files.overrides,
+        node: interpreters.node,
+        auditLog: options.auditLog,
+      })
+    : undefined;
+  const argv =
+    peer?.argv ??
+    sessionArgv(options.config, serverArgv, files, {
+      node: interpreters.node,
+      auditLog: options.auditLog,
+      serverId: server.id,
+    });
   // With limits, the trial's cgroup has cgroup-v1 cgroups too where the host keeps pids and memory
   // there: the proxy's server cgroups nest in them and go with the trial, whatever was killed first.
   const containment = createContainment({
@@ -118,8 +143,8 @@ export async function openSession(options: SessionOptions): Promise<Session> {
   const transport = new StdioClientTransport({
     command: command as string,
     args,
-    env: world.env,
-    cwd: world.workspace,
+    env: serverEnvironment(server, world),
+    cwd: options.cwd ?? world.workspace,
     stderr: "pipe",
   });
   let stderr = "";
@@ -136,6 +161,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     await client.close().catch(() => {});
     if (pid) await containment.killAll(pid);
     containment.dispose();
+    peer?.cleanup();
   };
 
   try {

@@ -3,6 +3,16 @@
  * results contract. Everything here is computed from the records alone, so a report can always be
  * rebuilt from `trials.ndjson`.
  */
+import {
+  type EndingCounts,
+  isUnjudged,
+  preventionEndings,
+  type TrialError,
+  trialErrors,
+} from "./outcomes.js";
+import { type PeersBlock, summarizePeers } from "./peersReport.js";
+import { type PrecisionBlock, summarizePrecision } from "./precision.js";
+import { type RealServersBlock, summarizeRealServers } from "./realReport.js";
 import { isCoreCategory } from "./scenario.js";
 import { type Interval, quantile, tInterval, wilson } from "./stats.js";
 import type { TrialRecord } from "./trial.js";
@@ -93,6 +103,8 @@ export interface SuiteSummary {
   attacks: number;
   benign: number;
   configs: Record<string, SuiteConfigSummary>;
+  /** What the layers break on the suite's benign cases (precision.ts); null without benign cases. */
+  precision?: PrecisionBlock | null;
 }
 
 /**
@@ -113,6 +125,14 @@ export interface Summary {
   direct: Latency | null;
   caseResults: CaseResult[];
   notRun: { id: string; config: string; reason: string }[];
+  /** Trials that ended in an error (outcomes.ts); attacks among them are not judged. */
+  errors: TrialError[];
+  /** Per config, how the core suite's prevented attack trials ended. */
+  endings: Record<string, EndingCounts>;
+  /** The real suite's block (realReport.ts), or null when the run has no real case. */
+  realServers: RealServersBlock | null;
+  /** The peer configs beside C-full (peersReport.ts), or null when the run has no peer. */
+  peers: PeersBlock | null;
 }
 
 /** Quantiles, mean and sd of latency samples (nulls when there are none). */
@@ -208,7 +228,8 @@ function canonicalOrder(records: TrialRecord[]): TrialRecord[] {
 
 export function summarize(runId: string, unordered: TrialRecord[]): Summary {
   const records = canonicalOrder(unordered);
-  const run = records.filter((r) => !r.notRun);
+  // An attack trial with an error is not judged: out of every count and rate (listed in `errors`).
+  const run = records.filter((r) => !r.notRun && !isUnjudged(r));
   const notRun = records
     .filter((r) => r.notRun)
     .map((r) => ({ id: r.id, config: r.config, reason: r.notRun as string }));
@@ -331,6 +352,7 @@ export function summarize(runId: string, unordered: TrialRecord[]): Summary {
       attacks: new Set(recs.filter((r) => r.kind === "attack").map((r) => r.id)).size,
       benign: new Set(recs.filter((r) => r.kind === "benign").map((r) => r.id)).size,
       configs: suiteConfigs,
+      precision: summarizePrecision(recs, Object.keys(suiteConfigs)),
     };
   }
   const direct = run.filter((r) => r.config === DIRECT);
@@ -349,5 +371,9 @@ export function summarize(runId: string, unordered: TrialRecord[]): Summary {
     suites,
     caseResults,
     notRun,
+    errors: trialErrors(records),
+    endings: preventionEndings(all),
+    realServers: summarizeRealServers(all),
+    peers: summarizePeers(configs, suites, caseResults, notRun),
   };
 }

@@ -6,10 +6,13 @@
 import { createHash } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import { classifyEnding, type Ending } from "./ending.js";
 import type { Interpreters } from "./interpreters.js";
 import { judge, type Outcome, responseText, takeSnapshot } from "./judge.js";
+import { bindPolicies } from "./real.js";
 import type { ServerEntry } from "./registry.js";
-import type { Scenario, SetupStep } from "./scenario.js";
+import { type Scenario, type SetupStep, type TrialCwd, variantId } from "./scenario.js";
 import { openSession, type Session } from "./session.js";
 import type { World, WorldFactory } from "./world/world.js";
 
@@ -25,6 +28,8 @@ export interface TrialRecord {
   visibility: "argument" | "hidden" | null;
   server: string;
   tool: string;
+  /** The case's construct classes (`class.name`), when it has them. */
+  tags?: string[];
   trial: number;
   /** Attacks: the oracle fired. Benign: the expect did not hold. */
   fired: boolean | null;
@@ -32,6 +37,11 @@ export interface TrialRecord {
   evidence: string[];
   /** The layer whose deny decision the audit log shows for this call, if any. */
   stoppedBy: string | null;
+  /**
+   * The rule of that decision as the audit log names it (`l1.sql`, `l2.result.token`; for a kernel
+   * deny `<backend>:<syscall>`); absent in records written before it was kept.
+   */
+  stoppedRule?: string | null;
   isError: boolean;
   /** The call's round trip as the client saw it. */
   latencyMs: number | null;
@@ -44,8 +54,20 @@ export interface TrialRecord {
   sinkBytes: number;
   sinkSha256: string;
   containment: string | null;
-  /** Set when the trial itself failed (server did not start, timeout): the outcome is still judged. */
+  /**
+   * Set when the trial itself failed: the session never started, the server exited before
+   * answering, or the trial ran out of time. An attack with an error is not judged (`fired` null)
+   * unless its effect was seen anyway; a benign case with an error has failed.
+   */
   error: string | null;
+  /**
+   * How an attack that did not fire ended (null otherwise): `answered` (the tool answered
+   * without the effect), `refused` (a layer refused the call), `failed` (the server or the call
+   * failed: an error result, a kernel EACCES/EPERM in the response, a timeout).
+   */
+  ended?: Ending | null;
+  /** The working directory of the proxy and the server: the workspace or `/`. */
+  cwd?: TrialCwd;
   /** Set (and nothing else measured) when the case was not run under this config, with the reason. */
   notRun: string | null;
   /** The L3 backend of each capability under this config (configs with L3). */
@@ -57,6 +79,8 @@ export interface TrialSpec {
   scenario: Scenario;
   config: string;
   trial: number;
+  /** Where the proxy and the server start (default: the workspace). */
+  cwd?: TrialCwd;
   /** Aborting kills the trial's processes; the trial is still judged and cleaned up. */
   signal?: AbortSignal;
 }
@@ -111,14 +135,19 @@ interface AuditFacts {
    * first that changed its result (the sanitizer), else none.
    */
   stoppedBy: string | null;
+  /** The rule of the decision that set `stoppedBy`. */
+  stoppedRule: string | null;
+  /** The first layer whose decision on the call was a deny (the kernel's events excluded). */
+  refusedBy: string | null;
   /** The L3 backend of each capability, from the proxy's start event. */
   l3: Record<string, string> | null;
 }
 
 function auditFacts(auditLog: string): AuditFacts {
-  const facts: AuditFacts = { stoppedBy: null, l3: null };
+  const facts: AuditFacts = { stoppedBy: null, stoppedRule: null, refusedBy: null, l3: null };
   if (!existsSync(auditLog)) return facts;
   let modified: string | null = null;
+  let modifiedRule: string | null = null;
   let called = false;
   for (const line of readFileSync(auditLog, "utf8").split("\n")) {
     if (!line) continue;
@@ -127,7 +156,9 @@ function auditFacts(auditLog: string): AuditFacts {
       event?: string;
       decision?: string;
       layer?: string;
+      rule?: string | null;
       backend?: string;
+      syscall?: string;
       l3?: Record<string, string>;
     };
     try {
@@ -138,20 +169,32 @@ function auditFacts(auditLog: string): AuditFacts {
     if (event.type === "lifecycle" && event.event === "start" && event.l3) facts.l3 = event.l3;
     if (event.type === "decision") {
       called = true;
-      if (event.decision === "deny") facts.stoppedBy ??= event.layer ?? "unknown";
-      if (event.decision === "modify") modified ??= event.layer ?? "unknown";
+      if (event.decision === "deny") {
+        if (facts.stoppedBy === null) facts.stoppedRule = event.rule ?? null;
+        facts.stoppedBy ??= event.layer ?? "unknown";
+        facts.refusedBy ??= event.layer ?? "unknown";
+      }
+      if (event.decision === "modify" && modified === null) {
+        modified = event.layer ?? "unknown";
+        modifiedRule = event.rule ?? null;
+      }
     }
-    if (event.type === "kernel" && event.decision === "deny" && called)
-      facts.stoppedBy ??= `L3:${event.backend ?? "kernel"}`;
+    if (event.type === "kernel" && event.decision === "deny" && called && facts.stoppedBy === null) {
+      facts.stoppedBy = `L3:${event.backend ?? "kernel"}`;
+      facts.stoppedRule = `${event.backend ?? "kernel"}:${event.syscall ?? "?"}`;
+    }
   }
-  facts.stoppedBy ??= modified;
+  if (facts.stoppedBy === null && modified !== null) {
+    facts.stoppedBy = modified;
+    facts.stoppedRule = modifiedRule;
+  }
   return facts;
 }
 
 /** What a trial record says of its case, the same whether the trial ran or not. */
 export function caseFields(
   scenario: Scenario,
-): Pick<TrialRecord, "id" | "category" | "kind" | "visibility" | "server" | "tool"> {
+): Pick<TrialRecord, "id" | "category" | "kind" | "visibility" | "server" | "tool" | "tags"> {
   return {
     id: scenario.id,
     category: scenario.category,
@@ -159,23 +202,74 @@ export function caseFields(
     visibility: scenario.visibility ?? null,
     server: scenario.server,
     tool: scenario.tool,
+    ...(scenario.tags ? { tags: scenario.tags } : {}),
   };
+}
+
+/**
+ * Make a record an error: an attack whose effect was not seen is then not judged (`fired` null,
+ * no ending), since a session that never started or a server that died proves no defense.
+ */
+export function markError(record: TrialRecord, reason: string): void {
+  record.error = reason;
+  if (record.kind === "attack" && record.fired !== true) {
+    record.fired = null;
+    record.ended = null;
+  }
 }
 
 export async function runTrial(spec: TrialSpec, ctx: TrialContext): Promise<TrialRecord> {
   const started = performance.now();
-  const tag = `${spec.config}.${spec.scenario.id}.${spec.trial}`.replace(/[^A-Za-z0-9._-]/g, "_");
+  const id = variantId(spec.scenario, spec.cwd ?? "workspace");
+  const tag = `${spec.config}.${id}.${spec.trial}`.replace(/[^A-Za-z0-9._-]/g, "_");
   const auditLog = join(ctx.auditDir, `${tag}.ndjson`);
   try {
     const record = await execute(spec, ctx, tag, auditLog);
     // The session is closed by now, so the audit log is complete.
     const facts = auditFacts(auditLog);
     record.stoppedBy = facts.stoppedBy;
+    record.stoppedRule = facts.stoppedRule;
+    if (record.ended && facts.refusedBy) record.ended = "refused";
     record.l3 = facts.l3;
     record.durationMs = performance.now() - started;
     return record;
   } finally {
     rmSync(auditLog, { force: true });
+    for (const bound of [".policy.json", ".manifest.json"])
+      rmSync(join(ctx.auditDir, `${tag}${bound}`), { force: true });
+  }
+}
+
+/** The last lines of what the proxy and the server wrote to stderr, for an error's reason. */
+function stderrTail(session: Session | undefined): string {
+  const text = session?.stderr().trim() ?? "";
+  return text ? `; stderr: ${text.slice(-400)}` : "";
+}
+
+/** The case's one `tools/call`: what the client got, its round trip, and an error when the server died. */
+async function callOnce(
+  session: Session,
+  tool: string,
+  args: Record<string, unknown>,
+  signal: AbortSignal | undefined,
+): Promise<{ outcome: Outcome; latencyMs: number | null; error: string | null }> {
+  const t1 = performance.now();
+  try {
+    const result = await session.client.callTool({ name: tool, arguments: args }, undefined, {
+      timeout: CALL_TIMEOUT_MS,
+      signal,
+    });
+    return { outcome: { kind: "result", result }, latencyMs: performance.now() - t1, error: null };
+  } catch (e) {
+    const err = e as { code?: unknown; message?: string; data?: unknown };
+    const code = typeof err.code === "number" ? err.code : undefined;
+    const message = err.message ?? String(e);
+    // The server (or the proxy) exited before answering: no defense answered the call either.
+    const error =
+      code === ErrorCode.ConnectionClosed
+        ? `the server exited before answering: ${message}${stderrTail(session)}`
+        : null;
+    return { outcome: { kind: "error", code, message, data: err.data }, latencyMs: null, error };
   }
 }
 
@@ -197,18 +291,22 @@ async function execute(
   let latencyMs: number | null = null;
   let startMs: number | null = null;
   let error: string | null = null;
+  const cwd = spec.cwd ?? "workspace";
   try {
     applySetup(world, scenario.setup ?? []);
     const expanded = world.expand(oracle);
-    const roots = [world.workspace, world.home, world.tmp];
+    // The whole trial: the three roots, and what a case sets up beside them (`{{trial}}/workspace_evil`).
+    const roots = [world.trial];
     const t0 = performance.now();
     try {
       session = await openSession({
         world,
         server,
+        policies: bindPolicies(server, world, join(ctx.auditDir, tag)),
         interpreters: ctx.interpreters,
         config: spec.config,
         auditLog,
+        cwd: cwd === "/" ? "/" : world.workspace,
       });
       startMs = performance.now() - t0;
       const opened = session;
@@ -218,19 +316,9 @@ async function execute(
     }
     const before = takeSnapshot(roots, expanded, ctx.interpreters.python);
     if (session) {
-      const args = world.expand(scenario.arguments);
-      const t1 = performance.now();
-      try {
-        const result = await session.client.callTool({ name: scenario.tool, arguments: args }, undefined, {
-          timeout: CALL_TIMEOUT_MS,
-          signal: spec.signal,
-        });
-        latencyMs = performance.now() - t1;
-        outcome = { kind: "result", result };
-      } catch (e) {
-        const err = e as { message?: string; data?: unknown };
-        outcome = { kind: "error", message: err.message ?? String(e), data: err.data };
-      }
+      const call = await callOnce(session, scenario.tool, world.expand(scenario.arguments), spec.signal);
+      ({ outcome, latencyMs } = call);
+      error = call.error;
     } else {
       outcome = { kind: "error", message: error ?? "the session did not start" };
     }
@@ -245,10 +333,11 @@ async function execute(
       writeFileSync(join(ctx.rawDir, `${tag}.response.txt`), response);
       writeFileSync(join(ctx.rawDir, `${tag}.sink.bin`), sinkBytes);
     }
-    return {
+    const record: TrialRecord = {
       runId: spec.runId,
       config: spec.config,
       ...caseFields(scenario),
+      id: variantId(scenario, cwd),
       trial: spec.trial,
       fired: scenario.kind === "attack" ? judgement.fired : null,
       passed: scenario.kind === "benign" ? judgement.fired : null,
@@ -265,10 +354,14 @@ async function execute(
       sinkBytes: sinkBytes.length,
       sinkSha256: sha256(sinkBytes),
       containment: session?.containment ?? null,
-      error,
+      error: null,
+      ended: scenario.kind === "attack" && !judgement.fired ? classifyEnding(outcome, response) : null,
+      cwd,
       notRun: null,
       l3: null,
     };
+    if (error) markError(record, error);
+    return record;
   } finally {
     await session?.close();
     await world.destroy();

@@ -67,6 +67,7 @@ describe("compare", () => {
       maxVaprDrop: 30,
       maxFprRise: 60,
       maxP50Rise: 250,
+      maxErrors: 0,
     });
     expect(lenient.filter((r) => r.regression)).toEqual([]);
   });

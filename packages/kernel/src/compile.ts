@@ -44,13 +44,22 @@ export interface Compiled {
 }
 
 const READ = "read_file,read_dir";
-const WRITE_DIR = "read_file,read_dir,write_file,truncate,make_reg,make_dir,remove_file,remove_dir";
+/**
+ * A directory the server may write. `refer` (Landlock ABI 2) lets it move and link files between
+ * directories of the tree (a rename into a subfolder): Landlock refuses any reparenting without
+ * it, with EXDEV. It is checked on both ends, and a file may not gain rights by the move (EXDEV
+ * again), so a file moves freely within one write grant or between two with the same rights, and
+ * never out to where it could not be written.
+ */
+// make_sym: a symlink grants nothing under Landlock, which judges the file a path resolves to.
+const WRITE_DIR =
+  "read_file,read_dir,write_file,truncate,make_reg,make_dir,make_sym,remove_file,remove_dir,refer";
 const WRITE_FILE = "read_file,write_file,truncate";
-const WRITE_NEW = "read_file,read_dir,write_file,truncate,make_reg,make_dir,remove_file";
+const WRITE_NEW = "read_file,read_dir,write_file,truncate,make_reg,make_dir,make_sym,remove_file,refer";
 const EXEC = "execute,read_file";
 
 /** What every dynamically linked interpreter reads to start. */
-const SYSTEM_READ = [
+export const SYSTEM_READ = [
   "/usr/lib",
   "/lib",
   "/lib64",
@@ -70,13 +79,57 @@ const DEVICES: [string, string][] = [
 /** Files and helpers a program needs beyond its binary. */
 const PROGRAM_EXTRAS: Record<string, { read?: string[]; exec?: string[] }> = {
   git: { read: ["/etc/gitconfig", "/usr/share/git-core"], exec: ["/usr/lib/git-core"] },
+  // file(1) reads its local magic beside the compiled database (which is under /usr/lib).
+  file: { read: ["/etc/magic", "/etc/magic.mime"] },
+  // perl's core modules (strict, warnings, List::Util's pure part) live under /usr/share on Debian.
+  perl: { read: ["/usr/share/perl", "/usr/share/perl5"] },
 };
+/**
+ * The account's settings a program reads from HOME (relative to HOME; `.config/` follows
+ * XDG_CONFIG_HOME). git treats a settings file it cannot read as fatal, where a missing one is
+ * fine, so without these every git command fails under L3. Read only: never the rest of HOME.
+ */
+const HOME_EXTRAS: Record<string, string[]> = {
+  // Not the directory: git-credential-store keeps credentials in .config/git/credentials.
+  git: [".gitconfig", ".config/git/config", ".config/git/attributes", ".config/git/ignore"],
+};
+
+function homeExtras(name: string, env: NodeJS.ProcessEnv): string[] {
+  const home = env.HOME;
+  if (!home || !isAbsolute(home) || !Object.hasOwn(HOME_EXTRAS, name)) return [];
+  const config =
+    env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : join(home, ".config");
+  return (HOME_EXTRAS[name] as string[]).map((p) =>
+    p.startsWith(".config/") ? join(config, p.slice(8)) : join(home, p),
+  );
+}
 
 function real(path: string): string | undefined {
   try {
     return realpathSync(path);
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * A version manager's shim (pyenv, rbenv, nodenv, asdf): a script in a `shims` directory that
+ * picks an installation and execs it. It is never granted: granting it would grant what it runs
+ * through (`/usr/bin/env`, the manager's scripts), and a shell that gets EACCES for it goes on
+ * along PATH to the real program, which is granted instead.
+ */
+function isShim(candidate: string): boolean {
+  if (basename(dirname(candidate)) !== "shims") return false;
+  try {
+    const fd = openSync(candidate, "r");
+    try {
+      const head = Buffer.alloc(2);
+      return readSync(fd, head, 0, 2, 0) === 2 && head.toString("latin1") === "#!";
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false;
   }
 }
 
@@ -87,7 +140,7 @@ export function which(name: string, path: string | undefined): string | undefine
     const candidate = join(dir, name);
     try {
       accessSync(candidate, constants.X_OK);
-      if (statSync(candidate).isFile()) return real(candidate);
+      if (statSync(candidate).isFile() && !isShim(candidate)) return real(candidate);
     } catch {
       // Not here.
     }
@@ -130,9 +183,46 @@ export function interpreterOf(file: string): string | undefined {
   }
 }
 
+/**
+ * The words of a script's `#!` line (the interpreter first), or undefined for anything else. The
+ * kernel passes everything after the interpreter as one argument; `env -S` splits it again.
+ */
+export function shebangOf(file: string): string[] | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, "r");
+  } catch {
+    return undefined;
+  }
+  try {
+    const head = Buffer.alloc(256);
+    const n = readSync(fd, head, 0, head.length, 0);
+    if (head.subarray(0, 2).toString("latin1") !== "#!") return undefined;
+    const line = head.subarray(2, n).toString("utf8").split("\n")[0]?.trim() ?? "";
+    const words = line.split(/\s+/).filter(Boolean);
+    return words.length ? words : undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The program a `#!/usr/bin/env [-S] NAME ...` line runs after env: NAME, looked up on PATH as env
+ * would. Undefined for any other interpreter.
+ */
+export function envTarget(words: readonly string[], path: string | undefined): string | undefined {
+  if (basename(words[0] ?? "") !== "env") return undefined;
+  const rest = words.slice(1).flatMap((w) => w.split(/\s+/));
+  const name = rest.find((w) => !w.startsWith("-") && !w.includes("="));
+  return name ? which(name, path) : undefined;
+}
+
 class Rules {
   readonly fs = new Map<string, Set<string>>();
   readonly notes: string[] = [];
+
+  /** `path`: the server's PATH, where `#!/usr/bin/env node` finds node. */
+  constructor(readonly path?: string) {}
 
   add(path: string | undefined, access: string): void {
     if (!path) return;
@@ -141,15 +231,26 @@ class Rules {
     this.fs.set(path, rights);
   }
 
-  /** A program, its ELF interpreter and its extras. */
-  program(path: string | undefined, name: string): void {
+  /**
+   * A program, its ELF interpreter and its extras. A script's `#!` interpreter is a program too, and
+   * so is what `#!/usr/bin/env NAME` runs (as deep as the kernel follows interpreters).
+   */
+  program(path: string | undefined, name: string, depth = 0): void {
     if (!path) {
       this.notes.push(`${name} is not on the server's PATH: nothing to allow`);
       return;
     }
     this.add(path, EXEC);
-    const interp = interpreterOf(path);
-    if (interp) this.add(real(interp), EXEC);
+    const shebang = shebangOf(path);
+    if (shebang && depth < 4) {
+      const interp = real(shebang[0] as string);
+      if (interp) this.program(interp, basename(interp), depth + 1);
+      const target = envTarget(shebang, this.path);
+      if (target) this.program(target, basename(target), depth + 1);
+    } else {
+      const interp = interpreterOf(path);
+      if (interp) this.add(real(interp), EXEC);
+    }
     const extras = PROGRAM_EXTRAS[basename(path)] ?? PROGRAM_EXTRAS[name];
     for (const r of extras?.read ?? []) if (existsSync(r)) this.add(real(r), READ);
     for (const x of extras?.exec ?? []) if (existsSync(x)) this.add(real(x), `${EXEC},read_dir`);
@@ -203,7 +304,7 @@ function nearestExisting(path: string): string {
   return dir;
 }
 
-function splitDestination(destination: string): { host: string; port: number } {
+export function splitDestination(destination: string): { host: string; port: number } {
   const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(destination);
   if (v6) return { host: v6[1] as string, port: Number(v6[2] ?? 0) };
   const [host = "", port] = destination.split(":");
@@ -279,13 +380,28 @@ function emit(
   };
 }
 
-export async function compile(
-  needs: KernelNeeds,
-  argv: readonly string[],
-  env: NodeJS.ProcessEnv,
-): Promise<Compiled> {
-  const rules = new Rules();
-  interpreterNeeds(rules, argv, env);
+/** What a server may touch in the filesystem: each canonical path with its Landlock rights. */
+export interface AccessPlan {
+  fs: ReadonlyMap<string, ReadonlySet<string>>;
+  /** What the plan had to approximate. */
+  notes: readonly string[];
+}
+
+/**
+ * The file grant of a server as a whole: its tools' needs and what its interpreter needs to start.
+ * The kernel layer compiles it into a Landlock ruleset; `mcpguard policy export` into other
+ * sandboxes' profiles, so that both grant the same.
+ */
+export function planAccess(needs: KernelNeeds, argv: readonly string[], env: NodeJS.ProcessEnv): AccessPlan {
+  const rules = fileRules(needs, argv, env);
+  if (argv.length === 0) rules.notes.push("no server command: nothing is granted for an interpreter");
+  return { fs: rules.fs, notes: rules.notes };
+}
+
+/** The file rules; without a command (argv empty) only the tools' needs and the system's. */
+function fileRules(needs: KernelNeeds, argv: readonly string[], env: NodeJS.ProcessEnv): Rules {
+  const rules = new Rules(env.PATH);
+  if (argv.length > 0) interpreterNeeds(rules, argv, env);
   for (const path of SYSTEM_READ) if (existsSync(path)) rules.add(real(path), READ);
   for (const [path, access] of DEVICES) if (existsSync(path)) rules.add(path, access);
   for (const path of needs.read) if (existsSync(path)) rules.add(real(path), READ);
@@ -302,8 +418,18 @@ export async function compile(
   for (const entry of needs.exec) {
     const name = entry.split(" ")[0] as string;
     rules.program(which(name, env.PATH), name);
+    for (const path of homeExtras(name, env)) if (existsSync(path)) rules.add(real(path), READ);
   }
+  return rules;
+}
 
+export async function compile(
+  needs: KernelNeeds,
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<Compiled> {
+  if (argv.length === 0) throw new Error("no server command to compile a ruleset for");
+  const rules = fileRules(needs, argv, env);
   const destinations = needs.network.map(splitDestination);
   let ports: number[] | null = null;
   if (destinations.every((d) => d.port > 0)) {

@@ -1,4 +1,5 @@
 export * from "./binaries.js";
 export * from "./compile.js";
 export * from "./guard.js";
+export * from "./launchers.js";
 export * from "./probe.js";

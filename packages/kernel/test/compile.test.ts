@@ -67,6 +67,33 @@ describe("compile", () => {
     expect(ruleFor(ruleset, which("sh", env.PATH) as string)).toMatch(/^fs execute,read_file /);
   });
 
+  it("lets a write grant move files within itself (refer), never a read grant or a file grant", async () => {
+    const needs: KernelNeeds = {
+      ...none,
+      read: [join(ws, "data")],
+      write: [ws, join(ws, "app.db"), join(root, "new", "x.txt")],
+    };
+    const { ruleset } = await compile(needs, [process.execPath, script], env);
+    expect(ruleFor(ruleset, ws)).toMatch(/^fs \S*\bmake_reg\b\S*\brefer\b\S*\bremove_file\b/);
+    // A file that does not exist yet is granted through its folder, with refer too.
+    expect(ruleFor(ruleset, root)).toMatch(/^fs .*\brefer\b/);
+    expect(ruleFor(ruleset, join(ws, "app.db"))).not.toMatch(/refer/);
+    expect(ruleFor(ruleset, join(ws, "data"))).not.toMatch(/refer/);
+  });
+
+  it("grants what #!/usr/bin/env runs: a script's interpreter is a program too", async () => {
+    const tool = join(root, "tool.js");
+    writeFileSync(tool, "#!/usr/bin/env sh\n", { mode: 0o755 });
+    const sh = which("sh", env.PATH) as string;
+    const without = await compile(none, [process.execPath, script], env);
+    expect(ruleFor(without.ruleset, sh)).toBeUndefined();
+    const { ruleset } = await compile({ ...none, exec: [tool] }, [process.execPath, script], env);
+    expect(ruleFor(ruleset, tool)).toBe(`fs execute,read_file ${tool}`);
+    const envBin = realpathSync("/usr/bin/env");
+    expect(ruleFor(ruleset, envBin)).toBe(`fs execute,read_file ${envBin}`);
+    expect(ruleFor(ruleset, sh)).toBe(`fs execute,read_file ${sh}`);
+  });
+
   it("limits TCP ports with Landlock and addresses with the loader", async () => {
     const needs = { ...none, network: ["127.0.0.1:8443", "[::1]:9000", "nowhere.invalid:443"] };
     const { ruleset, loaderPolicy, notes } = await compile(needs, [process.execPath, script], env);
@@ -157,5 +184,44 @@ describe("capability backends", () => {
       backend: null,
       detail: expect.stringMatching(/Landlock ABI 3 \(ABI 6 needed\)/),
     });
+  });
+});
+
+describe("what programs need beyond their binary", () => {
+  it("grants git HOME's settings, read only, and never the credentials beside them", async () => {
+    const home = join(root, "home");
+    mkdirSync(join(home, ".config", "git"), { recursive: true });
+    writeFileSync(join(home, ".gitconfig"), "[user]\n\tname = x\n");
+    writeFileSync(join(home, ".config", "git", "config"), "");
+    writeFileSync(join(home, ".config", "git", "credentials"), "https://u:p@example.com\n");
+    const { ruleset } = await compile({ ...none, exec: ["git"] }, [process.execPath, script], {
+      ...env,
+      HOME: home,
+    });
+    expect(ruleFor(ruleset, join(home, ".gitconfig"))).toBe(
+      `fs read_dir,read_file ${join(home, ".gitconfig")}`,
+    );
+    expect(ruleFor(ruleset, join(home, ".config", "git", "config"))).toMatch(/^fs read_dir,read_file /);
+    for (const line of rules(ruleset)) expect(line).not.toMatch(/credentials|\.config\/git$|home$/);
+  });
+
+  it("never grants a version manager's shim, but the program behind it on PATH", async () => {
+    const shims = join(root, "pyenv", "shims");
+    const real = join(root, "bin");
+    mkdirSync(shims, { recursive: true });
+    mkdirSync(real, { recursive: true });
+    writeFileSync(join(shims, "tool"), "#!/usr/bin/env bash\nexec pyenv exec tool\n", { mode: 0o755 });
+    writeFileSync(join(real, "tool"), "#!/bin/sh\necho real\n", { mode: 0o755 });
+    expect(which("tool", `${shims}:${real}`)).toBe(join(real, "tool"));
+    const { ruleset } = await compile({ ...none, exec: ["tool"] }, [process.execPath, script], {
+      PATH: `${shims}:${real}:${env.PATH}`,
+    });
+    expect(ruleFor(ruleset, join(real, "tool"))).toMatch(/^fs execute,read_file /);
+    expect(ruleFor(ruleset, join(shims, "tool"))).toBeUndefined();
+  });
+
+  it("lets a workspace hold symlinks: Landlock judges the file a path resolves to", async () => {
+    const { ruleset } = await compile({ ...none, write: [ws] }, [process.execPath, script], env);
+    expect(ruleFor(ruleset, ws)).toMatch(/\bmake_sym\b/);
   });
 });

@@ -13,10 +13,12 @@ import {
   realpathSync,
   rmdirSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { KernelNeeds } from "../src/compile.ts";
@@ -101,7 +103,7 @@ interface Run {
 }
 
 /** Start `argv` in a fresh cgroup under L3 compiled from `needs`, wait for it, tear everything down. */
-async function guarded(needs: KernelNeeds, argv: string[]): Promise<Run> {
+async function guarded(needs: KernelNeeds, argv: string[], extraRules: string[][] = []): Promise<Run> {
   const cgroup = join(CGROUP2, `mcpguard-edge-${process.pid}-${Math.random().toString(16).slice(2)}`);
   mkdirSync(cgroup);
   const events: KernelEvent[] = [];
@@ -121,7 +123,9 @@ async function guarded(needs: KernelNeeds, argv: string[]): Promise<Run> {
       env,
       stdio: ["ignore", "pipe", "pipe", "pipe"],
     });
-    (child.stdio[3] as NodeJS.WritableStream).end(launch.fd3 ?? "");
+    // Records appended to the compiled ruleset, for rights the compilation never gives on its own.
+    const extra = extraRules.map((fields) => `${fields.join("\0")}\0\0`).join("");
+    (child.stdio[3] as NodeJS.WritableStream).end((launch.fd3 ?? "") + extra);
     let stdout = "";
     child.stdout?.on("data", (c: Buffer) => {
       stdout += c.toString();
@@ -247,6 +251,79 @@ describe.skipIf(skip)("L3 on this host (Landlock + cgroup BPF)", () => {
         path: join(home, ".ssh", "id_rsa"),
       }),
     );
+  });
+
+  it("moves a file into a subfolder of a write grant, and between two grants with the same rights", async () => {
+    const other = join(root, "other");
+    mkdirSync(join(ws, "moves", "sub"), { recursive: true });
+    mkdirSync(other, { recursive: true });
+    writeFileSync(join(ws, "moves", "a.txt"), "a");
+    const needs: KernelNeeds = { read: [ws, other], write: [ws, other], exec: [], network: [], shell: false };
+    const { results, events } = await python(
+      needs,
+      ["rename", join(ws, "moves", "a.txt"), join(ws, "moves", "sub", "a.txt")],
+      ["rename", join(ws, "moves", "sub", "a.txt"), join(other, "a.txt")],
+      ["rename", join(other, "a.txt"), join(ws, "moves", "a.txt")],
+      ["link", join(ws, "moves", "a.txt"), join(ws, "moves", "sub", "b.txt")],
+    );
+    expect(results).toEqual([{ ok: true }, { ok: true }, { ok: true }, { ok: true }]);
+    expect(readFileSync(join(ws, "moves", "sub", "b.txt"), "utf8")).toBe("a");
+    expect(events.filter((e) => e.type === "denied" && /rename|link/.test(String(e.syscall)))).toEqual([]);
+  });
+
+  it("refuses a rename out of the grant, or to where the file would gain rights, and reports both paths", async () => {
+    const bin = join(root, "bin");
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(ws, "out.txt"), "x");
+    // bin may be written and executed: a file moved there from ws would gain the right to run.
+    const needs: KernelNeeds = { read: [ws], write: [ws, bin], exec: [], network: [], shell: false };
+    const { results, events } = await guarded(
+      needs,
+      [PYTHON, "-B", join(ws, "probe.py"), "rename", join(ws, "out.txt"), join(tmp, "out.txt")].concat([
+        "--",
+        "rename",
+        join(ws, "out.txt"),
+        join(bin, "out.txt"),
+      ]),
+      [["fs", "execute", bin]],
+    );
+    expect(results).toEqual([
+      expect.objectContaining({ ok: false, errno: 13 }),
+      expect.objectContaining({ ok: false, errno: 18 }),
+    ]);
+    expect(existsSync(join(ws, "out.txt"))).toBe(true);
+    expect(events).toContainEqual(
+      expect.objectContaining({
+        type: "denied",
+        backend: "landlock",
+        syscall: "rename",
+        errno: 13,
+        path: join(ws, "out.txt"),
+        to: join(tmp, "out.txt"),
+      }),
+    );
+    expect(events).toContainEqual(
+      expect.objectContaining({ type: "denied", syscall: "rename", errno: 18, to: join(bin, "out.txt") }),
+    );
+  });
+
+  it("does not report a rename that really crossed filesystems (EXDEV from the VFS, not Landlock)", async () => {
+    const disk = realpathSync(mkdtempSync(join(tmpdir(), "mcpguard-edge-disk-")));
+    try {
+      if (statSync(disk).dev === statSync(ws).dev)
+        return console.warn("skipped: tmpdir is on the same filesystem as /dev/shm");
+      writeFileSync(join(ws, "cross.txt"), "x");
+      const needs: KernelNeeds = { read: [ws, disk], write: [ws, disk], exec: [], network: [], shell: false };
+      const { results, events } = await python(needs, [
+        "rename",
+        join(ws, "cross.txt"),
+        join(disk, "cross.txt"),
+      ]);
+      expect(results).toEqual([expect.objectContaining({ ok: false, errno: 18 })]);
+      expect(events.filter((e) => e.syscall === "rename")).toEqual([]);
+    } finally {
+      rmSync(disk, { recursive: true, force: true });
+    }
   });
 
   it("fails closed when the loader cannot attach", async () => {

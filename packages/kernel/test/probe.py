@@ -2,7 +2,7 @@
 
 usage: python3 probe.py OP [ARGS...] [-- OP [ARGS...]]...
 
-OPs: write PATH | read PATH | exec PROGRAM ARGS... | tcp4 HOST PORT | tcp6 HOST PORT | udp4 HOST PORT
+OPs: write PATH | read PATH | rename FROM TO | link FROM TO | exec PROGRAM ARGS... | tcp4 HOST PORT | tcp6 HOST PORT | udp4 HOST PORT
      | mapped HOST PORT (IPv4 through an IPv4-mapped IPv6 socket) | raw | leave-cgroup CGROUP_ROOT
      | child OP ARGS... (the same attempt from a grandchild: python3 -> sh -> python3)
 """
@@ -19,6 +19,10 @@ def attempt(op, args):
         if op == "write":
             with open(args[0], "w") as f:
                 f.write("written under L3\n")
+        elif op == "rename":
+            os.rename(args[0], args[1])
+        elif op == "link":
+            os.link(args[0], args[1])
         elif op == "read":
             with open(args[0]) as f:
                 return {"ok": True, "bytes": len(f.read())}

@@ -3,11 +3,11 @@
  * declare is refused; so is an argument it does not declare. Paths are judged on their canonical
  * form, URLs by host and port, commands by every program they run and every file they name.
  */
-import { basename } from "node:path";
+
+import { type Confinement, checkCommand, UNCONFINED } from "./command.js";
 import type { ResolvedPolicy, ResolvedTool } from "./load.js";
 import { canonicalPath, type PathResolver } from "./paths.js";
-import { parseCommand } from "./shell.js";
-import { parseSql } from "./sql.js";
+import { readSql } from "./sql.js";
 
 export type Decision = { allow: true } | { allow: false; rule: string; reason: string };
 
@@ -43,7 +43,8 @@ function checkPath(
   cwd: string,
   resolvePath: PathResolver,
 ): Decision {
-  const { canonical, physical } = resolvePath(value, cwd);
+  const { canonical, physical, loop } = resolvePath(value, cwd);
+  if (loop) return deny("l1.path.symlink-loop", `${value}: symlink loop`);
   for (const path of canonical === physical ? [canonical] : [canonical, physical]) {
     // A tool allowed to write a path may also read it.
     const allowed =
@@ -65,90 +66,29 @@ function checkUrl(value: string, tool: ResolvedTool): Decision {
   return deny("l1.network", `${url.hostname}:${port} is not a destination ${tool.name} may reach`);
 }
 
-/** A word that names a file: absolute, relative with a slash, or in the home directory. */
-function pathLike(word: string): string | undefined {
-  const value = word.includes("=") && !word.startsWith("/") ? word.slice(word.indexOf("=") + 1) : word;
-  const stripped = value.startsWith("@") ? value.slice(1) : value;
-  if (
-    /^(\/|\.\.?\/|\.\.?$|~)/.test(stripped) ||
-    (stripped.includes("/") && !/^[a-z][a-z0-9+.-]*:\/\//i.test(stripped))
-  ) {
-    return stripped;
-  }
-  return undefined;
-}
-
-function executableAllowed(argv: readonly string[], allowed: readonly string[], cwd: string): boolean {
-  const [program = "", first] = argv;
-  return allowed.some((entry) => {
-    const [name = "", sub] = entry.split(" ");
-    if (sub !== undefined && sub !== first) return false;
-    if (program.includes("/")) {
-      // An explicit path must match an absolute entry exactly: `./date` is not the `date` on PATH.
-      return (
-        name.startsWith("/") && canonicalPath(program, cwd).canonical === canonicalPath(name, "/").canonical
-      );
-    }
-    return name === program;
-  });
-}
-
-function checkCommand(
-  value: string,
-  tool: ResolvedTool,
-  vars: ResolvedPolicy["variables"],
-  resolvePath: PathResolver,
-): Decision {
-  const parsed = parseCommand(value);
-  if (parsed.malformed) return deny("l1.command.unparsable", "the command has unbalanced quotes");
-  if (parsed.substitution) {
-    return deny(
-      "l1.command.dynamic",
-      "the command substitutes the output of other commands, so what runs cannot be checked",
-    );
-  }
-  if (parsed.commands.length === 0) return deny("l1.command.empty", "the command is empty");
-  const home = vars.home;
-  const resolveWord = (word: string) => (word.startsWith("~") && home ? `${home}${word.slice(1)}` : word);
-  for (const command of parsed.commands) {
-    if (command.argv.length === 0) continue;
-    const program = command.argv[0] as string;
-    if (program.includes("$")) {
-      return deny("l1.command.dynamic", "the program to run comes from a variable, so it cannot be checked");
-    }
-    if (!executableAllowed(command.argv, tool.exec, vars.cwd)) {
-      return deny("l1.exec", `${basename(program)} is not a program ${tool.name} may run`);
-    }
-    for (const word of command.argv.slice(1)) {
-      const path = pathLike(word);
-      if (!path) continue;
-      // The shell hands the word to the program, which opens it as the kernel walks it.
-      const { physical } = resolvePath(resolveWord(path), vars.cwd);
-      if (!tool.read.match(physical) && !tool.write.match(physical)) {
-        return deny("l1.path.read", `${physical} is outside what ${tool.name} may touch`);
-      }
-    }
-    for (const redirect of command.redirects) {
-      const access = redirect.op === "<" ? "read" : "write";
-      const decision = checkPath(resolveWord(redirect.target), access, tool, vars.cwd, resolvePath);
-      if (!decision.allow) return decision;
-    }
-  }
-  return ALLOW;
-}
-
+/** Every statement, as SQLite's grammar reads it, must be of a class the tool may run. */
 function checkSql(value: string, tool: ResolvedTool): Decision {
-  const parsed = parseSql(value);
-  for (const statement of parsed.statements) {
-    if (statement.sqlClass === "unknown" || !tool.sql.has(statement.sqlClass)) {
-      const what =
-        statement.sqlClass === "unknown"
-          ? `"${statement.verb || "?"}" statements`
-          : `${statement.sqlClass} statements (${statement.verb})`;
+  const reading = readSql(value);
+  if (!reading.ok) return deny("l1.sql.unparsable", `the SQL does not parse as SQLite: ${reading.reason}`);
+  for (const statement of reading.statements) {
+    if (statement.dangerous) {
+      const { verb, reason } = statement.dangerous;
+      return deny("l1.sql.dangerous", `${tool.name} may not use ${verb}, which ${reason}`);
+    }
+    if (statement.unknown) {
+      const what = `${statement.unknown} statements, which mcpguard does not judge`;
       return deny("l1.sql", `${tool.name} may not run ${what}`);
     }
+    const missing = statement.needs.find((need) => !tool.sql.has(need.sqlClass));
+    const what = missing && `${missing.sqlClass} statements (${missing.verb})`;
+    if (what) return deny("l1.sql", `${tool.name} may not run ${what}`);
   }
   return ALLOW;
+}
+
+export interface DecideOptions {
+  /** What the kernel layer confines in this run: L1 leaves those effects to it (command.ts). */
+  confined?: Confinement;
 }
 
 /** L1's decision on one call; `resolvePath` may be shared with L2 for the call ({@link callPathResolver}). */
@@ -157,6 +97,7 @@ export function decide(
   name: string,
   args: Record<string, unknown>,
   resolvePath: PathResolver = canonicalPath,
+  options: DecideOptions = {},
 ): Decision {
   const tool = policy.tools.get(name);
   if (!tool)
@@ -166,14 +107,29 @@ export function decide(
     const role = Object.hasOwn(tool.args, arg) ? tool.args[arg] : undefined;
     if (!role)
       return deny("l1.undeclared-argument", `the policy of ${name} does not declare the argument "${arg}"`);
+    if (role === "path.read" || role === "path.write") {
+      // A list of paths (read_multiple_files) is judged path by path, like one path.
+      const access = role === "path.read" ? "read" : "write";
+      for (const item of Array.isArray(value) ? value : [value]) {
+        if (typeof item !== "string") continue;
+        const decision = checkPath(item, access, tool, policy.variables.cwd, resolvePath);
+        if (!decision.allow) return decision;
+      }
+      continue;
+    }
     if (typeof value !== "string") continue;
     let decision: Decision = ALLOW;
-    if (role === "path.read" || role === "path.write") {
-      const access = role === "path.read" ? "read" : "write";
-      decision = checkPath(value, access, tool, policy.variables.cwd, resolvePath);
-    } else if (role === "url") decision = checkUrl(value, tool);
-    else if (role === "command") decision = checkCommand(value, tool, policy.variables, resolvePath);
-    else if (role === "sql") decision = checkSql(value, tool);
+    if (role === "url") decision = checkUrl(value, tool);
+    else if (role === "command") {
+      const confined = options.confined ?? UNCONFINED;
+      decision = checkCommand(value, {
+        tool,
+        vars: policy.variables,
+        resolvePath,
+        confined,
+        keepEnv: policy.keepEnv,
+      });
+    } else if (role === "sql") decision = checkSql(value, tool);
     if (!decision.allow) return decision;
   }
   return ALLOW;

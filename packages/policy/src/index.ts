@@ -1,8 +1,12 @@
+export * from "./code/index.js";
+export * from "./command.js";
 export * from "./decide.js";
 export * from "./derive.js";
 export * from "./env.js";
 export * from "./load.js";
 export * from "./paths.js";
+export * from "./programs.js";
+export * from "./roots.js";
 // The zod schemas are at "@mcpguard/policy/schema": loading them is the costly part of a start.
 export type {
   ArgRole,

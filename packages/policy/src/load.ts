@@ -9,8 +9,9 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { z } from "zod";
-import { PathSet } from "./paths.js";
-import type { ArgRole, OverrideFile, Policy, SqlClass } from "./schema.js";
+import { canonicalPath, PathSet } from "./paths.js";
+import type { ArgRole, OverrideFile, Policy, SqlClass, SqlStatements } from "./schema.js";
+import type { StatementClass } from "./sql.js";
 
 export class PolicyError extends Error {
   override readonly name = "PolicyError";
@@ -108,14 +109,18 @@ export interface ResolvedTool {
   network: string[];
   exec: string[];
   env: string[];
-  sql: Set<SqlClass>;
-  /** L2 rules an override turned off for this tool. */
+  /** The statement classes a `sql` argument may use, `ddl` spelled out as schema and drop. */
+  sql: Set<StatementClass>;
+  sqlStatements: SqlStatements;
+  /** L2 rules an override turned off for this tool (argument checks and sanitizer rules). */
   disabledRules: Set<string>;
 }
 
 export interface ResolvedPolicy {
   server: string;
   tools: Map<string, ResolvedTool>;
+  /** L2 rules an override turned off for the whole server (for messages that belong to no tool). */
+  disabledRules: Set<string>;
   /** Variables the server keeps at spawn beyond the world's. */
   keepEnv: Set<string>;
   variables: Variables;
@@ -130,6 +135,65 @@ function expand(pattern: string, vars: Variables, where: string): string {
     }
     return value.replace(/\/$/, "");
   });
+}
+
+function statementClasses(classes: readonly SqlClass[]): Set<StatementClass> {
+  return new Set(classes.flatMap((c): StatementClass[] => (c === "ddl" ? ["schema", "drop"] : [c])));
+}
+
+/**
+ * Directories that no grant may cover entirely unless the policy (or the override that adds the
+ * grant) says `"allowBroadGrants": true`: the root, every home, and the server's HOME.
+ */
+function broadDirectories(vars: Variables): string[] {
+  const dirs = ["/", "/home", "/root", ...(vars.home ? [vars.home] : [])];
+  return [...new Set(dirs.map((dir) => canonicalPath(dir, "/").canonical))];
+}
+
+/**
+ * The first of `dirs` that `pattern` (expanded) covers entirely: its fixed directory (the part
+ * before its first wildcard, which is what the kernel layer grants) is that directory, or it
+ * matches any file beneath it.
+ */
+export function broadCoverage(pattern: string, dirs: readonly string[]): string | undefined {
+  const set = new PathSet([pattern]);
+  const root = set.roots[0];
+  return dirs.find(
+    (dir) => dir === root || set.match(`${dir === "/" ? "" : dir}/.mcpguard-probe/any`) !== undefined,
+  );
+}
+
+/**
+ * Refuse, in one line naming the tool and the grant, a read or write grant that covers a broad
+ * directory entirely without an explicit allowance: a pattern is never silently widened.
+ */
+function refuseBroadGrants(policy: Policy, overrides: OverrideFile | undefined, vars: Variables): void {
+  const dirs = broadDirectories(vars);
+  for (const [name, tool] of Object.entries(policy.tools)) {
+    const where = `policy "${policy.server}", tool "${name}"`;
+    const sources = [
+      ...(policy.allowBroadGrants ? [] : [{ allow: tool, from: where, fix: "the policy" }]),
+      ...(overrides?.overrides ?? []).flatMap((o, i) =>
+        (o.tool === undefined || o.tool === name) && !o.allowBroadGrants
+          ? [{ allow: o.allow, from: `${where}, override ${i + 1}`, fix: "the override" }]
+          : [],
+      ),
+    ];
+    for (const { allow, from, fix } of sources) {
+      for (const key of ["read", "write"] as const) {
+        for (const pattern of allow[key] ?? []) {
+          const expanded = expand(pattern, vars, where);
+          const dir = broadCoverage(expanded, dirs);
+          if (dir === undefined) continue;
+          const shown = expanded === pattern ? `"${pattern}"` : `"${pattern}" (${expanded})`;
+          throw new PolicyError(
+            `${from}: the ${key} grant ${shown} covers ${dir} entirely; refused ` +
+              `(give the folders the tool needs, or set "allowBroadGrants": true in ${fix})`,
+          );
+        }
+      }
+    }
+  }
 }
 
 /** The union of the tools' capabilities, for the kernel layer (which sees the server, not its tools). */
@@ -158,6 +222,7 @@ export function resolvePolicy(
 ): ResolvedPolicy {
   const tools = new Map<string, ResolvedTool>();
   const keepEnv = new Set(policy.environment.keep);
+  refuseBroadGrants(policy, overrides, vars);
   for (const override of overrides?.overrides ?? []) {
     if (override.tool && !(override.tool in policy.tools)) {
       throw new PolicyError(
@@ -180,11 +245,15 @@ export function resolvePolicy(
       network: merged("network"),
       exec: merged("exec"),
       env: merged("env"),
-      sql: new Set(tool.sql),
+      sql: statementClasses(tool.sql),
+      sqlStatements: tool.sqlStatements,
       disabledRules: new Set(scoped.flatMap((o) => o.disableRules)),
     };
     for (const name of resolved.env) keepEnv.add(name);
     tools.set(name, resolved);
   }
-  return { server: policy.server, tools, keepEnv, variables: vars };
+  const disabledRules = new Set(
+    (overrides?.overrides ?? []).filter((o) => o.tool === undefined).flatMap((o) => o.disableRules),
+  );
+  return { server: policy.server, tools, disabledRules, keepEnv, variables: vars };
 }

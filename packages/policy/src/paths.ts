@@ -1,19 +1,19 @@
 /**
  * Canonical paths and path patterns. A path argument is judged on its canonical form: made absolute
- * against the server's working directory, normalised, and with every symlink of its existing part
- * resolved against the real filesystem, so `..`, `//`, and links out of an allowed tree all land on
- * the file the server would really open.
+ * against the server's working directory, normalised, and with every symlink resolved against the
+ * real filesystem, dangling ones included (their target decides), so `..`, `//`, and links out of
+ * an allowed tree all land on the file the server would really open or create.
  */
-import { realpathSync } from "node:fs";
-import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
+import { lstatSync, readlinkSync, realpathSync, type Stats } from "node:fs";
+import { dirname, isAbsolute, join, resolve, sep } from "node:path";
 
 export interface CanonicalPath {
   /** Absolute and normalised, symlinks not resolved. */
   lexical: string;
   /**
-   * The lexical form with every existing component resolved by realpath, the missing tail appended
-   * as is: the file a server opens after normalising the path itself (`os.path.abspath`,
-   * `path.resolve`).
+   * The lexical form with every symlink resolved (a dangling one to its target, relative targets
+   * against the link's directory), the missing tail appended as is: the file a server opens or
+   * creates after normalising the path itself (`os.path.abspath`, `path.resolve`).
    */
   canonical: string;
   /**
@@ -21,43 +21,95 @@ export interface CanonicalPath {
    * link's target, not from the directory that holds the link. Equal to `canonical` without `..`.
    */
   physical: string;
+  /**
+   * Set when resolving the path ran into a symlink loop (more than {@link MAX_SYMLINKS} links): the
+   * kernel refuses to open it (ELOOP), and a layer refuses the argument. The forms are then lexical.
+   */
+  loop?: true;
 }
 
-function realOrSelf(path: string): string {
-  let existing = path;
-  const missing: string[] = [];
-  for (;;) {
-    try {
-      const real = realpathSync.native(existing);
-      return missing.length ? join(real, ...missing.reverse()) : real;
-    } catch {
-      const parent = dirname(existing);
-      if (parent === existing) return path;
-      missing.push(basename(existing));
-      existing = parent;
-    }
-  }
+/** Links followed in one resolution before it is a loop: the kernel's own limit (MAXSYMLINKS). */
+export const MAX_SYMLINKS = 40;
+
+/** What {@link walk} made of a path: the file it names, or the loop it ran into. */
+interface Walked {
+  path: string;
+  loop: boolean;
 }
 
-function physicalPath(input: string, cwd: string): string {
-  let current = isAbsolute(input) ? "/" : cwd;
-  let pending: string[] = [];
-  for (const segment of input.split("/")) {
-    if (segment !== "..") {
-      pending.push(segment);
+/**
+ * Resolve `path` (absolute, `..` kept as written) the way the kernel walks it, one component at a
+ * time: a symlink is replaced by its target (a relative target read against the link's directory),
+ * whether or not that target exists, so a dangling link names the file that opening it with
+ * O_CREAT would create; `..` climbs from the directory reached so far; once a component is missing
+ * the rest is appended as written. More than {@link MAX_SYMLINKS} links is a loop, as for the
+ * kernel (ELOOP).
+ */
+function walk(path: string): Walked {
+  const pending = path.split("/").filter((segment) => segment !== "" && segment !== ".");
+  let current = "/";
+  let missing = false;
+  let links = 0;
+  while (pending.length > 0) {
+    const segment = pending.shift() as string;
+    if (segment === "..") {
+      current = dirname(current);
       continue;
     }
-    current = dirname(realOrSelf(join(current, ...pending)));
-    pending = [];
+    const next = join(current, segment);
+    if (missing) {
+      current = next;
+      continue;
+    }
+    let stats: Stats;
+    try {
+      stats = lstatSync(next);
+    } catch {
+      missing = true;
+      current = next;
+      continue;
+    }
+    if (!stats.isSymbolicLink()) {
+      current = next;
+      continue;
+    }
+    if (++links > MAX_SYMLINKS) return { path: resolve(path), loop: true };
+    let target: string;
+    try {
+      target = readlinkSync(next);
+    } catch {
+      missing = true;
+      current = next;
+      continue;
+    }
+    pending.unshift(...target.split("/").filter((s) => s !== "" && s !== "."));
+    if (isAbsolute(target)) current = "/";
   }
-  return realOrSelf(join(current, ...pending));
+  return { path: current, loop: false };
+}
+
+/**
+ * The file `path` (absolute) names: realpath when every component exists, else the walk of
+ * {@link walk}, which also follows dangling links. realpath(3) climbs a `..` from a link's target,
+ * as the kernel does, so both agree on paths that keep their `..`.
+ */
+function resolveReal(path: string): Walked {
+  try {
+    return { path: realpathSync.native(path), loop: false };
+  } catch {
+    return walk(path);
+  }
 }
 
 export function canonicalPath(input: string, cwd: string): CanonicalPath {
   const lexical = resolve(cwd, input);
-  const canonical = realOrSelf(lexical);
+  const canonical = resolveReal(lexical);
   const climbs = input.split("/").includes("..");
-  return { lexical, canonical, physical: climbs ? physicalPath(input, cwd) : canonical };
+  // As the kernel walks it: `..` left in place, so it climbs from a link's target.
+  const physical = climbs ? resolveReal(isAbsolute(input) ? input : `${cwd}/${input}`) : canonical;
+  const result: CanonicalPath = { lexical, canonical: canonical.path, physical: physical.path };
+  if (canonical.loop || physical.loop) result.loop = true;
+  return result;
 }
 
 /** Resolves a path argument the way {@link canonicalPath} does. */

@@ -23,8 +23,17 @@ export const ARG_ROLES = [
 ] as const;
 export type ArgRole = (typeof ARG_ROLES)[number];
 
-export const SQL_CLASSES = ["read", "write", "ddl"] as const;
+/**
+ * Statement classes a `sql` argument may use: read, write, schema (additive: CREATE, ALTER TABLE
+ * ADD COLUMN / RENAME) and drop (destructive: DROP, ALTER TABLE DROP COLUMN). `ddl` is the
+ * former name of schema and drop together. No class grants what is dangerous (ATTACH,
+ * load_extension, ...): see `sql.ts`.
+ */
+export const SQL_CLASSES = ["read", "write", "schema", "drop", "ddl"] as const;
 export type SqlClass = (typeof SQL_CLASSES)[number];
+/** Whether the server runs one statement per call (and refuses more) or every statement it is given. */
+export const SQL_STATEMENTS = ["one", "many"] as const;
+export type SqlStatements = (typeof SQL_STATEMENTS)[number];
 
 const VARIABLES = ["{{cwd}}", "{{home}}", "{{tmp}}"];
 
@@ -74,6 +83,11 @@ export const ToolPolicy = Capabilities.extend({
   args: z.record(z.string(), z.enum(ARG_ROLES)).default({}),
   /** Statement classes a `sql` argument may use (default: read only). */
   sql: z.array(z.enum(SQL_CLASSES)).default(["read"]),
+  /**
+   * How many statements of a `sql` argument the server runs: "one" (it refuses a second, as
+   * Python's `execute` does) or "many" (the default: assume it runs all of them).
+   */
+  sqlStatements: z.enum(SQL_STATEMENTS).default("many"),
 });
 export type ToolPolicy = z.infer<typeof ToolPolicy>;
 
@@ -98,6 +112,11 @@ export const Policy = z.strictObject({
   description: z.string().optional(),
   /** Set by `mcpguard policy derive`: a draft that a person has not reviewed. */
   draft: z.boolean().optional(),
+  /**
+   * Let a grant cover `/`, `/home`, `/root` or the server's HOME entirely. Refused at start
+   * otherwise: `{{cwd}}/**` from a client that starts servers in `/` is `/**`.
+   */
+  allowBroadGrants: z.boolean().optional(),
   /** Environment variables the server keeps at spawn, beyond the world's (HOME, PATH, ...). */
   environment: z.strictObject({ keep: z.array(EnvName).default([]) }).default({ keep: [] }),
   limits: Limits.optional(),
@@ -113,6 +132,8 @@ export const Override = z.strictObject({
   disableRules: z
     .array(z.string().regex(/^l2\.[a-z0-9.-]+$/, 'expected an L2 rule id such as "l2.sensitive-key"'))
     .default([]),
+  /** Let this override's grants cover `/`, `/home`, `/root` or HOME entirely (see the policy's). */
+  allowBroadGrants: z.boolean().optional(),
   /** Why the operator loosened the policy: kept for the next reader. */
   reason: z.string().min(1),
   added: z.string().optional(),

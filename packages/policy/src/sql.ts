@@ -1,113 +1,184 @@
 /**
- * A lexical reading of SQL: statements split on `;` outside literals, each classified by its verb.
- * Comments and string literals are recognised so that keywords inside them never count, and so
- * that their presence can be reported.
+ * SQL read with SQLite's grammar (`sqlReader.ts`), and each statement judged by what it does.
+ * Comments and literals are the tokenizer's to skip: a `DROP` in a comment or a string is no
+ * statement. A text that does not parse has no reading, and the reason says why.
+ *
+ * Classes a policy grants (`ddl` in a policy means schema and drop):
+ * - read: SELECT, WITH ... SELECT, VALUES, EXPLAIN, pragmas that report;
+ * - write: INSERT, REPLACE, UPDATE, DELETE (upserts too), pragmas that change a setting,
+ *   ANALYZE, REINDEX, VACUUM, transactions;
+ * - schema (additive): CREATE TABLE / INDEX / VIEW / TRIGGER, ALTER TABLE ADD COLUMN / RENAME;
+ * - drop (destructive): DROP TABLE / INDEX / VIEW / TRIGGER, ALTER TABLE DROP COLUMN.
+ *
+ * A statement needs the classes of every statement inside it: a trigger's body, a CTE, the
+ * statement after EXPLAIN. Dangerous whatever the policy, because it reaches beyond the
+ * database or weakens it: ATTACH / DETACH, VACUUM INTO, functions and tables that reach files,
+ * load code or edit raw pages (load_extension, readfile, writefile, edit, fts3_tokenizer, fsdir,
+ * zipfile, sqlite_dbpage, ...), virtual tables of other modules than FTS and R*Tree, writes to
+ * the schema table, and pragmas that change how the database protects itself.
  */
-import type { SqlClass } from "./schema.js";
+
+import { pragmaEffect } from "./sqlPragmas.js";
+import { readSqlite, type SqlHead, type SqlStatementRead } from "./sqlReader.js";
+
+/** Longest SQL text that is read at all; the sqlite servers take 10 000 characters. */
+export const MAX_SQL_LENGTH = 100_000;
+
+export type StatementClass = "read" | "write" | "schema" | "drop";
 
 export interface SqlStatement {
-  /** The statement with comments removed and string literals replaced by `''`. */
-  code: string;
+  /** What it is, as a person names it: `SELECT`, `PRAGMA table_info`, `ALTER TABLE DROP COLUMN`. */
   verb: string;
-  sqlClass: SqlClass | "unknown";
+  /** The classes it needs, each with the statement (itself or one inside it) that needs it. */
+  needs: { sqlClass: StatementClass; verb: string }[];
+  /** Set when no policy may grant it: the statement and what it reaches. */
+  dangerous?: { verb: string; reason: string };
+  /** Set when it holds a statement this reading does not know: that statement's verb. */
+  unknown?: string;
 }
 
-export interface ParsedSql {
-  statements: SqlStatement[];
-  /** `--` or `/* ... *\/` outside literals. */
-  comments: boolean;
-  /** A literal or comment that never closes. */
-  unterminated: boolean;
-}
+export type SqlReading = { ok: true; statements: SqlStatement[] } | { ok: false; reason: string };
 
-const READ = new Set(["SELECT", "VALUES", "EXPLAIN", "WITH"]);
-const WRITE = new Set(["INSERT", "UPDATE", "DELETE", "REPLACE", "UPSERT"]);
-const DDL = new Set([
-  "CREATE",
-  "DROP",
-  "ALTER",
-  "TRUNCATE",
-  "ATTACH",
-  "DETACH",
-  "PRAGMA",
-  "VACUUM",
-  "REINDEX",
-  "ANALYZE",
-  "GRANT",
-  "REVOKE",
+const CLASS_OF: Readonly<Record<string, StatementClass>> = {
+  SELECT: "read",
+  VALUES: "read",
+  EXPLAIN: "read",
+  INSERT: "write",
+  REPLACE: "write",
+  UPDATE: "write",
+  DELETE: "write",
+  ANALYZE: "write",
+  REINDEX: "write",
+  VACUUM: "write",
+  BEGIN: "write",
+  COMMIT: "write",
+  ROLLBACK: "write",
+  SAVEPOINT: "write",
+  RELEASE: "write",
+  "CREATE TABLE": "schema",
+  "CREATE INDEX": "schema",
+  "CREATE VIEW": "schema",
+  "CREATE TRIGGER": "schema",
+  "DROP TABLE": "drop",
+  "DROP INDEX": "drop",
+  "DROP VIEW": "drop",
+  "DROP TRIGGER": "drop",
+};
+
+/** Functions (and table-valued functions) that reach beyond the database or hide statements. */
+const DANGEROUS_FUNCTIONS = new Map([
+  ["load_extension", "loads a shared library into the database engine"],
+  ["readfile", "reads a file"],
+  ["writefile", "writes a file"],
+  ["edit", "starts an editor"],
+  ["fts3_tokenizer", "registers a native tokenizer by its address"],
+  ["fsdir", "lists directories of the filesystem"],
+  ["lsdir", "lists directories of the filesystem"],
+  ["zipfile", "reads and writes zip archives"],
+  ["zipfile_cds", "reads zip archives"],
+  ["sqlite_dbpage", "reads and writes raw database pages"],
+  ["sqlite_dbdata", "reads raw database pages"],
+  ["sqlite_dbptr", "reads raw database pages"],
+  ["eval", "runs SQL held in a string, which no one has read"],
+  ["load_file", "reads a file"],
 ]);
+/** Tables that are views of raw pages: reading or writing them is as dangerous as the function. */
+const RAW_TABLES = new Set(["sqlite_dbpage", "sqlite_dbdata", "sqlite_dbptr"]);
+/** Table-valued functions named as a table, without arguments (`FROM zipfile`). */
+const FILE_TABLES = new Set(["fsdir", "lsdir", "zipfile", "zipfile_cds"]);
+/** The schema table under its four names: writable only with writable_schema, never through a tool. */
+const SCHEMA_TABLES = new Set(["sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema"]);
+/** Virtual-table modules that keep to the database (full-text search, R*Trees). */
+const SAFE_MODULES = new Set(["fts3", "fts4", "fts5", "rtree", "rtree_i32", "geopoly"]);
 
-function classify(code: string): SqlStatement {
-  const words = code.toUpperCase().match(/[A-Z_]+/g) ?? [];
-  const verb = words[0] ?? "";
-  let sqlClass: SqlStatement["sqlClass"] = "unknown";
-  if (DDL.has(verb)) sqlClass = "ddl";
-  else if (WRITE.has(verb)) sqlClass = "write";
-  else if (READ.has(verb)) {
-    // `WITH ... INSERT`: a common table expression in front of a write is a write.
-    sqlClass = words.some((w) => WRITE.has(w)) ? "write" : words.some((w) => DDL.has(w)) ? "ddl" : "read";
-  }
-  return { code, verb, sqlClass };
+type Effect = StatementClass | { dangerous: string } | "unknown";
+
+/** The verb of a statement as a person names it. */
+function verbOf(head: SqlHead): string {
+  if (head.pragma) return `PRAGMA ${head.pragma.name}`;
+  if (head.action) return `${head.verb} ${head.action}`;
+  if (head.into) return "VACUUM INTO";
+  return head.verb;
 }
 
-export function parseSql(sql: string): ParsedSql {
-  const statements: SqlStatement[] = [];
-  let comments = false;
-  let unterminated = false;
-  let current = "";
-  let i = 0;
-  while (i < sql.length) {
-    const ch = sql[i] as string;
-    const two = sql.slice(i, i + 2);
-    if (two === "--") {
-      comments = true;
-      const nl = sql.indexOf("\n", i);
-      i = nl === -1 ? sql.length : nl;
-      current += " ";
-      continue;
-    }
-    if (two === "/*") {
-      comments = true;
-      const end = sql.indexOf("*/", i + 2);
-      if (end === -1) {
-        unterminated = true;
-        break;
-      }
-      i = end + 2;
-      current += " ";
-      continue;
-    }
-    if (ch === "'" || ch === '"' || ch === "`" || ch === "[") {
-      const close = ch === "[" ? "]" : ch;
-      let j = i + 1;
-      for (;;) {
-        const next = sql.indexOf(close, j);
-        if (next === -1) {
-          unterminated = true;
-          j = sql.length;
-          break;
-        }
-        if (close !== "]" && sql[next + 1] === close) {
-          j = next + 2;
-          continue;
-        }
-        j = next + 1;
-        break;
-      }
-      // Identifiers keep their text (they are not data); string literals become ''.
-      current += ch === "'" ? "''" : sql.slice(i, j);
-      i = j;
-      continue;
-    }
-    if (ch === ";") {
-      if (current.trim()) statements.push(classify(current.trim()));
-      current = "";
-      i++;
-      continue;
-    }
-    current += ch;
-    i++;
+/** What one statement does by itself; the statements inside it are judged on their own. */
+function effectOf(head: SqlHead): Effect {
+  switch (head.verb) {
+    case "PRAGMA":
+      return head.pragma ? pragmaEffect(head.pragma.name, head.pragma.valued) : "unknown";
+    case "ALTER TABLE":
+      return head.action === "DROP COLUMN" ? "drop" : "schema";
+    case "ATTACH":
+      return { dangerous: "opens another database file" };
+    case "DETACH":
+      return { dangerous: "detaches a database file" };
+    case "VACUUM":
+      return head.into ? { dangerous: "writes a copy of the database to a file" } : "write";
+    case "CREATE VIRTUAL TABLE":
+      if (head.module !== undefined && SAFE_MODULES.has(head.module)) return "schema";
+      return {
+        dangerous: `makes a virtual table of the module "${head.module}", which can reach files or load code`,
+      };
+    case "INSERT":
+    case "REPLACE":
+    case "UPDATE":
+    case "DELETE":
+      return head.target !== undefined && (SCHEMA_TABLES.has(head.target) || RAW_TABLES.has(head.target))
+        ? { dangerous: "writes the schema table or raw pages directly" }
+        : "write";
+    default:
+      return Object.hasOwn(CLASS_OF, head.verb) ? (CLASS_OF[head.verb] as StatementClass) : "unknown";
   }
-  if (current.trim()) statements.push(classify(current.trim()));
-  return { statements, comments, unterminated };
+}
+
+/** What a function or a table named in a statement reaches, if it reaches too far. */
+function tableDanger(name: string): string | undefined {
+  if (RAW_TABLES.has(name)) return "reads and writes raw database pages";
+  return FILE_TABLES.has(name) ? DANGEROUS_FUNCTIONS.get(name) : undefined;
+}
+
+/** One top-level statement: its verb, the classes of every statement in it, and the first danger. */
+function judge(read: SqlStatementRead): SqlStatement {
+  const statement: SqlStatement = { verb: verbOf(read.head), needs: [] };
+  for (const head of [read.head, ...read.inner]) {
+    const effect = effectOf(head);
+    if (effect === "unknown") statement.unknown ??= verbOf(head);
+    else if (typeof effect === "object")
+      statement.dangerous ??= { verb: verbOf(head), reason: effect.dangerous };
+    else if (!statement.needs.some((n) => n.sqlClass === effect)) {
+      statement.needs.push({ sqlClass: effect, verb: verbOf(head) });
+    }
+  }
+  for (const call of read.calls) {
+    const reason = DANGEROUS_FUNCTIONS.get(call.name);
+    if (reason !== undefined) statement.dangerous ??= { verb: `${call.name}()`, reason };
+  }
+  for (const table of read.tables) {
+    const reason = tableDanger(table.name);
+    if (reason !== undefined) statement.dangerous ??= { verb: table.name, reason };
+  }
+  return statement;
+}
+
+function read(sql: string): SqlReading {
+  if (sql.length > MAX_SQL_LENGTH) {
+    return { ok: false, reason: `it is longer than the ${MAX_SQL_LENGTH} characters mcpguard reads` };
+  }
+  const reading = readSqlite(sql);
+  return reading.ok ? { ok: true, statements: reading.statements.map(judge) } : reading;
+}
+
+/** Readings of the last texts read: L1 and L2 read the same argument of a call. */
+const readings = new Map<string, SqlReading>();
+const REMEMBERED = 32;
+
+/** The statements of `sql` under SQLite's grammar, each judged; or why it does not parse. */
+export function readSql(sql: string): SqlReading {
+  let reading = readings.get(sql);
+  if (reading === undefined) {
+    reading = read(sql);
+    if (readings.size >= REMEMBERED) readings.delete(readings.keys().next().value as string);
+    readings.set(sql, reading);
+  }
+  return reading;
 }

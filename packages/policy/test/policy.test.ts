@@ -3,12 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decide, destinationAllowed } from "../src/decide.ts";
+import { derivePolicy } from "../src/derive.ts";
 import { filterEnvironment, tokenShaped } from "../src/env.ts";
 import { loadOverrides, PolicyError, resolvePolicy } from "../src/load.ts";
 import { callPathResolver, canonicalPath, globToRegExp, isWithin, PathSet } from "../src/paths.ts";
+import { knownServerData, serverRoots } from "../src/roots.ts";
 import { type Policy, Policy as PolicySchema } from "../src/schema.ts";
 import { parseCommand } from "../src/shell.ts";
-import { parseSql } from "../src/sql.ts";
 
 let root: string;
 let work: string;
@@ -45,6 +46,43 @@ describe("paths", () => {
       canonical: join(work, "readme.txt"),
       physical: join(home, "readme.txt"),
     });
+  });
+
+  it("follows a dangling link to its target: the file that opening it with O_CREAT would create", () => {
+    const outside = join(root, "outside");
+    symlinkSync(join(outside, "created_via_dangling.txt"), join(work, "dangling"));
+    expect(canonicalPath("dangling", work)).toEqual({
+      lexical: join(work, "dangling"),
+      canonical: join(outside, "created_via_dangling.txt"),
+      physical: join(outside, "created_via_dangling.txt"),
+    });
+    // A dangling link to a directory that does not exist yet: the tail lands beneath its target.
+    symlinkSync(join(outside, "later"), join(work, "later"));
+    expect(canonicalPath("later/x/y.txt", work).canonical).toBe(join(outside, "later", "x", "y.txt"));
+  });
+
+  it("reads a relative target against the link's directory, and follows chains of links", () => {
+    mkdirSync(join(work, "deep", "er"), { recursive: true });
+    // deep/er/up -> ../../../home/.ssh (relative to deep/er, not to the working directory)
+    symlinkSync(join("..", "..", "..", "home", ".ssh"), join(work, "deep", "er", "up"));
+    expect(canonicalPath("deep/er/up/id_rsa", work).canonical).toBe(join(home, ".ssh", "id_rsa"));
+    // a -> b -> c (dangling, relative) -> ../home/new.txt
+    symlinkSync("b", join(work, "a"));
+    symlinkSync("c", join(work, "b"));
+    symlinkSync(join("..", "home", "new.txt"), join(work, "c"));
+    expect(canonicalPath("a", work).canonical).toBe(join(home, "new.txt"));
+    expect(canonicalPath(join(work, "a"), "/").physical).toBe(join(home, "new.txt"));
+  });
+
+  it("reports a symlink loop, however it is reached", () => {
+    symlinkSync("loop2", join(work, "loop1"));
+    symlinkSync("loop1", join(work, "loop2"));
+    symlinkSync("self", join(work, "self"));
+    for (const path of ["loop1", "loop2/x", "self", "data/../loop1"]) {
+      expect(canonicalPath(path, work).loop, path).toBe(true);
+    }
+    expect(canonicalPath("readme.txt", work).loop).toBeUndefined();
+    expect(canonicalPath("dangling", work).loop).toBeUndefined();
   });
 
   it("asks the filesystem once per path for one call's resolver, and a new one asks again", () => {
@@ -101,12 +139,12 @@ describe("shell commands", () => {
     expect(parsed).toMatchObject({ substitution: false, malformed: false });
   });
 
-  it("reports substitutions, expansions and broken quoting", () => {
-    expect(parseCommand("echo $(id)").substitution).toBe(true);
-    expect(parseCommand("echo `id`").substitution).toBe(true);
-    expect(parseCommand('echo "$(id)"').substitution).toBe(true);
-    expect(parseCommand("echo '$(id)'").substitution).toBe(false);
-    expect(parseCommand("diff <(ls a) <(ls b)").substitution).toBe(true);
+  it("reads substitutions as the commands they run, and reports broken quoting", () => {
+    expect(parseCommand("echo $(id)").commands.map((c) => c.argv[0])).toEqual(["id", "echo"]);
+    expect(parseCommand("echo `id`").commands.map((c) => c.argv[0])).toEqual(["id", "echo"]);
+    expect(parseCommand("diff <(ls a) <(ls b)").commands.map((c) => c.argv[0])).toEqual(["ls", "ls", "diff"]);
+    expect(parseCommand("echo '$(id)'").commands).toHaveLength(1);
+    expect(parseCommand('eval "$X"').substitution).toBe(true);
     expect(parseCommand("echo $HOME").expansion).toBe(true);
     expect(parseCommand("echo 'unclosed").malformed).toBe(true);
     expect(parseCommand("(cat /etc/passwd)").commands[0]?.argv).toEqual(["cat", "/etc/passwd"]);
@@ -124,23 +162,6 @@ describe("shell commands", () => {
     expect(parseCommand("grep x <<< 'a b'").commands).toEqual([
       { assignments: [], argv: ["grep", "x"], redirects: [] },
     ]);
-  });
-});
-
-describe("sql", () => {
-  it("classifies statements, ignoring keywords in literals and comments", () => {
-    expect(parseSql("SELECT * FROM users").statements.map((s) => s.sqlClass)).toEqual(["read"]);
-    expect(parseSql("select 'DROP TABLE x' from t").statements.map((s) => s.sqlClass)).toEqual(["read"]);
-    expect(parseSql("SELECT 1; DROP TABLE users").statements.map((s) => s.sqlClass)).toEqual(["read", "ddl"]);
-    expect(parseSql("WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x").statements[0]?.sqlClass).toBe(
-      "write",
-    );
-    expect(parseSql("SELECT 1 -- DROP TABLE users")).toMatchObject({
-      comments: true,
-      statements: [{ sqlClass: "read" }],
-    });
-    expect(parseSql("SELECT 'it''s'; ").statements).toHaveLength(1);
-    expect(parseSql("SELECT 'open").unterminated).toBe(true);
   });
 });
 
@@ -201,6 +222,40 @@ describe("decide (L1)", () => {
     });
   });
 
+  it("refuses a write through a dangling link out of the grant, and a symlink loop", () => {
+    const p = resolved();
+    mkdirSync(join(work, "output"), { recursive: true });
+    symlinkSync(join(root, "outside", "created_via_dangling.txt"), join(work, "output", "report.txt.lnk"));
+    expect(decide(p, "write_file", { path: "output/report.txt.lnk", content: "x" })).toMatchObject({
+      allow: false,
+      rule: "l1.path.write",
+      reason: `${join(root, "outside", "created_via_dangling.txt")} is outside what write_file may write`,
+    });
+    // A dangling link that stays inside the grant is a plain new file.
+    symlinkSync("fresh.txt", join(work, "output", "fresh.lnk"));
+    expect(decide(p, "write_file", { path: "output/fresh.lnk", content: "x" })).toEqual({ allow: true });
+    expect(decide(p, "read_file", { path: "loop1" })).toEqual({
+      allow: false,
+      rule: "l1.path.symlink-loop",
+      reason: "loop1: symlink loop",
+    });
+  });
+
+  it("judges every path of a list of paths", () => {
+    const p = resolvePolicy(
+      policy({
+        read_many: { args: { paths: "path.read" }, read: ["{{cwd}}/**"] },
+      } as unknown as Policy["tools"]),
+      undefined,
+      { cwd: work, home },
+    );
+    expect(decide(p, "read_many", { paths: ["readme.txt", "data/x.json"] })).toEqual({ allow: true });
+    expect(decide(p, "read_many", { paths: ["readme.txt", "/etc/passwd"] })).toMatchObject({
+      allow: false,
+      rule: "l1.path.read",
+    });
+  });
+
   it("checks every program a command runs and every file it names", () => {
     const p = resolved();
     expect(decide(p, "run", { command: "date" })).toEqual({ allow: true });
@@ -214,8 +269,11 @@ describe("decide (L1)", () => {
     expect(decide(p, "run", { command: "ls keys/../.ssh/id_rsa" })).toMatchObject({ rule: "l1.path.read" });
     expect(decide(p, "run", { command: "ls > /tmp/out" })).toMatchObject({ rule: "l1.path.write" });
     expect(decide(p, "run", { command: "./date" })).toMatchObject({ rule: "l1.exec" });
-    expect(decide(p, "run", { command: "ls $(cat x)" })).toMatchObject({ rule: "l1.command.dynamic" });
-    expect(decide(p, "run", { command: "$CMD" })).toMatchObject({ rule: "l1.command.dynamic" });
+    expect(decide(p, "run", { command: "ls $(cat x)" })).toMatchObject({ rule: "l1.exec" });
+    expect(decide(p, "run", { command: "ls $(date)" })).toMatchObject({ rule: "l1.command.dynamic" });
+    // L1 filters the environment, so an unset variable is known to be empty.
+    expect(decide(p, "run", { command: "$CMD" })).toMatchObject({ rule: "l1.command.empty" });
+    expect(decide(p, "run", { command: "read -r x; $x" })).toMatchObject({ rule: "l1.command.dynamic" });
   });
 
   it("limits SQL to the statement classes the tool may run", () => {
@@ -224,6 +282,13 @@ describe("decide (L1)", () => {
     expect(decide(p, "query", { sql: "INSERT INTO users VALUES (1)" })).toEqual({ allow: true });
     expect(decide(p, "query", { sql: "DROP TABLE users" })).toMatchObject({ rule: "l1.sql" });
     expect(decide(p, "query", { sql: "SELECT 1; DROP TABLE users" })).toMatchObject({ rule: "l1.sql" });
+    expect(decide(p, "query", { sql: "CREATE TABLE t (a)" })).toMatchObject({ rule: "l1.sql" });
+    expect(decide(p, "query", { sql: "-- note\nSELECT 1 /* DROP TABLE users */" })).toEqual({ allow: true });
+    expect(decide(p, "query", { sql: "ATTACH 'x.db' AS x" })).toMatchObject({ rule: "l1.sql.dangerous" });
+    expect(decide(p, "query", { sql: "SELECT * FROM users WHERE name = 'x" })).toMatchObject({
+      rule: "l1.sql.unparsable",
+      reason: expect.stringMatching(/does not parse as SQLite: an unterminated string at line 1, column 34$/),
+    });
   });
 
   it("allows only listed network destinations", () => {
@@ -290,6 +355,139 @@ describe("overrides", () => {
     expect(() => resolvePolicy(base, undefined, { cwd: work })).toThrow(
       /uses \{\{home\}\}, but HOME is not set/,
     );
+  });
+});
+
+describe("server roots (derive)", () => {
+  it("takes folders and files from positional words, path options and key=path words", () => {
+    const db = join(root, "app.db");
+    writeFileSync(db, "");
+    expect(
+      serverRoots(
+        [
+          "stdio",
+          work,
+          "--root",
+          home,
+          `--allowed-dir=${join(work, "data")}`,
+          `db=${db}`,
+          "--db-path",
+          join(root, "new.db"),
+          "-v",
+          "not-a-folder",
+        ],
+        root,
+      ),
+    ).toEqual({ roots: [work, home, join(work, "data")], files: [db, join(root, "new.db")] });
+    // Relative words are read against the folder derive runs in; a URL is never a path.
+    expect(serverRoots(["work", "https://example.com/x"], root)).toEqual({ roots: [work], files: [] });
+    expect(serverRoots(["--repository", work], "/")).toEqual({ roots: [work], files: [] });
+  });
+
+  it("knows where server-memory keeps its graph, and the variable that moves it", () => {
+    const pkg = join(root, "node_modules", "@modelcontextprotocol", "server-memory");
+    mkdirSync(join(pkg, "dist"), { recursive: true });
+    writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: "@modelcontextprotocol/server-memory" }));
+    const script = join(pkg, "dist", "index.js");
+    expect(knownServerData(script, {})).toEqual({
+      files: [join(pkg, "dist", "memory.jsonl")],
+      keepEnv: ["MEMORY_FILE_PATH"],
+      notes: [expect.stringMatching(/set MEMORY_FILE_PATH to keep it elsewhere/)],
+    });
+    expect(knownServerData(script, { MEMORY_FILE_PATH: "/srv/mem.jsonl" }).files).toEqual(["/srv/mem.jsonl"]);
+    expect(knownServerData(join(root, "other.js"), {})).toEqual({ files: [], keepEnv: [], notes: [] });
+  });
+
+  it("drafts absolute grants of the roots for path tools and the data files for the others", () => {
+    const tools = [
+      { name: "read_file", inputSchema: { properties: { path: { type: "string" } } } },
+      {
+        name: "write_file",
+        inputSchema: { properties: { path: { type: "string" }, content: { type: "string" } } },
+      },
+      { name: "create_entities", inputSchema: { properties: { entities: { type: "array" } } } },
+      { name: "read_graph", annotations: { readOnlyHint: true } },
+    ];
+    const draft = derivePolicy("s", tools, "s", {
+      roots: [work],
+      dataFiles: ["/srv/mem.jsonl"],
+      keepEnv: ["MEMORY_FILE_PATH"],
+    });
+    expect(draft.draft).toBe(true);
+    expect(draft.environment.keep).toEqual(["MEMORY_FILE_PATH"]);
+    expect(draft.tools.read_file).toMatchObject({ read: [`${work}/**`], write: [] });
+    expect(draft.tools.write_file).toMatchObject({ read: [`${work}/**`], write: [`${work}/**`] });
+    expect(draft.tools.create_entities).toMatchObject({
+      read: ["/srv/mem.jsonl*"],
+      write: ["/srv/mem.jsonl*"],
+    });
+    expect(draft.tools.read_graph).toMatchObject({ read: ["/srv/mem.jsonl*"], write: [] });
+    expect(JSON.stringify(draft)).not.toContain("{{cwd}}");
+    const rootless = derivePolicy("s", tools);
+    expect(rootless.tools.read_file).toMatchObject({ read: [], write: [] });
+    expect(rootless.tools.read_file?.description).toMatch(/no folder was found for it/);
+  });
+});
+
+describe("broad grants", () => {
+  const tools = {
+    read_file: { args: { path: "path.read" }, read: ["{{cwd}}/**"] },
+  } as unknown as Policy["tools"];
+
+  it("refuses {{cwd}}/** when the server starts in /, in /home, in /root or in HOME, naming the tool", () => {
+    for (const [cwd, covered] of [
+      ["/", "/"],
+      ["/home", "/home"],
+      ["/root", "/root"],
+      [home, home],
+    ] as const) {
+      expect(() => resolvePolicy(policy(tools), undefined, { cwd, home }), cwd).toThrow(
+        `policy "demo", tool "read_file": the read grant "{{cwd}}/**" (${cwd === "/" ? "" : cwd}/**) covers ${covered} entirely; refused`,
+      );
+    }
+    // A folder beneath them is what a grant should name.
+    expect(resolvePolicy(policy(tools), undefined, { cwd: work, home }).tools.get("read_file")).toBeDefined();
+  });
+
+  it("refuses any pattern that covers them, also from an override, unless it says allowBroadGrants", () => {
+    // What the kernel layer grants is a pattern's fixed directory: /home/* is all of /home there.
+    for (const pattern of [
+      "/**",
+      "/home/**",
+      "/home/*/**",
+      "{{home}}/**",
+      "/root/**",
+      "/home/*",
+      "/root",
+      "/*.txt",
+    ]) {
+      const wide = policy({ t: { args: {}, write: [pattern] } } as unknown as Policy["tools"]);
+      expect(() => resolvePolicy(wide, undefined, { cwd: work, home }), pattern).toThrow(
+        /tool "t": the write grant .* entirely; refused/,
+      );
+      expect(() =>
+        resolvePolicy({ ...wide, allowBroadGrants: true }, undefined, { cwd: work, home }),
+      ).not.toThrow();
+    }
+    for (const narrow of ["{{home}}/notes/**", "{{home}}/.gitconfig", "/etc/hosts", "/usr/share/**"]) {
+      const ok = policy({ t: { args: {}, read: [narrow] } } as unknown as Policy["tools"]);
+      expect(() => resolvePolicy(ok, undefined, { cwd: work, home }), narrow).not.toThrow();
+    }
+    const override = (extra: object) => ({
+      version: 1 as const,
+      server: "demo",
+      overrides: [{ tool: "read_file", allow: { read: ["/**"] }, disableRules: [], reason: "r", ...extra }],
+    });
+    expect(() => resolvePolicy(policy(tools), override({}), { cwd: work, home })).toThrow(
+      'policy "demo", tool "read_file", override 1: the read grant "/**" covers / entirely; refused (give the folders the tool needs, or set "allowBroadGrants": true in the override)',
+    );
+    // The policy's allowance is its own: an override that widens must say so itself.
+    expect(() =>
+      resolvePolicy({ ...policy(tools), allowBroadGrants: true }, override({}), { cwd: "/", home }),
+    ).toThrow(/override 1/);
+    expect(() =>
+      resolvePolicy(policy(tools), override({ allowBroadGrants: true }), { cwd: work, home }),
+    ).not.toThrow();
   });
 });
 

@@ -9,15 +9,19 @@ export interface OptionSpec {
   type: "string" | "boolean";
   short?: string;
   default?: string | boolean;
+  /** The option may be given several times: its value is the list. */
+  multiple?: boolean;
 }
 export type Options = Readonly<Record<string, OptionSpec>>;
 
 export type OptionValues<O extends Options> = {
   -readonly [K in keyof O]: O[K] extends { type: "boolean" }
     ? boolean | undefined
-    : O[K] extends { default: string }
-      ? string
-      : string | undefined;
+    : O[K] extends { multiple: true }
+      ? string[] | undefined
+      : O[K] extends { default: string }
+        ? string
+        : string | undefined;
 };
 
 export interface Parsed<O extends Options> {

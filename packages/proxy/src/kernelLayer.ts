@@ -9,6 +9,7 @@ import type { Containment } from "./containment.js";
 import { LayerSetupError } from "./layers.js";
 
 export interface KernelLayer {
+  /** Start the server confined: what its command resolved to, through the launcher. */
   launch: (argv: readonly string[]) => { argv: string[]; fd3?: string };
   /** The backend of each capability, and what the compilation approximated. */
   startInfo: Record<string, unknown>;
@@ -20,6 +21,12 @@ export interface KernelLayerOptions {
   needs: KernelNeeds;
   argv: readonly string[];
   env: NodeJS.ProcessEnv;
+  /**
+   * The proxy's environment and working directory, in which a launcher (npx, a pyenv shim) is
+   * resolved before confinement: npm's and pyenv's settings are the user's, not the server's.
+   */
+  launcherEnv: NodeJS.ProcessEnv;
+  cwd: string;
   /** The operator accepts running with the capabilities no backend enforces left open. */
   allowPartial: boolean;
   /** The server's containment: it must be a cgroup. The caller disposes of it. */
@@ -57,10 +64,12 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
   }
   const cgroup = containment.cgroupPath;
   try {
+    // The launcher runs here, unconfined; the server it would start runs confined.
+    const resolved = await kernel.resolveLaunch(options.argv, { env: options.launcherEnv, cwd: options.cwd });
     const guard = await kernel.KernelGuard.start({
       cgroup,
       needs: options.needs,
-      argv: options.argv,
+      argv: resolved.argv,
       env: options.env,
       lsm: probe.lsm,
       onEvent: options.onEvent,
@@ -70,8 +79,9 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
       seccomp: backends["memfd-exec"].backend !== null,
     });
     return {
-      launch: (argv) => guard.launch(argv, cgroup, containment.v1Paths),
+      launch: () => guard.launch(resolved.argv, cgroup, containment.v1Paths),
       startInfo: {
+        ...(resolved.via ? { launcher: resolved.via, launched: resolved.argv } : {}),
         l3: Object.fromEntries(kernel.CAPABILITIES.map((c) => [c, backends[c].backend ?? "none"])),
         l3Hardening: Object.fromEntries(kernel.HARDENING.map((c) => [c, backends[c].backend ?? "none"])),
         ...(guard.compiled.notes.length ? { l3Notes: guard.compiled.notes } : {}),
@@ -80,6 +90,7 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
     };
   } catch (error) {
     if (error instanceof kernel.KernelSetupError) throw new LayerSetupError(error.message);
+    if (error instanceof kernel.LaunchError) throw new LayerSetupError(`under L3: ${error.message}`);
     throw error;
   }
 }

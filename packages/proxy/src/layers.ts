@@ -33,6 +33,15 @@ export interface Layers {
   kernelNeeds?: KernelNeeds;
   /** The resource limits the policy or manifest asks for (the server's cgroup). */
   limits?: { pids?: number; memoryBytes?: number };
+  /** The policy is a draft (`"draft": true`, as `mcpguard policy derive` writes it). */
+  draft?: boolean;
+  /** Work the layers can do ahead of the first call (load a parser); the proxy calls it once the server runs. */
+  warm?: () => void;
+  /**
+   * Tell L1 and L2 which effects the kernel layer really enforces in this run (the backend of
+   * each capability as L3 started it, "none" where none does), so that they leave those to it.
+   */
+  confine?: (l3: Readonly<Record<string, string>>) => void;
 }
 
 export class LayerSetupError extends Error {
@@ -54,6 +63,41 @@ function sanitized(outcome: {
     rule: redactions.join(","),
     reason: `removed from the result: ${redactions.join(", ")}`,
   };
+}
+
+type PolicyLib = typeof import("@mcpguard/policy");
+
+/**
+ * The environment L1 leaves the server, as L2 reads commands against it: the variables it holds
+ * besides HOME, PWD and TMPDIR, and those whose name or value looks secret (only the ones the
+ * policy keeps can: every other secret is withheld at spawn).
+ */
+function serverEnvironment(
+  policyLib: PolicyLib,
+  env: Record<string, string>,
+  vars: { cwd: string; home?: string; tmp?: string },
+  keepEnv: ReadonlySet<string>,
+): { present: string[]; secret: string[]; tmp?: string } {
+  const present = [...(policyLib.shellContext(vars, keepEnv).present ?? [])];
+  const secret = Object.entries(env)
+    .filter(
+      ([name, value]) =>
+        !policyLib.WORLD_VARIABLES.includes(name) &&
+        (policyLib.secretName(name) || policyLib.tokenShaped(value)),
+    )
+    .map(([name]) => name);
+  return { present, secret, ...(vars.tmp ? { tmp: vars.tmp } : {}) };
+}
+
+/** The parser the policy's arguments need, loaded once the server runs, off the first call's path. */
+function warmParsers(
+  policyLib: PolicyLib,
+  resolved: import("@mcpguard/policy").ResolvedPolicy,
+): (() => void) | undefined {
+  // The shell grammar loads on the main thread (about 80 ms): after the spawn, not during a call.
+  // (SQL needs no warming: its reader is a few functions of the policy package.)
+  if (!policyLib.policyNeeds(resolved).shell) return undefined;
+  return () => setImmediate(() => policyLib.warmShellGrammar());
 }
 
 export async function buildLayers(options: LayerOptions): Promise<Layers> {
@@ -78,6 +122,10 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
         server: ab.server,
         limits: manifest.limits,
         kernelNeeds: kernel ? ab.needs() : undefined,
+        // The baseline reads a command's first program with the shell grammar: load it off the call's path.
+        warm: manifest.permissions.includes("mcp.ac.system.exec")
+          ? () => setImmediate(() => policyLib.warmShellGrammar())
+          : undefined,
         interceptor: {
           toolCall(call: ToolCall): Verdict {
             const d = ab.check(call.name, call.arguments);
@@ -102,18 +150,23 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
       vars,
     );
     const kernelNeeds = kernel ? policyLib.policyNeeds(resolved) : undefined;
+    const draft = policy.draft === true ? true : undefined;
     // L3 alone (C-ebpf) is a pure ablation: the environment and the results stay as they are.
-    if (!appLayers) return { env, withheld: [], server: policy.server, kernelNeeds, limits: policy.limits };
+    if (!appLayers)
+      return { env, withheld: [], server: policy.server, kernelNeeds, limits: policy.limits, draft };
     const filtered = policyLib.filterEnvironment(env, resolved.keepEnv);
     const validator = layers.includes("L2") ? await import("@mcpguard/validator") : undefined;
     const useL1 = layers.includes("L1");
     const label = layers.filter((l) => l === "L1" || l === "L2").join("+");
+    // Until the kernel layer says what it enforces, nothing is confined (C-app stays so).
+    let confined = policyLib.UNCONFINED;
+    const environment = serverEnvironment(policyLib, filtered.env, vars, resolved.keepEnv);
 
     const interceptor: Interceptor = {
       toolCall(call: ToolCall): Verdict {
         const resolvePath = policyLib.callPathResolver();
         if (useL1) {
-          const d = policyLib.decide(resolved, call.name, call.arguments, resolvePath);
+          const d = policyLib.decide(resolved, call.name, call.arguments, resolvePath, { confined });
           if (!d.allow) return { decision: "deny", layer: "L1", rule: d.rule, reason: d.reason };
         }
         if (validator) {
@@ -126,6 +179,8 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
             disabledRules: tool?.disabledRules,
             resolvePath,
             maxDepth,
+            sqlStatements: tool?.sqlStatements,
+            environment,
           });
           if (finding) return { decision: "deny", layer: "L2", rule: finding.rule, reason: finding.reason };
         }
@@ -133,12 +188,18 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
       },
     };
     if (validator) {
-      // Every message the server sends that can carry data to the agent goes through the sanitizer.
+      // Every message the server sends that can carry data to the agent goes through the sanitizer,
+      // with the rules the overrides leave on: the tool's for its result, the server's otherwise.
       const ctx = { secretValues: filtered.secretValues, maxDepth };
+      const server = { ...ctx, disabledRules: resolved.disabledRules };
+      const forCall = (call: ToolCall | undefined) => {
+        const tool = call ? resolved.tools.get(call.name) : undefined;
+        return tool ? { ...ctx, disabledRules: tool.disabledRules } : server;
+      };
       interceptor.response = (request, message) =>
-        sanitized(validator.sanitizeResponse(request.method, message, ctx));
+        sanitized(validator.sanitizeResponse(request.method, message, forCall(request.call)));
       interceptor.serverMessage = (method, message) =>
-        sanitized(validator.sanitizeServerMessage(method, message, ctx));
+        sanitized(validator.sanitizeServerMessage(method, message, server));
     }
     return {
       env: filtered.env,
@@ -147,6 +208,12 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
       interceptor,
       kernelNeeds,
       limits: policy.limits,
+      draft,
+      warm: warmParsers(policyLib, resolved),
+      confine: (l3) => {
+        const on = (capability: string) => (l3[capability] ?? "none") !== "none";
+        confined = { files: on("file"), exec: on("exec"), network: on("net") };
+      },
     };
   } catch (error) {
     if (error instanceof policyLib.PolicyError) throw new LayerSetupError(error.message);

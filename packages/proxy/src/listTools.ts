@@ -1,86 +1,217 @@
 /**
  * Start a server, complete the MCP handshake and read its `tools/list` (every page): what
  * `mcpguard policy derive` works from. The server runs in its own containment and is stopped after.
+ *
+ * The client declares what it can so that the server lists every tool it has: a server registers
+ * some tools only for clients with roots, sampling or elicitation. Roots are answered with the
+ * roots given; sampling and elicitation requests are refused (a draft is made from listings, not
+ * calls). A tool whose listing does not fit the MCP schema is skipped with the reason, never read
+ * in half; a server that does not start or answer is a {@link ListingError} in one line.
  */
 import { spawn } from "node:child_process";
+import { pathToFileURL } from "node:url";
 import { classify, decodeMessage, encodeMessage, LineFramer, type Message } from "@mcpguard/protocol";
-import { InitializeResult, ListToolsResult, type Tool } from "@mcpguard/protocol/mcp";
-import type { z } from "zod";
+import { InitializeResult, Tool } from "@mcpguard/protocol/mcp";
+import { z } from "zod";
 import { createContainment } from "./containment.js";
+
+export const PROTOCOL_VERSION = "2025-11-25";
+
+/** How long a server that announces tool changes may take to announce one after a listing. */
+const SETTLE_MS = 300;
+
+/** What a shell's exit status says about a command it could not run. */
+const EXIT_MEANING: Record<number, string> = { 126: ": cannot execute", 127: ": command not found" };
 
 export interface ServerListing {
   serverInfo: { name: string; version: string };
   tools: Tool[];
+  /** Tools whose listing does not fit the MCP schema: left out, with why. */
+  skipped: { name: string; reason: string }[];
 }
 
-/** A server's answer read with the MCP schema: a listing that does not fit is an error, never half-read. */
-function read<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new Error(
-      `the server's ${what} does not fit the MCP schema: ${issue?.path.join(".") || "(root)"}: ${issue?.message}`,
+export interface ListOptions {
+  /** Folders to declare as the client's roots (absolute), answered on `roots/list`. */
+  roots?: readonly string[];
+  timeoutMs?: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** A server that could not be listed: one line saying why. */
+export class ListingError extends Error {
+  override readonly name = "ListingError";
+}
+
+const Page = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() });
+
+function firstIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  return `${issue?.path.join(".") || "(root)"}: ${issue?.message}`;
+}
+
+/** Each tool of a page read alone: the ones that fit, and the others with the reason. */
+function readPage(value: unknown, listing: Pick<ServerListing, "tools" | "skipped">): string | undefined {
+  const page = Page.safeParse(value);
+  if (!page.success) {
+    throw new ListingError(
+      `the server's tools/list result does not fit the MCP schema: ${firstIssue(page.error)}`,
     );
   }
-  return parsed.data;
+  page.data.tools.forEach((raw, i) => {
+    const tool = Tool.safeParse(raw);
+    if (tool.success) {
+      listing.tools.push(tool.data);
+      return;
+    }
+    const name = (raw as { name?: unknown } | null)?.name;
+    listing.skipped.push({
+      name: typeof name === "string" ? name : `#${i + 1}`,
+      reason: `does not fit the MCP schema: ${firstIssue(tool.error)}`,
+    });
+  });
+  return page.data.nextCursor;
 }
 
-export async function listTools(argv: readonly string[], timeoutMs = 15_000): Promise<ServerListing> {
+/** The client's answer to a request the server sends it during the listing. */
+function answerServer(method: string, roots: readonly string[]): { result?: unknown; error?: unknown } {
+  switch (method) {
+    case "ping":
+      return { result: {} };
+    case "roots/list":
+      return {
+        result: { roots: roots.map((dir) => ({ uri: pathToFileURL(dir).href, name: dir })) },
+      };
+    case "elicitation/create":
+      return { result: { action: "decline" } };
+    case "sampling/createMessage":
+      return { error: { code: -1, message: "mcpguard policy derive does not sample" } };
+    default:
+      return { error: { code: -32601, message: `Method not found: ${method}` } };
+  }
+}
+
+/** What the listing client declares: roots, and sampling, elicitation and tasks it refuses. */
+const CAPABILITIES = {
+  roots: { listChanged: false },
+  sampling: {},
+  elicitation: { form: {}, url: {} },
+  tasks: {
+    list: {},
+    cancel: {},
+    requests: { sampling: { createMessage: {} }, elicitation: { create: {} } },
+  },
+};
+
+export async function listTools(argv: readonly string[], options: ListOptions = {}): Promise<ServerListing> {
+  const { roots = [], timeoutMs = 15_000 } = options;
   const containment = createContainment();
   const [command, ...args] = containment.wrap(argv);
-  const child = spawn(command as string, args, { stdio: ["pipe", "pipe", "inherit"], detached: true });
+  const child = spawn(command as string, args, {
+    stdio: ["pipe", "pipe", "inherit"],
+    detached: true,
+    env: options.env ?? process.env,
+  });
   const waiting = new Map<number, (message: Message) => void>();
+  let toolsChanged = 0;
+  let onToolsChanged: (() => void) | undefined;
   const framer = new LineFramer({
     frame: ({ body }) => {
       const decoded = decodeMessage(body);
       if (!decoded.ok) return;
       const c = classify(decoded.value);
       if (c.kind === "response" && typeof c.id === "number") waiting.get(c.id)?.(c.message);
+      else if (c.kind === "request") {
+        const reply = answerServer(c.method, roots);
+        child.stdin.write(encodeMessage({ jsonrpc: "2.0", id: c.id, ...reply } as Message));
+      } else if (c.kind === "notification" && c.method === "notifications/tools/list_changed") {
+        toolsChanged++;
+        onToolsChanged?.();
+      }
     },
     error: () => {},
   });
   child.stdout.on("data", (chunk: Buffer) => framer.push(chunk));
   child.stdin.on("error", () => {});
   let nextId = 0;
-  const exited = new Promise<never>((_, reject) =>
-    child.once("exit", (code) =>
-      reject(new Error(`the server exited (status ${code}) before listing its tools`)),
-    ),
+  let step = "initialize";
+  const failed = new Promise<never>((_, reject) => {
+    child.once("error", (error: NodeJS.ErrnoException) =>
+      reject(
+        new ListingError(
+          error.code === "ENOENT"
+            ? `cannot start the server: ${argv[0]} not found`
+            : `cannot start the server: ${error.message}`,
+        ),
+      ),
+    );
+    child.once("exit", (code, signal) =>
+      reject(
+        new ListingError(
+          `the server exited (${signal ? `killed by ${signal}` : `status ${code}${EXIT_MEANING[code ?? -1] ?? ""}`}) before answering ${step}`,
+        ),
+      ),
+    );
+  });
+  failed.catch(() => {});
+  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  const timedOut = new Promise<never>((_, reject) =>
+    setTimeout(
+      () => reject(new ListingError(`the server did not answer ${step} within ${timeoutMs / 1000} s`)),
+      timeoutMs,
+    ).unref(),
   );
-  exited.catch(() => {});
-  const request = (method: string, params: unknown): Promise<Record<string, unknown>> => {
+  timedOut.catch(() => {});
+  const request = (method: string, params: unknown): Promise<unknown> => {
     const id = ++nextId;
+    step = method;
     const answer = new Promise<Message>((resolve) => waiting.set(id, resolve));
     child.stdin.write(encodeMessage({ jsonrpc: "2.0", id, method, params }));
-    return Promise.race([answer, exited]).then((message) => {
-      if (message.error) throw new Error(`${method} failed: ${JSON.stringify(message.error)}`);
-      return (message.result ?? {}) as Record<string, unknown>;
+    return Promise.race([answer, failed, timedOut]).then((message) => {
+      if (message.error)
+        throw new ListingError(`the server refused ${method}: ${JSON.stringify(message.error)}`);
+      return message.result ?? {};
     });
   };
-  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
   try {
-    const init = read(
-      InitializeResult,
+    const init = InitializeResult.safeParse(
       await request("initialize", {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
+        protocolVersion: PROTOCOL_VERSION,
+        capabilities: CAPABILITIES,
         clientInfo: { name: "mcpguard-policy-derive", version: "1.0.0" },
       }),
-      "initialize result",
     );
-    child.stdin.write(encodeMessage({ jsonrpc: "2.0", method: "notifications/initialized" }));
-    const tools: Tool[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = read(
-        ListToolsResult,
-        await request("tools/list", cursor ? { cursor } : {}),
-        "tools/list result",
+    if (!init.success) {
+      throw new ListingError(
+        `the server's initialize result does not fit the MCP schema: ${firstIssue(init.error)}`,
       );
-      tools.push(...page.tools);
-      cursor = page.nextCursor;
-    } while (cursor);
-    return { serverInfo: init.serverInfo, tools };
+    }
+    child.stdin.write(encodeMessage({ jsonrpc: "2.0", method: "notifications/initialized" }));
+    // A server may register tools once it knows the client (after initialized, or once it has
+    // the client's roots): list again when it says its tools changed, a few times at most. A
+    // server that can say so gets a moment to say it after each listing.
+    const announces =
+      (init.data.capabilities as { tools?: { listChanged?: boolean } }).tools?.listChanged === true;
+    let listing: ServerListing;
+    for (let round = 0; ; round++) {
+      const seen = toolsChanged;
+      listing = { serverInfo: init.data.serverInfo, tools: [], skipped: [] };
+      let cursor: string | undefined;
+      do {
+        cursor = readPage(await request("tools/list", cursor ? { cursor } : {}), listing);
+      } while (cursor);
+      if (announces && toolsChanged === seen && round < 3) {
+        await new Promise<void>((resolve) => {
+          const quiet = setTimeout(resolve, SETTLE_MS);
+          onToolsChanged = () => {
+            clearTimeout(quiet);
+            resolve();
+          };
+        });
+        onToolsChanged = undefined;
+      }
+      if (toolsChanged === seen || round === 3) break;
+    }
+    return listing;
   } finally {
     clearTimeout(timer);
     child.stdin.end();

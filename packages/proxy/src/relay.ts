@@ -56,6 +56,14 @@ export interface RelayOptions {
   launch?: (argv: readonly string[]) => { argv: string[]; fd3?: string };
   /** Extra fields for the audit log's start event (e.g. the L3 backends). */
   startInfo?: Record<string, unknown>;
+  /**
+   * Why the server may not have started (the kernel's refusals while it started, under L3), in one
+   * line: asked when it exits before answering `initialize` (with its status) and, while it has
+   * not answered, after `startWatchMs` (status undefined). The line goes to stderr and the client.
+   */
+  startFailure?: (status: number | undefined) => string | undefined;
+  /** How long the server may take to answer `initialize` before {@link startFailure} is asked (10 s). */
+  startWatchMs?: number;
 }
 
 export function exitStatus(code: number | null, signal: NodeJS.Signals | null): number {
@@ -132,7 +140,21 @@ export class Relay {
       ...this.#opts.startInfo,
     });
     this.#connect(child);
+    this.#watchStart();
     return done;
+  }
+
+  /** A server that has not answered `initialize` in time: say why, if the layers know. */
+  #watchStart(): void {
+    const why = this.#opts.startFailure;
+    if (!why) return;
+    this.#later(this.#opts.startWatchMs ?? 10_000, () => {
+      if (this.#serverGone || this.#router.answeredInitialize) return;
+      const line = why(undefined);
+      if (!line) return;
+      this.#log(line);
+      this.#router.notifyClient(`mcpguard: ${line}`);
+    });
   }
 
   #spawn(containment: Containment): ServerChild {
@@ -186,6 +208,11 @@ export class Relay {
       this.#clientBacklog = false;
       this.#flow();
     });
+  }
+
+  /** Whether the server has answered the client's `initialize`. */
+  get answeredInitialize(): boolean {
+    return this.#router.answeredInitialize;
   }
 
   /** The server's name in the audit log: as given, else from its command. */
@@ -279,7 +306,9 @@ export class Relay {
     // Whatever the server left running (a daemonised child, a detached upload) ends with it.
     await this.#killAll();
     await waitForEnd(this.#child.stdout, 1000);
-    this.#router.failInFlight(status);
+    const why = this.#router.answeredInitialize ? undefined : this.#opts.startFailure?.(status);
+    if (why) this.#log(why);
+    this.#router.failInFlight(status, why);
     this.#containment?.dispose();
     this.#opts.audit?.write({
       type: "lifecycle",

@@ -141,6 +141,7 @@ export class Router {
   #serverName: string;
   /** What the server calls itself in `initialize`: recorded on the exit record, never its name. */
   #claimedName: string | undefined;
+  #answeredInitialize = false;
   #serverGone = false;
 
   constructor(options: RouterOptions) {
@@ -159,6 +160,11 @@ export class Router {
   /** The server's serverInfo.name, once it has answered `initialize`. */
   get claimedName(): string | undefined {
     return this.#claimedName;
+  }
+
+  /** Whether the server has answered `initialize` (with a result or an error). */
+  get answeredInitialize(): boolean {
+    return this.#answeredInitialize;
   }
 
   /** Client requests the server has not answered. */
@@ -205,16 +211,25 @@ export class Router {
     this.#serverGone = true;
   }
 
-  /** Answer every request still in flight with a connection-closed error. */
-  failInFlight(status: number): void {
+  /** Answer every request still in flight with a connection-closed error, saying why when known. */
+  failInFlight(status: number, why?: string): void {
     for (const request of this.#pending.drain()) {
       this.#reply(
         errorResponse(request.id, {
           code: ErrorCode.ConnectionClosed,
-          message: `Connection closed: the MCP server exited with status ${status} before answering "${request.method}"`,
+          message: `Connection closed: the MCP server exited with status ${status} before answering "${request.method}"${why ? `: ${why}` : ""}`,
         }),
       );
     }
+  }
+
+  /** A log message of the proxy's own to the client (`notifications/message`, level error). */
+  notifyClient(text: string): void {
+    this.#reply({
+      jsonrpc: "2.0",
+      method: "notifications/message",
+      params: { level: "error", logger: "mcpguard", data: text },
+    } as Message);
   }
 
   #clientFrame(frame: Frame): void {
@@ -479,6 +494,7 @@ export class Router {
 
   #noteResponse(request: PendingRequest<ForwardedRequest>, message: Message): void {
     if (request.method !== "initialize") return;
+    this.#answeredInitialize = true;
     const name = own(own(own(message, "result"), "serverInfo"), "name");
     if (typeof name === "string") this.#claimedName = name.slice(0, 200);
   }

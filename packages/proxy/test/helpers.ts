@@ -15,6 +15,14 @@ export const FIXTURE = join(here, "fixtures", "server.mjs");
 export const EVERYTHING = createRequire(import.meta.url).resolve(
   "@modelcontextprotocol/server-everything/dist/index.js",
 );
+/** The reference filesystem server (a devDependency), as `node <script> <folder>...` starts it. */
+export const FILESYSTEM = createRequire(import.meta.url).resolve(
+  "@modelcontextprotocol/server-filesystem/dist/index.js",
+);
+/** The reference knowledge-graph server, which keeps its graph in MEMORY_FILE_PATH. */
+export const MEMORY = createRequire(import.meta.url).resolve(
+  "@modelcontextprotocol/server-memory/dist/index.js",
+);
 
 export function proxied(argv: string[], runOptions: string[] = ["--config", "C0"]): string[] {
   return [MCPGUARD, "run", ...runOptions, "--", ...argv];

@@ -207,3 +207,135 @@ describe("override workflow", () => {
     await after.client.close();
   });
 });
+
+describe("SQL read with SQLite's grammar", () => {
+  it("lets what the statement classes allow through, and refuses the rest with a reason", async () => {
+    // The fixture's echo tool stands in for a SQL tool: what reaches it is what L1 and L2 let through.
+    const policy = join(scratch, "sql.json");
+    writeFileSync(
+      policy,
+      JSON.stringify({
+        version: 1,
+        server: "proxy-fixture",
+        tools: { echo: { args: { text: "sql" }, sql: ["read", "write", "schema"], sqlStatements: "one" } },
+      }),
+    );
+    const log = join(scratch, "audit.ndjson");
+    const s = await connect(
+      [MCPGUARD, "run", "--config", "C-app", "--policy", policy, "--audit-log", log, "--", "node", FIXTURE],
+      process.env as Record<string, string>,
+      work,
+    );
+    const query = async (text: string) =>
+      toolText(await s.client.callTool({ name: "echo", arguments: { text } }));
+    for (const sql of [
+      "-- columns\nPRAGMA table_info(users)",
+      "SELECT count(*) FROM products /* WHERE price > 100; DELETE FROM products */",
+      "CREATE INDEX idx_price ON products(price)",
+      "SELECT 1; -- trailing note",
+    ])
+      expect(await query(sql)).toBe(sql);
+    expect(await query("DROP TABLE users")).toMatch(
+      /^Blocked by mcpguard \(L1\): echo may not run drop statements \(DROP TABLE\)/,
+    );
+    expect(await query("SELECT readfile('/etc/passwd')")).toMatch(
+      /\(L1\): echo may not use readfile\(\), which reads a file/,
+    );
+    expect(await query("SELECT * FROM users WHERE name = 'x")).toMatch(
+      /\(L1\): the SQL does not parse as SQLite: an unterminated string at line 1, column 34/,
+    );
+    await s.client.close();
+    expect(
+      readNdjson(log)
+        .filter((e) => e.decision === "deny")
+        .map((e) => e.rule),
+    ).toEqual(["l1.sql", "l1.sql.dangerous", "l1.sql.unparsable"]);
+  });
+});
+
+describe("override of a sanitizer rule", () => {
+  it("turns off the rule the audit log names, for the tool the override names or for the server", async () => {
+    // Token-shaped (mixed case and digits, 40 characters) and public: say, a build id.
+    const token = "Kq7ZmW2xLp9RtV4nHc8BdJ3sYe6AuGf1Qo5IiNx0";
+    writeFileSync(join(work, "build.txt"), `build ${token}\n`);
+    const overrides = join(scratch, "overrides");
+    mkdirSync(overrides);
+    const calls = async () => {
+      const s = await session("C-app", ["--overrides", overrides]);
+      const echo = toolText(await s.client.callTool({ name: "echo", arguments: { text: `build ${token}` } }));
+      const read = toolText(await s.client.callTool({ name: "read", arguments: { path: "build.txt" } }));
+      await s.client.close();
+      return { echo, read, log: s.log };
+    };
+    const before = await calls();
+    expect(before.echo).not.toContain(token);
+    expect(before.read).not.toContain(token);
+    const modified = readNdjson(before.log).filter((e) => e.decision === "modify");
+    expect(modified.map((e) => [e.layer, e.rule, e.tool])).toEqual([
+      ["sanitizer", "l2.result.token", "echo"],
+      ["sanitizer", "l2.result.token", "read"],
+    ]);
+    // Off for one tool: that tool's results keep the value, the other tool's do not.
+    const file = join(overrides, "proxy-fixture.json");
+    const override = (scope: { tool?: string }) =>
+      writeFileSync(
+        file,
+        JSON.stringify({
+          version: 1,
+          server: "proxy-fixture",
+          overrides: [{ ...scope, disableRules: ["l2.result.token"], reason: "build ids are public" }],
+        }),
+      );
+    override({ tool: "echo" });
+    const scoped = await calls();
+    expect(scoped.echo).toContain(token);
+    expect(scoped.read).not.toContain(token);
+    // Off for the server: every tool's.
+    override({});
+    const server = await calls();
+    expect(server.echo).toContain(token);
+    expect(server.read).toContain(token);
+  });
+});
+
+describe("what L3 confines, L1 and L2 leave to it", () => {
+  it("refuses under C-app what only the run knows, and allows it once the kernel confines files and exec", async () => {
+    const { buildLayers } = await import("../src/layers.ts");
+    const policy = join(scratch, "shell.json");
+    writeFileSync(
+      policy,
+      JSON.stringify({
+        version: 1,
+        server: "shell",
+        tools: {
+          run: {
+            args: { command: "command" },
+            read: ["{{cwd}}/**"],
+            write: ["{{cwd}}/**"],
+            exec: ["cat", "ls", "wc"],
+          },
+        },
+      }),
+    );
+    const layers = await buildLayers({
+      layers: ["L1", "L2"],
+      policy,
+      env: { PATH: process.env.PATH ?? "/usr/bin", HOME: scratch, SECRET_TOKEN: "s3cr3t-Value-0123456789" },
+      cwd: work,
+    });
+    const call = (command: string) =>
+      layers.interceptor?.toolCall({ id: 1, name: "run", arguments: { command } } as never);
+    const dynamic = 'ls | while read -r f; do wc -c < "$f"; done';
+    expect(call(dynamic)).toMatchObject({ decision: "deny", layer: "L1", rule: "l1.command.dynamic" });
+    expect(call("cat /etc/hostname")).toMatchObject({ decision: "deny", rule: "l1.path.read" });
+    // The environment L1 left the server holds no secret, so listing it reaches no secret either.
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell expansion, not a template
+    expect(call("echo ${!SECRET*} $SECRET_TOKEN")).toMatchObject({ decision: "allow" });
+    layers.confine?.({ file: "landlock", exec: "landlock", net: "cgroup-bpf", unix: "none" });
+    expect(call(dynamic)).toMatchObject({ decision: "allow" });
+    // What L1 can see outside the policy stays refused.
+    expect(call("cat /etc/hostname")).toMatchObject({ decision: "deny", rule: "l1.path.read" });
+    layers.confine?.({ file: "none", exec: "landlock", net: "cgroup-bpf", unix: "none" });
+    expect(call(dynamic)).toMatchObject({ decision: "deny", rule: "l1.command.dynamic" });
+  });
+});

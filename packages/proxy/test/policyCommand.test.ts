@@ -1,11 +1,21 @@
 /** `mcpguard policy derive` and `mcpguard policy check` against real servers and the shipped files. */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { Policy } from "@mcpguard/policy/schema";
 import { afterAll, describe, expect, it } from "vitest";
-import { MCPGUARD } from "./helpers.ts";
+import { EVERYTHING, FILESYSTEM, MCPGUARD, MEMORY } from "./helpers.ts";
+
+const DERIVABLE = join(import.meta.dirname, "fixtures", "derivable.mjs");
 
 const ROOT = join(import.meta.dirname, "..", "..", "..");
 const scratch = mkdtempSync(join(tmpdir(), "mcpguard-derive-"));
@@ -33,18 +43,21 @@ describe("policy derive", () => {
       join(ROOT, "servers", "python", "filesystem.py"),
     );
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/wrote a draft policy for workspace-files \(3 tools\)/);
+    expect(r.stderr).toMatch(/wrote a draft policy for workspace-files \(3 tools; roots .*\)/);
     const draft = Policy.parse(JSON.parse(readFileSync(out, "utf8")));
     expect(draft.draft).toBe(true);
+    // No folder on its command line: the folder derive ran in, written out, never {{cwd}}.
+    const here = realpathSync(scratch);
     expect(draft.tools.read_file).toMatchObject({
       args: { path: "path.read" },
-      read: ["{{cwd}}/**"],
+      read: [`${here}/**`],
       write: [],
     });
     expect(draft.tools.write_file).toMatchObject({
       args: { path: "path.write", content: "text" },
-      write: ["{{cwd}}/**"],
+      write: [`${here}/**`],
     });
+    expect(draft.description).toMatch(/granted the folder derive ran in/);
     expect(draft.tools.list_dir).toMatchObject({ args: { path: "path.read" }, write: [] });
   });
 
@@ -66,10 +79,127 @@ describe("policy derive", () => {
     expect(text.tools.translate).toMatchObject({ network: [], exec: [], read: [], write: [] });
   });
 
-  it("reports a server that cannot be listed", () => {
-    const r = mcpguard("policy", "derive", "--", "node", "-e", "process.exit(4)");
-    expect(r.status).not.toBe(0);
-    expect(r.stderr).toMatch(/exited \(status 4\) before listing its tools/);
+  it("reports a server that does not start or answer in one line, exit 2", () => {
+    const lines = (r: ReturnType<typeof mcpguard>) => r.stderr.trimEnd().split("\n");
+    const exits = mcpguard("policy", "derive", "--", "node", "-e", "process.exit(4)");
+    expect(exits.status).toBe(2);
+    expect(lines(exits)).toEqual([
+      "mcpguard policy: the server exited (status 4) before answering initialize",
+    ]);
+    const no = mcpguard("policy", "derive", "--", "false");
+    expect(no.status).toBe(2);
+    expect(lines(no)).toEqual(["mcpguard policy: the server exited (status 1) before answering initialize"]);
+    const silent = mcpguard("policy", "derive", "--timeout-ms", "500", "--", "sleep", "30");
+    expect(silent.status).toBe(2);
+    expect(lines(silent)).toEqual(["mcpguard policy: the server did not answer initialize within 0.5 s"]);
+    expect(`${exits.stderr}${no.stderr}${silent.stderr}`).not.toMatch(/at .*\.js:\d+/);
+  });
+
+  it("grants the folder the server is given, not the one it starts in: from / and from the parent", () => {
+    const ws = join(realpathSync(scratch), "project");
+    mkdirSync(ws, { recursive: true });
+    for (const cwd of ["/", dirname(ws)]) {
+      const r = spawnSync(process.execPath, [MCPGUARD, "policy", "derive", "--", "node", FILESYSTEM, ws], {
+        cwd,
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+      expect(r.status, r.stderr).toBe(0);
+      const draft = Policy.parse(JSON.parse(r.stdout));
+      expect(draft.draft).toBe(true);
+      for (const name of [
+        "read_text_file",
+        "read_multiple_files",
+        "list_directory",
+        "search_files",
+        "get_file_info",
+      ]) {
+        expect(draft.tools[name], `${name} from ${cwd}`).toMatchObject({ read: [`${ws}/**`], write: [] });
+      }
+      for (const name of ["write_file", "edit_file", "move_file", "create_directory"]) {
+        expect(draft.tools[name], `${name} from ${cwd}`).toMatchObject({
+          read: [`${ws}/**`],
+          write: [`${ws}/**`],
+        });
+      }
+      expect(r.stdout).not.toContain("{{cwd}}");
+      expect(r.stdout).not.toContain('"/**"');
+      expect(draft.description).toContain(`Path tools may use ${ws}`);
+    }
+  });
+
+  it("from / with no root grants nothing, and says so", () => {
+    const r = spawnSync(process.execPath, [MCPGUARD, "policy", "derive", "--", "node", FILESYSTEM], {
+      cwd: "/",
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const draft = Policy.parse(JSON.parse(r.stdout));
+    expect(draft.tools.read_text_file).toMatchObject({ read: [], write: [] });
+    expect(draft.description).toMatch(/derive ran in \/: nothing granted/);
+  });
+
+  it("declares roots, sampling and elicitation, so every tool of server-everything is listed", () => {
+    const ws = realpathSync(scratch);
+    const r = mcpguard("policy", "derive", "--root", ws, "--", "node", EVERYTHING, "stdio");
+    expect(r.status, r.stderr).toBe(0);
+    const draft = Policy.parse(JSON.parse(r.stdout));
+    for (const name of [
+      "echo",
+      "get-roots-list",
+      "trigger-sampling-request",
+      "trigger-elicitation-request",
+      "trigger-url-elicitation",
+      "trigger-sampling-request-async",
+    ]) {
+      expect(Object.keys(draft.tools), name).toContain(name);
+    }
+  });
+
+  it("grants the --root folders to server-filesystem started with no folder of its own", () => {
+    const ws = join(realpathSync(scratch), "rooted");
+    mkdirSync(ws, { recursive: true });
+    const r = mcpguard("policy", "derive", "--root", ws, "--", "node", FILESYSTEM);
+    expect(r.status, r.stderr).toBe(0);
+    const draft = Policy.parse(JSON.parse(r.stdout));
+    expect(draft.tools.write_file).toMatchObject({ write: [`${ws}/**`] });
+    expect(mcpguard("policy", "derive", "--root", join(ws, "nope"), "--", "node", FILESYSTEM).stderr).toBe(
+      `mcpguard policy: --root ${join(ws, "nope")}: not a folder\n`,
+    );
+  });
+
+  it("keeps server-memory's store and the variable that places it", () => {
+    const store = join(realpathSync(scratch), "memory.jsonl");
+    const r = spawnSync(process.execPath, [MCPGUARD, "policy", "derive", "--", "node", MEMORY], {
+      cwd: "/",
+      encoding: "utf8",
+      timeout: 60_000,
+      env: { ...process.env, MEMORY_FILE_PATH: store },
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const draft = Policy.parse(JSON.parse(r.stdout));
+    expect(draft.environment.keep).toEqual(["MEMORY_FILE_PATH"]);
+    expect(draft.tools.create_entities).toMatchObject({ write: [`${store}*`] });
+    expect(draft.tools.read_graph).toMatchObject({ read: [`${store}*`], write: [] });
+  });
+
+  it("reports each tool whose listing does not fit the MCP schema, and drafts the others", () => {
+    const ws = join(realpathSync(scratch), "listed");
+    mkdirSync(ws, { recursive: true });
+    const r = mcpguard("policy", "derive", "--root", ws, "--", "node", DERIVABLE);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr.trimEnd().split("\n")).toEqual([
+      'mcpguard policy derive: skipped tool "broken_schema": does not fit the MCP schema: inputSchema.type: Invalid input: expected "object"',
+      'mcpguard policy derive: skipped tool "#3": does not fit the MCP schema: name: Invalid input: expected string, received undefined',
+    ]);
+    const draft = Policy.parse(JSON.parse(r.stdout));
+    // The tools it adds for elicitation, sampling and the root derive answered roots/list with.
+    expect(Object.keys(draft.tools)).toEqual(["read_file", "ask_user", "sample_it", "root_listed"]);
+    expect(draft.tools.read_file).toMatchObject({ read: [`${ws}/**`] });
+    expect(draft.description).toMatch(
+      /Left out \(the listing does not fit the MCP schema\): broken_schema, #3/,
+    );
   });
 });
 
@@ -77,7 +207,11 @@ describe("policy check", () => {
   it("accepts the shipped policies and manifests", () => {
     const r = spawnSync(process.execPath, [MCPGUARD, "policy", "check"], { cwd: ROOT, encoding: "utf8" });
     expect(r.stderr).toBe("");
-    expect(r.stdout).toBe("28 files checked, 0 invalid\n");
+    const shipped = readdirSync(join(ROOT, "policies"), { recursive: true, encoding: "utf8" }).filter((f) =>
+      f.endsWith(".json"),
+    );
+    expect(shipped.length).toBeGreaterThan(28);
+    expect(r.stdout).toBe(`${shipped.length} files checked, 0 invalid\n`);
     expect(r.status).toBe(0);
   });
 

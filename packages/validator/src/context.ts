@@ -18,6 +18,17 @@ export interface ValidatorContext {
   resolvePath?: PathResolver;
   /** Deepest nesting of an argument's value that is walked; deeper is refused (default 128). */
   maxDepth?: number;
+  /**
+   * The server's environment when L1 filtered it at spawn: the variables it holds besides HOME,
+   * PWD and TMPDIR, and those among them whose name or value looks secret. Absent, the environment
+   * is unknown and any variable may hold a secret.
+   */
+  environment?: { present: readonly string[]; secret: readonly string[]; tmp?: string };
+  /**
+   * How many statements of a `sql` argument the server runs (the tool's policy); stacked
+   * statements are a technique only where it runs them all (default "many").
+   */
+  sqlStatements?: "one" | "many";
 }
 
 /** Why L2 refuses a call. `rule` starts with "l2."; `reason` is one sentence and quotes no secret. */

@@ -14,9 +14,14 @@ const AWS_SECRET = /(aws_secret_access_key["']?[ \t]*[:=][ \t]*["']?)[A-Za-z0-9/
 export interface Secrets {
   /** Values withheld from the server's environment (length >= 8). */
   withheld: readonly string[];
+  /** Rule ids an operator override turned off (`l2.result.token`, ...). */
+  disabled?: ReadonlySet<string>;
 }
 
-type TextRule = [rule: string, apply: (text: string, secrets: Secrets) => string];
+type TextRule = [rule: string, apply: (text: string, secrets: Secrets, field?: string) => string];
+
+/** Text found base64-encoded is judged by every rule, as if it had been sent plain. */
+const clean = (secrets: Secrets) => (decoded: string) => redactText(decoded, secrets, new Set()) === decoded;
 
 const RULES: readonly TextRule[] = [
   [
@@ -38,15 +43,19 @@ const RULES: readonly TextRule[] = [
         .replace(AWS_KEY_ID, "[REDACTED aws-key]")
         .replace(AWS_SECRET, (_, prefix: string) => `${prefix}[REDACTED aws-key]`),
   ],
-  ["l2.result.token", redactTokens],
+  ["l2.result.token", (text, secrets, field) => redactTokens(text, { field, clean: clean(secrets) })],
   ["l2.result.injection", removeInjectedParagraphs],
 ];
 
-/** The string with every rule applied; the ids of the rules that changed it go into `applied`. */
-export function redactText(text: string, secrets: Secrets, applied: Set<string>): string {
+/**
+ * The string with every rule applied but those turned off; the ids of the rules that changed it
+ * go into `applied`. `field` is the JSON field the string is the value of, when it is one.
+ */
+export function redactText(text: string, secrets: Secrets, applied: Set<string>, field?: string): string {
   let out = text;
   for (const [rule, apply] of RULES) {
-    const next = apply(out, secrets);
+    if (secrets.disabled?.has(rule)) continue;
+    const next = apply(out, secrets, field);
     if (next !== out) {
       applied.add(rule);
       out = next;

@@ -18,6 +18,8 @@ export interface SanitizeContext {
   secretValues: readonly string[];
   /** Deepest nesting walked, in a value and in JSON found inside a text (default 128). */
   maxDepth?: number;
+  /** Sanitizer rules an operator override turned off, by id (`l2.result.token`). */
+  disabledRules?: ReadonlySet<string>;
 }
 
 export const TOO_DEEP_MARK = "[REDACTED value nested too deep to inspect]";
@@ -42,7 +44,10 @@ export class Sanitizer {
   readonly #maxDepth: number;
 
   constructor(ctx: SanitizeContext) {
-    this.#secrets = { withheld: ctx.secretValues.filter((v) => v.length >= 8) };
+    this.#secrets = {
+      withheld: ctx.secretValues.filter((v) => v.length >= 8),
+      disabled: ctx.disabledRules,
+    };
     this.#maxDepth = ctx.maxDepth ?? DEFAULT_MAX_DEPTH;
   }
 
@@ -66,16 +71,19 @@ export class Sanitizer {
     return next;
   }
 
-  /** A text: JSON in it sanitized leaf by leaf (when it nests no deeper than the limit), else as plain text. */
-  text(text: string): string {
+  /**
+   * A text: JSON in it sanitized leaf by leaf (when it nests no deeper than the limit), else as
+   * plain text; `field` is the name of the JSON field it is the value of, if any.
+   */
+  text(text: string, field?: string): string {
     if (!JSON_START.test(text) || textTooDeep(text, this.#maxDepth)) {
-      return redactText(text, this.#secrets, this.applied);
+      return redactText(text, this.#secrets, this.applied, field);
     }
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
-      return redactText(text, this.#secrets, this.applied);
+      return redactText(text, this.#secrets, this.applied, field);
     }
     const next = this.#walk(parsed, 0, false);
     return next === parsed ? text : JSON.stringify(next);
@@ -159,9 +167,15 @@ export class Sanitizer {
       if (KEPT_FIELDS.has(name)) return value;
       if (name === "data" && parent && BINARY_CONTENT.has(own(parent, "type") as string)) return value;
     }
-    const redacted = mcp ? this.text(value) : redactText(value, this.#secrets, this.applied);
+    const redacted = mcp ? this.text(value, name) : redactText(value, this.#secrets, this.applied, name);
     // A secret-named field ("password": "...") whose value no other rule recognised.
-    if (redacted === value && name !== undefined && secretField(name) && secretValue(value)) {
+    if (
+      redacted === value &&
+      name !== undefined &&
+      !this.#secrets.disabled?.has("l2.result.token") &&
+      secretField(name) &&
+      secretValue(value)
+    ) {
       this.applied.add("l2.result.token");
       return TOKEN_MARK;
     }

@@ -1,11 +1,13 @@
 /**
  * `l2.result.token`: tokens in result text. Three kinds: well-known formats (Stripe, GitHub,
  * Slack, Google, GitLab, npm, Hugging Face, JWT, `Bearer`), values assigned to a secret-looking
- * name (`NAME=value`, `"name": "value"`, `name: value`), and generic token-shaped strings of 32 to
- * 100 characters that mix upper case, lower case and digits. A generic candidate that is
- * hexadecimal (hashes), a UUID, part of an e-mail address, a path or an identifier made of words
- * is left alone.
+ * name (`NAME=value`, `"name": "value"`, `name: value`) unless the value is a placeholder, and
+ * generic token-shaped strings of 32 to 100 characters that mix upper case, lower case and digits.
+ * A generic candidate that is hexadecimal (hashes), a UUID, part of an e-mail address, a path, an
+ * identifier made of words, a digest that names its algorithm or is named a digest, the value of
+ * an identifier, or base64 of text that holds no secret is left alone (`public.ts`).
  */
+import { encodedText, placeholder, publicBlocks, publicToken } from "./public.js";
 import { secretLooking } from "./secrets.js";
 
 export const TOKEN_MARK = "[REDACTED token]";
@@ -61,14 +63,17 @@ export function secretValue(value: string): boolean {
     !WHITESPACE.test(value) &&
     !value.startsWith("[REDACTED") &&
     !PLACEHOLDER.test(value) &&
+    !placeholder(value) &&
     !CODE.test(value)
   );
 }
 
-/** A path: rooted, or with a segment that is a word. */
+/** A path: rooted, or with a segment that is a word; never ending in base64's padding. */
 function pathLike(candidate: string): boolean {
   return (
     candidate.includes("/") &&
+    // Base64 padding: a key that happens to start with "/" is no path.
+    !candidate.endsWith("=") &&
     (candidate.startsWith("/") || candidate.split("/").some((s) => WORD_SEGMENT.test(s)))
   );
 }
@@ -104,12 +109,32 @@ const unquote = (value: string) => (QUOTED.test(value) ? value.slice(1, -1) : va
 const requote = (value: string) =>
   value[0] === '"' || value[0] === "'" ? `${value[0]}${TOKEN_MARK}${value[0]}` : TOKEN_MARK;
 
+export interface TokenContext {
+  /** The JSON field the text is the value of: a digest's or an identifier's name makes it public. */
+  field?: string;
+  /** Whether text found base64-encoded holds nothing to redact (all the sanitizer's rules). */
+  clean?: (decoded: string) => boolean;
+}
+
+/** How far back the name of a value is looked for (`"integrity": "`, `checksum = `). */
+const LOOK_BACK = 64;
+
+/** Whether a generic candidate at `offset` of `text` is a token to redact. */
+function genericToken(candidate: string, offset: number, text: string, ctx: TokenContext): boolean {
+  if (!generic(candidate)) return false;
+  const whole = offset === 0 && candidate.length === text.length;
+  const before = text.slice(Math.max(0, offset - LOOK_BACK), offset);
+  if (publicToken(candidate, before, whole ? ctx.field : undefined)) return false;
+  const decoded = ctx.clean ? encodedText(candidate) : undefined;
+  return decoded === undefined || !ctx.clean?.(decoded);
+}
+
 /**
  * The text with every token replaced by {@link TOKEN_MARK}. A pattern runs only where the text has
  * what it cannot match without (its prefix, an `=`, a `:`, 32 characters), which keeps the common
  * case of a short result with nothing to hide cheap.
  */
-export function redactTokens(text: string): string {
+export function redactTokens(text: string, ctx: TokenContext = {}): string {
   let out = text;
   if (KNOWN_ANCHOR.test(out)) for (const pattern of KNOWN) out = out.replace(pattern, TOKEN_MARK);
   out = out.replace(BEARER, (_, prefix: string) => `${prefix}${TOKEN_MARK}`);
@@ -129,5 +154,11 @@ export function redactTokens(text: string): string {
     );
   }
   if (out.length < 32) return out;
-  return out.replace(GENERIC, (candidate) => (generic(candidate) ? TOKEN_MARK : candidate));
+  const blocks = publicBlocks(out);
+  return out.replace(GENERIC, (candidate: string, offset: number, whole: string) =>
+    !blocks.some(([start, end]) => offset >= start && offset < end) &&
+    genericToken(candidate, offset, whole, ctx)
+      ? TOKEN_MARK
+      : candidate,
+  );
 }

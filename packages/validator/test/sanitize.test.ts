@@ -264,3 +264,161 @@ describe("the result's shape", () => {
       expect(sanitize(value)).toEqual({ result: value, redactions: [] });
   });
 });
+
+describe("redact secrets, not shapes", () => {
+  const b64 = (bytes: number) =>
+    Buffer.from(Array.from({ length: bytes }, () => randomInt(256))).toString("base64");
+  const hex = (bytes: number) =>
+    Buffer.from(Array.from({ length: bytes }, () => randomInt(256))).toString("hex");
+  const untouched = (text: string) => {
+    const input = textResult(text);
+    expect(sanitize(input).result, text).toBe(input);
+  };
+  const redacted = (text: string, secret: string) => {
+    const out = textOf(sanitize(textResult(text)).result);
+    expect(out, text).not.toContain(secret);
+    expect(out).toContain("[REDACTED token]");
+  };
+
+  it("passes integrity strings of every SRI algorithm, in every lockfile's spelling", () => {
+    for (let i = 0; i < 20; i++) {
+      untouched(`"integrity": "sha512-${b64(64)}"`);
+      untouched(`  resolution: {integrity: sha384-${b64(48)}}`);
+      untouched(`  integrity sha256-${b64(32)}\n`);
+      untouched(`<script src="a.js" integrity="sha384-${b64(48)}" crossorigin></script>`);
+      untouched(`"sha1-${b64(20)}"`);
+      untouched(`github.com/x/y v1.2.3 h1:${b64(32)}`);
+      untouched(`ssh-ed25519 fingerprint SHA256:${b64(32).replace(/=+$/, "")}`);
+    }
+  });
+
+  it("passes public keys and certificates that say what they are, never a private key", () => {
+    const blob = (type: string, bytes: number) => {
+      const name = Buffer.from(type);
+      const length = Buffer.alloc(4);
+      length.writeUInt32BE(name.length);
+      return Buffer.concat([length, name, Buffer.from(b64(bytes), "base64")]).toString("base64");
+    };
+    for (let i = 0; i < 10; i++) {
+      untouched(`ssh-ed25519 ${blob("ssh-ed25519", 36)} dev@laptop`);
+      untouched(`github.com ecdsa-sha2-nistp256 ${blob("ecdsa-sha2-nistp256", 40)}`);
+      const der = (first: number) => {
+        const data = Buffer.from(b64(6 * 48), "base64");
+        data[0] = first;
+        return (
+          data
+            .toString("base64")
+            .match(/.{1,64}/g)
+            ?.join("\n") ?? ""
+        );
+      };
+      untouched(`-----BEGIN CERTIFICATE-----\n${der(0x30)}\n-----END CERTIFICATE-----\n`);
+      untouched(`-----BEGIN PUBLIC KEY-----\n${der(0x30)}\n-----END PUBLIC KEY-----`);
+      untouched(
+        `-----BEGIN PGP PUBLIC KEY BLOCK-----\nComment: x\n\n${der(0x99)}\n=Ab1c\n-----END PGP PUBLIC KEY BLOCK-----`,
+      );
+    }
+    // A token after a key type is no key: its blob does not start with the type.
+    const secret = canary(68);
+    redacted(`ssh-ed25519 ${secret}`, secret);
+    const key = canary(64);
+    redacted(`-----BEGIN CERTIFICATE-----\n${b64(48)}\n-----END CERTIFICATE-----\nleaked ${key}`, key);
+    // A token dressed as a certificate: its data is no DER.
+    const dressed = `N${canary(63)}`;
+    redacted(`-----BEGIN CERTIFICATE-----\n${dressed}\n-----END CERTIFICATE-----`, dressed);
+  });
+
+  it("passes a digest's value by its name, with a digest's size", () => {
+    for (let i = 0; i < 20; i++) {
+      untouched(JSON.stringify({ name: "left-pad", digest: b64(32), checksum: b64(64) }));
+      untouched(`checksum = "${b64(32)}"`);
+      untouched(JSON.stringify({ etag: `${b64(16)}`, sha256: hex(32) }));
+    }
+  });
+
+  it("passes the value of an identifier, whatever its shape, but not a session's", () => {
+    const id = canary(40);
+    untouched(JSON.stringify({ id, request_id: canary(36), tenant: { uuid: canary(32) } }));
+    untouched(`trace_id=${canary(40)}`);
+    const session = canary(40);
+    redacted(JSON.stringify({ session_id: session }), session);
+    redacted(`csrf_id=${session}`, session);
+  });
+
+  it("passes hex digests, git object ids and UUIDs", () => {
+    untouched(`${hex(32)}  readme.txt\n${hex(32)}  data/config.json\n`);
+    untouched(`commit ${hex(20)}\ntree ${hex(20)}`);
+    untouched("device 123e4567-e89b-12d3-a456-426614174000 online");
+  });
+
+  it("passes base64 of plain text, and judges the text it encodes", () => {
+    untouched(Buffer.from("Ship it on Friday, after the release notes are reviewed.").toString("base64"));
+    untouched(`{"encoded": "${Buffer.from("sample-app:1.0.0 built on 2024-06-01").toString("base64")}"}`);
+    const secret = canary(40);
+    redacted(
+      Buffer.from(`token=${secret}`).toString("base64"),
+      Buffer.from(`token=${secret}`).toString("base64"),
+    );
+    const encodedKey = Buffer.from(`ghp_${canary(36)}`).toString("base64");
+    redacted(`blob ${encodedKey}`, encodedKey);
+  });
+
+  it("still redacts what has only a digest's shape, with no name or prefix", () => {
+    for (let i = 0; i < 20; i++) {
+      const key = b64(32);
+      if (!/[A-Z]/.test(key) || !/[a-z]/.test(key) || !/[0-9]/.test(key)) continue;
+      redacted(`key material: ${key}`, key);
+      // A secret named for a digest is still a secret.
+      redacted(`API_TOKEN_SHA256=${key}`, key);
+    }
+  });
+
+  it("redacts canaries wherever a digest's name or prefix does not fit them", () => {
+    for (const length of [32, 36, 40, 50, 70]) {
+      const secret = canary(length);
+      redacted(`"integrity": "sha512-${secret}"`, secret);
+      redacted(`sha256:${secret}`, secret);
+      redacted(JSON.stringify({ checksum: secret }), secret);
+      redacted(`value: ${secret}`, secret);
+    }
+  });
+
+  it("passes placeholders of secret-named settings, and keeps real values redacted", () => {
+    const example = [
+      "# Copy to .env and fill in real values.",
+      "SECRET_KEY=replace-me",
+      "API_TOKEN=your-api-token-here",
+      "STRIPE_SECRET_KEY=<your stripe key>",
+      "DB_PASSWORD=changeme",
+      "JWT_SECRET=xxxxxxxx",
+      "AUTH_TOKEN=example",
+      "SESSION_SECRET=dummy",
+      `password: "\${DB_PASSWORD}"`,
+      "",
+    ].join("\n");
+    untouched(example);
+    untouched(JSON.stringify({ client_secret: "your-client-secret-here", api_key: "<API_KEY>" }));
+    for (const value of ["hunter2secret", "changeme123", "replace-me-9f8Kq2", "correct-horse-battery"]) {
+      redacted(`SECRET_KEY=${value}`, value);
+      redacted(JSON.stringify({ password: value }), value);
+    }
+  });
+});
+
+describe("rules an operator turned off", () => {
+  it("leaves what a disabled rule would redact, and applies the others", () => {
+    const secret = canary(40);
+    const key = openSshKey(canary(70));
+    const input = jsonResult({ token: secret, text: `value ${secret}`, key });
+    const off = sanitizeResult(input, { secretValues: [], disabledRules: new Set(["l2.result.token"]) });
+    const parsed = JSON.parse(textOf(off.result));
+    expect(parsed.token).toBe(secret);
+    expect(parsed.text).toBe(`value ${secret}`);
+    expect(parsed.key).toBe("[REDACTED private-key]\n");
+    expect(off.redactions).toEqual(["l2.result.private-key"]);
+    expect(sanitizeResult(input, { secretValues: [] }).redactions.sort()).toEqual([
+      "l2.result.private-key",
+      "l2.result.token",
+    ]);
+  });
+});

@@ -14,6 +14,7 @@ import {
 } from "../lifecycle.js";
 import { LimitsError, resolveLimits } from "../limits.js";
 import { Relay } from "../relay.js";
+import { StartupDenials } from "../startupDenials.js";
 
 const HELP = `usage: mcpguard run [options] -- <command> [args...]
 
@@ -105,6 +106,13 @@ export async function main(argv: string[]): Promise<number> {
     throw error;
   }
 
+  if (layers.draft) {
+    // One line: a draft runs, but never without a word.
+    process.stderr.write(
+      `mcpguard: warning: ${values.policy} is a draft policy ("draft": true) that nobody has reviewed: ` +
+        "check its grants (its description says what to look at), then remove the mark\n",
+    );
+  }
   if (values["audit-key"] && !values["audit-log"]) throw new UsageError("--audit-key needs --audit-log");
   const audit = values["audit-log"]
     ? openAuditLog({
@@ -142,6 +150,8 @@ export async function main(argv: string[]): Promise<number> {
     throw error;
   }
   crash.containment = containment;
+  // What the kernel refused before the server answered initialize: why it may not have started.
+  const startup = new StartupDenials();
   if (layers.kernelNeeds) {
     try {
       kernel = await startKernelLayer({
@@ -149,9 +159,14 @@ export async function main(argv: string[]): Promise<number> {
         needs: layers.kernelNeeds,
         argv: command,
         env: layers.env,
+        launcherEnv: withoutAuditKeyPath(process.env),
+        cwd: process.cwd(),
         allowPartial: values["l3-allow-partial"] === true,
         containment,
-        onEvent: (event) => audit?.write(kernelAuditEvent(event, relay?.serverName ?? "server", config.name)),
+        onEvent: (event) => {
+          if (!relay?.answeredInitialize) startup.note(event);
+          audit?.write(kernelAuditEvent(event, relay?.serverName ?? "server", config.name));
+        },
         onLoaderLost: (how) => {
           const reason = `the BPF loader ${how}, so its programs no longer hold`;
           audit?.write({
@@ -175,6 +190,8 @@ export async function main(argv: string[]): Promise<number> {
       throw error;
     }
   }
+  // L1 and L2 leave to the kernel what it really enforces in this run, and only that.
+  if (kernel) layers.confine?.(kernel.startInfo.l3 as Record<string, string>);
   relay = new Relay({
     argv: command,
     config: config.name,
@@ -184,8 +201,13 @@ export async function main(argv: string[]): Promise<number> {
     interceptor: layers.interceptor,
     containment,
     launch: kernel?.launch,
-    startInfo: { ...kernel?.startInfo, ...(containment.limits ? { limits: containment.limits } : {}) },
+    startInfo: {
+      ...kernel?.startInfo,
+      ...(containment.limits ? { limits: containment.limits } : {}),
+      ...(layers.draft ? { draft: true } : {}),
+    },
     serverName: values["server-name"] ?? layers.server,
+    startFailure: kernel ? (status) => startup.summary(status) : undefined,
     maxMessageBytes,
     maxDepth,
     closeGraceMs: intOption(values["close-grace-ms"], "close-grace-ms", 2000),
@@ -196,6 +218,8 @@ export async function main(argv: string[]): Promise<number> {
   }
   const running = relay.run();
   containment.serverStarted();
+  // While the server starts: a parser loads, off the relay's path.
+  layers.warm?.();
   const status = await running;
   // The loader reports what is left, then detaches: its events belong in the log before it closes.
   await kernel?.stop();

@@ -1,40 +1,21 @@
 /**
- * `l2.command.env-dump`: commands that print the environment, where a server's secrets live
- * (`env`, `printenv`, `set`, `export -p`, `declare -p`, `compgen -e`, `/proc/<pid>/environ`), and
- * expansions that paste a secret variable or list variable names into the command.
+ * `l2.command.env-dump`: the line prints the environment where secrets would reach the output:
+ * `env`, `printenv`, `set`, `export -p`, `declare -p`, `compgen -e`, `${!prefix*}`, or a secret
+ * variable expanded into the command; and `/proc/<pid>/environ`, another process's environment
+ * (the proxy's holds what L1 withheld), always.
+ *
+ * Where L1 filtered the server's environment at spawn (`environment` in the context), it holds no
+ * secret unless the policy keeps one: a dump is refused only when a variable it kept looks secret,
+ * and an expansion only of such a variable. Without that knowledge every dump is refused.
  */
 import { secretLooking } from "../secrets.js";
 import { envCommand } from "./invocations.js";
-import type { CommandRule } from "./view.js";
+import type { CommandRule, CommandView } from "./view.js";
 
 const PROC_ENVIRON = /\/proc\/(?:\S*\/)?environ\b/;
 const PRINT_OPTION = /^-[A-Za-z]*p/;
 const ENV_OPTION = /^-[A-Za-z]*[ev]/;
 const VARIABLE_ACTION = /^(?:variable|export)$/;
-const EXPANSION = /^\$(?:\{(!)?([A-Za-z_][A-Za-z0-9_]*)([*@])?|([A-Za-z_][A-Za-z0-9_]*))/;
-
-interface Expansion {
-  name: string;
-  /** `${!prefix*}`: the names of every variable with the prefix. */
-  listsNames: boolean;
-}
-
-/** `$NAME` and `${...}` outside single quotes, where the shell expands them. */
-function expansions(text: string): Expansion[] {
-  const found: Expansion[] = [];
-  let quote: string | undefined;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (ch === "\\" && quote !== "'") i++;
-    else if ((ch === "'" || ch === '"') && (quote === undefined || quote === ch))
-      quote = quote ? undefined : ch;
-    else if (ch === "$" && quote !== "'") {
-      const m = EXPANSION.exec(text.slice(i, i + 130));
-      if (m) found.push({ name: (m[2] ?? m[4]) as string, listsNames: m[1] === "!" && m[3] !== undefined });
-    }
-  }
-  return found;
-}
 
 function dumps(name: string, args: readonly string[]): boolean {
   const options = args.filter((a) => a.startsWith("-"));
@@ -43,10 +24,12 @@ function dumps(name: string, args: readonly string[]): boolean {
     case "printenv":
       return true;
     case "env":
-      return envCommand(args).length === 0;
+      // Words known only at run time (xargs's input) may be none at all.
+      return envCommand(args.filter((a) => !a.includes("\u0000"))).length === 0;
     case "set":
       return args.length === 0;
     case "export":
+    case "readonly":
       return args.length === 0 || args.includes("-p");
     case "declare":
     case "typeset":
@@ -61,13 +44,22 @@ function dumps(name: string, args: readonly string[]): boolean {
   }
 }
 
-export const envDump: CommandRule = ({ text, invocations }) => {
+/** The secret-looking variables the server holds, or undefined when its environment is unknown. */
+function secretsHeld(view: CommandView): readonly string[] | undefined {
+  return view.scope.ctx.environment?.secret;
+}
+
+export const envDump: CommandRule = (view) => {
+  const { text, invocations, reading } = view;
   if (PROC_ENVIRON.test(text)) return "reads a process environment from /proc";
+  const held = secretsHeld(view);
+  const mayHold = held === undefined || held.length > 0;
   const dump = invocations.find(({ name, args }) => dumps(name, args));
-  if (dump) return `runs ${dump.name}, which prints the environment and the secrets in it`;
-  for (const { name, listsNames } of expansions(text)) {
-    if (listsNames) return "lists the names of environment variables by prefix (indirect expansion)";
-    if (secretLooking(name)) return `expands $${name}, a variable that holds a secret`;
+  if (dump && mayHold) return `runs ${dump.name}, which prints the environment and the secrets in it`;
+  if (reading.listsNames && mayHold) return "lists environment variables by name (indirect expansion)";
+  for (const name of reading.expanded) {
+    const secret = held === undefined ? secretLooking(name) : held.includes(name);
+    if (secret) return `expands $${name}, a variable that holds a secret`;
   }
   return undefined;
 };

@@ -1,16 +1,19 @@
 /**
- * Command arguments, read with the policy's shell parser. Substitution is refused first (what it
- * runs is only known at run time); then each technique rule looks at every program the line runs;
- * then URLs the command fetches and files it names are held to the URL and sensitive-path checks.
+ * Command arguments, read with the policy's shell reading (the shell's grammar): each technique
+ * rule looks at every program and builtin the line runs, wherever it runs (a pipeline, a
+ * substitution, a function, `sh -c`, `xargs`, `find -exec`); then the URLs it names and the files
+ * it names, redirects to or opens from code are held to the URL and sensitive-path checks.
+ * Constructs only the shell knows at run time are L1's business, by config; L2 refuses the
+ * techniques visible in the arguments whatever the config.
  */
-import { parseCommand } from "@mcpguard/policy";
+import { analyzeCode, type FullReading, readShell, type ShellContext } from "@mcpguard/policy";
 import type { Finding, Scope } from "../context.js";
 import { describeSensitivity, display, sensitivity } from "../sensitive.js";
 import { checkCommandUrl } from "../urls.js";
 import { envDump } from "./envDump.js";
 import { exfiltration } from "./exfiltration.js";
 import { interpreter } from "./interpreter.js";
-import { type Invocation, invocations, MAX_NESTED_COMMANDS } from "./invocations.js";
+import { invocationsOf } from "./invocations.js";
 import { persistence } from "./persistence.js";
 import { privilege } from "./privilege.js";
 import { type CommandRule, type CommandView, fileWord, place } from "./view.js";
@@ -27,9 +30,11 @@ const URL_WORD = /^[a-z][a-z0-9+.-]*:\/\//i;
 /** A host given to an HTTP client without a scheme; a bare number is an option's value, not a host. */
 const BARE_HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*)(?::\d+)?(?:\/|$)/;
 const NUMBER = /^\d+$/;
+const ALL_CONFINED = { files: true, exec: true, network: true };
 
 function checkUrls({ invocations, scope }: CommandView): Finding | undefined {
-  for (const { name, args } of invocations) {
+  for (const { name, args, kind } of invocations) {
+    if (kind !== "program") continue;
     for (const arg of args) {
       const word = arg.startsWith("-") && arg.includes("=") ? arg.slice(arg.indexOf("=") + 1) : arg;
       const finding = URL_WORD.test(word)
@@ -43,11 +48,28 @@ function checkUrls({ invocations, scope }: CommandView): Finding | undefined {
   return undefined;
 }
 
-function checkFiles({ invocations, redirects, scope }: CommandView): Finding | undefined {
+/** Files a program's code opens by literal name (python3 `open('x')`, node `fs.readFileSync('x')`, sed `r x`). */
+function codeFiles({ invocations }: CommandView): { word: string; write: boolean }[] {
+  const out: { word: string; write: boolean }[] = [];
+  for (const inv of invocations) {
+    if (inv.kind !== "program" || inv.name === "\u0000") continue;
+    for (const argv of inv.source.argvs) {
+      const use = analyzeCode(inv.name, argv, inv.source, ALL_CONFINED);
+      for (const file of use.files) out.push({ word: file.path, write: file.access === "write" });
+    }
+  }
+  return out;
+}
+
+function checkFiles(view: CommandView): Finding | undefined {
+  const { invocations, redirects, scope } = view;
   if (!scope.on("l2.path.sensitive")) return undefined;
   const named = [
-    ...invocations.flatMap(({ args }) => args.map((arg) => ({ word: fileWord(arg), write: false }))),
+    ...invocations
+      .filter((i) => i.kind === "program" || i.name === "." || i.name === "source")
+      .flatMap(({ args }) => args.map((arg) => ({ word: fileWord(arg), write: false }))),
     ...redirects.map((r) => ({ word: r.target, write: r.op !== "<" })),
+    ...codeFiles(view),
   ];
   for (const { word, write } of named) {
     if (!word) continue;
@@ -63,25 +85,43 @@ function checkFiles({ invocations, redirects, scope }: CommandView): Finding | u
   return undefined;
 }
 
-export function checkCommand(value: string, scope: Scope): Finding | undefined {
-  const parsed = parseCommand(value);
-  if (parsed.substitution && scope.on("l2.command.substitution")) {
-    return scope.finding(
-      "l2.command.substitution",
-      "substitutes the output of another command ($(...), backticks or <(...))",
-    );
+const contexts = new WeakMap<object, ShellContext>();
+
+/** The reading's context for this call: the same object for the same validator context, so readings are shared. */
+function shellContext(scope: Scope): ShellContext {
+  // The environment is one object for a proxy's life; the validator context is new for each call.
+  const owner = scope.ctx.environment ?? scope.ctx;
+  let ctx = contexts.get(owner);
+  if (!ctx || ctx.cwd !== scope.ctx.cwd || ctx.home !== scope.ctx.home) {
+    const env = scope.ctx.environment;
+    ctx = {
+      cwd: scope.ctx.cwd,
+      home: scope.ctx.home,
+      ...(env ? { tmp: env.tmp, present: new Set(env.present), environmentKnown: true } : {}),
+    };
+    contexts.set(owner, ctx);
   }
-  const found = parsed.commands.map((c) => invocations(c.argv));
-  if (found.some((list) => list === undefined)) {
-    return scope.finding(
-      "l2.command.nesting",
-      `runs more than ${MAX_NESTED_COMMANDS} programs through wrappers and find -exec, too many to check`,
-    );
+  return ctx;
+}
+
+function redirectsOf(reading: FullReading): CommandView["redirects"] {
+  return reading.redirects.flatMap(({ redirect }) =>
+    redirect.targets.filter((t) => !t.unknown).map((t) => ({ op: redirect.op, target: t.text })),
+  );
+}
+
+export function checkCommand(value: string, scope: Scope): Finding | undefined {
+  const read = readShell(value, shellContext(scope));
+  // A line no reader can follow may hide any technique.
+  if (!read.ok) {
+    const rule = read.rule === "command.complex" ? "l2.command.nesting" : "l2.command.unparsable";
+    return scope.finding(rule, read.reason.replace(/^the command /, ""));
   }
   const view: CommandView = {
     text: value,
-    invocations: (found as Invocation[][]).flat(),
-    redirects: parsed.commands.flatMap((c) => c.redirects),
+    invocations: invocationsOf(read.reading),
+    redirects: redirectsOf(read.reading),
+    reading: read.reading,
     scope,
   };
   for (const [rule, test] of RULES) {

@@ -1,87 +1,103 @@
 /**
- * `l2.command.interpreter`: code that a command carries or fetches instead of a program it names:
- * inline code (`sh -c`, `python -c`, `node -e`, `perl -e`, `ruby -e`, `php -r`), an interpreter
- * reading its program from a pipe, `eval` and `exec`, and sourcing or running a shell script from
- * outside the allowed directories.
+ * `l2.command.interpreter`: code the line fetches or decodes at run time and then runs, so that
+ * no layer ever sees it: a download or a decoded blob piped into a shell or an interpreter
+ * (`curl ... | sh`, `echo ... | base64 -d | python3`), handed to `eval`, `sh -c` or `python3 -c`
+ * through a substitution (`eval "$(curl ...)"`), or given as a process substitution
+ * (`bash <(curl ...)`); and a shell script sourced or run from outside the allowed directories.
+ *
+ * Interpreters handed code that is part of the call are L1's business, by config: read with a
+ * grammar where no kernel layer confines them (C-app), left to the kernel where one does (C-full).
  */
+import type { Field } from "@mcpguard/policy";
+import type { Invocation } from "./invocations.js";
 import type { CommandRule, CommandView } from "./view.js";
 import { place } from "./view.js";
 
-interface Interpreter {
-  /** Short options that take inline code. */
-  inline: string;
-  long: readonly string[];
-  /** Short options whose value is the rest of the word or the next word. */
-  valued: string;
-  /** Options after which the operand is a module, not a script (`python -m`). */
-  module?: string;
-  shell?: boolean;
+/** Programs that bring text from another host. */
+const FETCHERS = new Set([
+  "curl",
+  "wget",
+  "nc",
+  "ncat",
+  "netcat",
+  "socat",
+  "aria2c",
+  "http",
+  "https",
+  "xh",
+  "fetch",
+  "lynx",
+  "links",
+]);
+/** Programs that turn an opaque blob into text: code that the line hides from every reader. */
+const DECODERS = new Set([
+  "base64",
+  "base32",
+  "basenc",
+  "xxd",
+  "uudecode",
+  "openssl",
+  "gpg",
+  "rev",
+  "zcat",
+  "gunzip",
+  "bzcat",
+  "xzcat",
+  "unxz",
+  "bunzip2",
+  "gzip",
+]);
+const SHELLS = /^(?:sh|bash|zsh|dash|ksh|mksh|ash|fish|busybox)$/;
+const INTERPRETERS =
+  /^(?:sh|bash|zsh|dash|ksh|mksh|ash|fish|busybox|python[0-9.]*|node|nodejs|bun|deno|perl[0-9.]*|ruby[0-9.]*|php[0-9.]*|lua[0-9.]*|luajit|Rscript|osascript|tclsh|eval|source|\.)$/;
+
+function hidden(producers: readonly string[] | undefined): string | undefined {
+  for (const p of producers ?? []) {
+    if (FETCHERS.has(p)) return `downloads with ${p}`;
+    if (DECODERS.has(p)) return `decodes with ${p}`;
+  }
+  return undefined;
 }
 
-const INTERPRETERS: readonly [RegExp, Interpreter][] = [
-  [
-    /^(?:sh|bash|zsh|dash|ksh|mksh|ash|fish)$/,
-    { inline: "c", long: ["--command"], valued: "oO", shell: true },
-  ],
-  [/^python[0-9.]*$/, { inline: "c", long: [], valued: "WXm", module: "m" }],
-  [/^(?:node|nodejs|bun)$/, { inline: "ep", long: ["--eval", "--print"], valued: "rC" }],
-  [/^perl[0-9.]*$/, { inline: "eE", long: [], valued: "IMmx" }],
-  [/^ruby[0-9.]*$/, { inline: "e", long: [], valued: "rIC" }],
-  [/^php[0-9.]*$/, { inline: "r", long: [], valued: "cdf" }],
-  [/^(?:lua[0-9.]*|luajit|Rscript|osascript)$/, { inline: "e", long: [], valued: "l" }],
-];
-const INFO = new Set(["--version", "--help", "-V", "-h", "-v"]);
-
-type Program = { kind: "inline" | "stdin" | "info" | "module" } | { kind: "script"; path: string };
-
-/** Where an interpreter takes its program from, read from its options (`--version` alone runs none). */
-function programOf(args: readonly string[], spec: Interpreter): Program {
-  if (args.length > 0 && args.every((a) => INFO.has(a))) return { kind: "info" };
-  for (let i = 0; i < args.length; i++) {
-    const word = args[i] as string;
-    if (word === "-") return { kind: "stdin" };
-    if (word === "--") {
-      return args[i + 1] === undefined ? { kind: "stdin" } : { kind: "script", path: args[i + 1] as string };
-    }
-    if (word.startsWith("--")) {
-      if (spec.long.includes(word.split("=")[0] as string)) return { kind: "inline" };
-      continue;
-    }
-    if (!word.startsWith("-") || word.length < 2) return { kind: "script", path: word };
-    for (let j = 1; j < word.length; j++) {
-      const letter = word[j] as string;
-      if (spec.inline.includes(letter)) return { kind: "inline" };
-      if (spec.shell && letter === "s") return { kind: "stdin" };
-      if (spec.valued.includes(letter)) {
-        if (spec.module?.includes(letter)) return { kind: "module" };
-        if (j === word.length - 1) i++;
-        break;
-      }
+function runtimeCode(inv: Invocation): string | undefined {
+  if (!INTERPRETERS.test(inv.name)) return undefined;
+  const stdin = inv.source.stdin;
+  if (stdin.kind === "pipe") {
+    const how = hidden(stdin.producers);
+    if (how) return `runs ${inv.name} on code it ${how} at run time`;
+  }
+  for (const argv of inv.source.argvs) {
+    for (const field of argv.slice(1) as Field[]) {
+      const how = hidden(field.unknown?.producers);
+      if (how) return `runs ${inv.name} on code it ${how} at run time`;
     }
   }
-  return { kind: "stdin" };
+  return undefined;
 }
 
-function outside(path: string, view: CommandView): boolean {
-  return !view.scope.withinRoots(place(path, view.scope));
+function outsideScript(inv: Invocation, view: CommandView): string | undefined {
+  const outside = (word: string) =>
+    !word.includes("\u0000") && !view.scope.withinRoots(place(word, view.scope));
+  if ((inv.name === "source" || inv.name === ".") && inv.args[0] !== undefined && outside(inv.args[0])) {
+    return "sources a file from outside the allowed directories";
+  }
+  if (SHELLS.test(inv.name)) {
+    const script = inv.args.find((a) => !a.startsWith("-"));
+    const command = inv.args.some((a) => /^-[A-Za-z]*c[A-Za-z]*$/.test(a));
+    if (script !== undefined && !command && outside(script))
+      return `runs a ${inv.name} script from outside the allowed directories`;
+  }
+  return undefined;
 }
 
 export const interpreter: CommandRule = (view) => {
-  for (const { name, args } of view.invocations) {
-    if (name === "eval" || name === "exec") return `uses ${name}, which runs a string or replaces the shell`;
-    if ((name === "source" || name === ".") && args[0] !== undefined && outside(args[0], view)) {
-      return "sources a file from outside the allowed directories";
-    }
-    const spec = INTERPRETERS.find(([pattern]) => pattern.test(name))?.[1];
-    if (!spec) continue;
-    const program = programOf(args, spec);
-    if (program.kind === "inline") return `runs ${name} with inline code`;
-    if (program.kind === "stdin") {
-      return `runs ${name} on a program read from its input (a pipe into an interpreter)`;
-    }
-    if (program.kind === "script" && spec.shell && outside(program.path, view)) {
-      return `runs a ${name} script from outside the allowed directories`;
-    }
+  for (const inv of view.invocations) {
+    const why = runtimeCode(inv) ?? outsideScript(inv, view);
+    if (why) return why;
+  }
+  for (const dynamic of view.reading.dynamics) {
+    const how = hidden(dynamic.producers);
+    if (how) return `runs code it ${how} at run time`;
   }
   return undefined;
 };

@@ -1,18 +1,20 @@
 /**
- * A parsed command line as the command rules read it, and the word helpers they share: where a
- * word points on disk once `~` and `$HOME` are expanded, and which file a word may name.
+ * A command line as the command rules read it (from the policy's shell reading), and the word
+ * helpers they share: where a word points on disk once `~` and `$HOME` are expanded, and which
+ * file a word may name.
  */
 import { resolve } from "node:path";
-import type { Redirect } from "@mcpguard/policy";
+import type { FullReading, Redirect } from "@mcpguard/policy";
 import type { Scope } from "../context.js";
 import type { Invocation } from "./invocations.js";
 
 export interface CommandView {
   /** The command line (NFKC). */
   text: string;
-  /** Every program it runs, wrapped ones included. */
+  /** Every program and builtin it runs, through pipelines, substitutions, wrappers and nested scripts. */
   invocations: readonly Invocation[];
   redirects: readonly Redirect[];
+  reading: FullReading;
   scope: Scope;
 }
 
@@ -31,9 +33,10 @@ export function place(word: string, scope: Scope): string {
 
 /**
  * The file a word may name: the word itself, the value of `name=value` and `--opt=value`, or the
- * file of `@file`. Bare options and URLs name none.
+ * file of `@file`. Bare options, URLs and words known only at run time name none.
  */
 export function fileWord(word: string): string | undefined {
+  if (word.includes("\u0000")) return undefined;
   const eq = word.indexOf("=");
   const value = eq > 0 && !word.startsWith("/") ? word.slice(eq + 1) : word;
   if (value === word && word.startsWith("-")) return undefined;

@@ -1,0 +1,348 @@
+/**
+ * What a server command really runs. Most `mcpServers` entries start a server through a launcher:
+ * `npx -y <package>`, `npm exec`, or an interpreter that is a version manager's shim (pyenv's
+ * `python3` is a bash script that runs `pyenv exec`). Under L3 the launcher is resolved before
+ * confinement, to the interpreter and script it would run, and only that runs confined. The
+ * launcher's own needs (npm's cache, its config with the registry token, the registry, DNS, the
+ * version manager's files) are never granted to the server: they would be the server's too.
+ *
+ * npx is resolved from the npm cache first (`--offline`), so a server whose package is cached
+ * starts without the network; only a package missing from the cache is fetched, as npx would,
+ * unless npm is told to stay offline. Install scripts never run (`--ignore-scripts`): they would
+ * run outside the sandbox.
+ */
+import { execFile } from "node:child_process";
+import { accessSync, constants, existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { basename, delimiter, dirname, isAbsolute, join } from "node:path";
+import { envTarget, shebangOf, which } from "./compile.js";
+
+export class LaunchError extends Error {
+  override readonly name = "LaunchError";
+}
+
+export interface Launch {
+  /** What runs confined: the interpreter and the script the launcher would run, and its arguments. */
+  argv: string[];
+  /** How the command was resolved ("npx @scope/pkg", "pyenv shim python3"), when it was. */
+  via?: string;
+  /** The script an interpreter runs, when there is one. */
+  script?: string;
+  /** The server's own arguments: after the interpreter's options and the script (or module). */
+  args: string[];
+}
+
+interface Interpreter {
+  /** Options whose value is the next word. */
+  valued: ReadonlySet<string>;
+  /** Options after which the next word is code or a module, not a script. */
+  code: ReadonlySet<string>;
+}
+
+const NODE: Interpreter = {
+  valued: new Set([
+    "-r",
+    "--require",
+    "--import",
+    "--loader",
+    "--experimental-loader",
+    "--input-type",
+    "-C",
+    "--conditions",
+    "--title",
+    "--env-file",
+    "--inspect-port",
+  ]),
+  code: new Set(["-e", "--eval", "-p", "--print"]),
+};
+const PYTHON: Interpreter = {
+  valued: new Set(["-W", "-X", "--check-hash-based-pycs"]),
+  code: new Set(["-c", "-m"]),
+};
+const OTHER: Interpreter = { valued: new Set(), code: new Set(["-c", "-e"]) };
+
+function interpreterOf(program: string): Interpreter | undefined {
+  const name = basename(program);
+  if (/^node(js)?$/.test(name)) return NODE;
+  if (/^python(\d+(\.\d+)?)?$/.test(name)) return PYTHON;
+  if (/^(sh|bash|dash|zsh|ruby|perl|php)$/.test(name)) return OTHER;
+  return undefined;
+}
+
+/**
+ * The script and the server's own arguments in a command: for an interpreter, its first word that
+ * is not an option (or what follows `-m module`); for any other program, every argument.
+ */
+export function splitCommand(argv: readonly string[]): { script?: string; args: string[] } {
+  const [program = "", ...rest] = argv;
+  const interp = interpreterOf(program);
+  if (!interp) return { args: rest };
+  for (let i = 0; i < rest.length; i++) {
+    const word = rest[i] as string;
+    if (word === "--") return { script: rest[i + 1], args: rest.slice(i + 2) };
+    if (interp.code.has(word)) return { args: rest.slice(i + 2) };
+    if (interp.valued.has(word)) {
+      i++;
+      continue;
+    }
+    if (!word.startsWith("-")) return { script: word, args: rest.slice(i + 1) };
+  }
+  return { args: [] };
+}
+
+/**
+ * The file the command names, as execvp finds it: the first executable file on PATH, shims
+ * included (compile's `which` passes over shims, which are never granted).
+ */
+function onPath(name: string, path: string | undefined): string | undefined {
+  if (name.includes("/")) return existsSync(name) ? name : undefined;
+  for (const dir of (path ?? "").split(delimiter)) {
+    if (!dir || !isAbsolute(dir)) continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // Not here.
+    }
+  }
+  return undefined;
+}
+
+/** A version manager's shim: the manager's own command and the environment it needs. */
+function shimOf(file: string): { manager: string; env: Record<string, string> } | undefined {
+  try {
+    if (statSync(file).size > 65_536) return undefined;
+  } catch {
+    return undefined;
+  }
+  const text = readFileSync(file, "latin1");
+  // pyenv, rbenv, nodenv, goenv, plenv and jenv write the same shim.
+  const exec = /exec "([^"]+\/libexec\/(pyenv|rbenv|nodenv|goenv|plenv|jenv))" exec "\$program"/.exec(text);
+  if (!exec) return undefined;
+  const env: Record<string, string> = {};
+  for (const m of text.matchAll(/^export ([A-Z_]+_ROOT)="([^"]*)"$/gm)) env[m[1] as string] = m[2] as string;
+  return { manager: exec[1] as string, env };
+}
+
+function run(
+  file: string,
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; cwd: string; timeoutMs: number },
+): Promise<{ ok: boolean; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      file,
+      args,
+      { env: options.env, cwd: options.cwd, timeout: options.timeoutMs, maxBuffer: 1 << 20 },
+      (error, stdout, stderr) => resolve({ ok: !error, stdout: String(stdout), stderr: String(stderr) }),
+    ).stdin?.end();
+  });
+}
+
+/** The last meaningful line of a tool's error output, for a one-line message. */
+function lastLine(text: string): string {
+  const lines = text
+    .split("\n")
+    .map((l) => l.replace(/^npm (error|ERR!) /, "").trim())
+    .filter((l) => l && !/complete log of this run|^code [A-Z]/.test(l));
+  return lines[0] ?? "no output";
+}
+
+async function resolveShim(
+  exe: string,
+  name: string,
+  options: { env: NodeJS.ProcessEnv; cwd: string },
+): Promise<string | undefined> {
+  const shim = shimOf(exe);
+  if (!shim) return undefined;
+  const tool = basename(shim.manager);
+  const answer = await run(shim.manager, ["which", name], {
+    env: { ...options.env, ...shim.env },
+    cwd: options.cwd,
+    timeoutMs: 15_000,
+  });
+  const target = answer.stdout.trim().split("\n")[0] ?? "";
+  if (!answer.ok || !isAbsolute(target)) {
+    throw new LaunchError(
+      `${name} is a ${tool} shim (${exe}), and \`${tool} which ${name}\` failed: ${lastLine(answer.stderr)}`,
+    );
+  }
+  return target;
+}
+
+interface NpxCommand {
+  /** The packages to install (`-p`), or the one the command names. */
+  packages: string[];
+  /** The bin to run, when `-p` named the package; else the package spec. */
+  command: string;
+  args: string[];
+  /** npm options to pass on to the resolution (`--yes`, `--registry=...`, ...). */
+  flags: string[];
+}
+
+const NPX_FLAGS = new Set(["-y", "--yes", "--no", "--offline", "--prefer-offline", "--prefer-online"]);
+const NPX_IGNORED = new Set(["-q", "--quiet", "-s", "--silent"]);
+const NPX_VALUED = new Set(["--registry", "--cache", "--userconfig", "--loglevel"]);
+
+/** `npx [options] <package|command> [args...]` (also `npm exec` and `npm x`), or undefined. */
+export function parseNpx(argv: readonly string[]): NpxCommand | undefined {
+  const name = basename(argv[0] ?? "");
+  let rest: string[];
+  if (name === "npx") rest = argv.slice(1);
+  else if (name === "npm" && (argv[1] === "exec" || argv[1] === "x")) rest = argv.slice(2);
+  else return undefined;
+  const packages: string[] = [];
+  const flags: string[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    const word = rest[i] as string;
+    const [option = "", inline] = word.startsWith("--") ? word.split(/=(.*)/s) : [word];
+    if (word === "--") {
+      const command = rest[i + 1];
+      if (command === undefined) break;
+      return { packages, command, args: rest.slice(i + 2), flags };
+    }
+    if (!word.startsWith("-")) return { packages, command: word, args: rest.slice(i + 1), flags };
+    if (NPX_FLAGS.has(word)) flags.push(word === "-y" ? "--yes" : word);
+    else if (NPX_IGNORED.has(word)) continue;
+    else if (option === "-p" || option === "--package") {
+      const value = inline ?? rest[++i];
+      if (value === undefined) throw new LaunchError(`npx: ${option} needs a package`);
+      packages.push(value);
+    } else if (NPX_VALUED.has(option)) {
+      const value = inline ?? rest[++i];
+      if (value === undefined) throw new LaunchError(`npx: ${option} needs a value`);
+      flags.push(`${option}=${value}`);
+    } else if (option === "-c" || option === "--call") {
+      throw new LaunchError(
+        "npx -c runs a shell command line; under L3 give the server's own command (npx <package> [args])",
+      );
+    } else {
+      throw new LaunchError(`cannot tell what npx would run with the option ${word}`);
+    }
+  }
+  throw new LaunchError("npx names no package or command to run");
+}
+
+/** The package name of a registry spec (`@scope/name@^1`, `name@latest`), or undefined. */
+export function packageName(spec: string): string | undefined {
+  const m = /^(@[a-z0-9][\w.-]*\/[a-z0-9][\w.-]*|[a-z0-9][\w.-]*)(@[^/:]+)?$/i.exec(spec);
+  return m?.[1];
+}
+
+/** The bin npx runs for a package: its only one, or the one named like the package. */
+function binOf(pkgJson: string, name: string): string {
+  const manifest = JSON.parse(readFileSync(pkgJson, "utf8")) as { bin?: string | Record<string, string> };
+  const unscoped = name.replace(/^@[^/]+\//, "");
+  if (typeof manifest.bin === "string") return unscoped;
+  const bins = Object.keys(manifest.bin ?? {});
+  if (bins.length === 1) return bins[0] as string;
+  if (bins.includes(unscoped)) return unscoped;
+  throw new LaunchError(
+    bins.length === 0
+      ? `${name} has no bin for npx to run`
+      : `${name} has several bins (${bins.join(", ")}) and none named ${unscoped}`,
+  );
+}
+
+/** Where npx finds the command: its bin in a `node_modules/.bin` on the PATH npx gives it. */
+function locateBin(path: string, npx: NpxCommand): string {
+  const explicit = npx.packages.length > 0;
+  const name = explicit ? undefined : packageName(npx.command);
+  if (!explicit && !name) {
+    throw new LaunchError(
+      `npx ${npx.command}: only registry packages are resolved before confinement; start it with node <script>`,
+    );
+  }
+  for (const dir of path.split(delimiter)) {
+    if (!dir.endsWith(`${join("node_modules", ".bin")}`)) continue;
+    let bin = npx.command;
+    if (name) {
+      const pkgJson = join(dirname(dir), name, "package.json");
+      if (!existsSync(pkgJson)) continue;
+      bin = binOf(pkgJson, name);
+    }
+    const candidate = join(dir, bin);
+    if (existsSync(candidate)) return realpathSync(candidate);
+  }
+  throw new LaunchError(`npx installed ${npx.packages.join(", ") || npx.command} but gave no bin to run`);
+}
+
+async function resolveNpx(
+  npx: NpxCommand,
+  npxPath: string,
+  options: { env: NodeJS.ProcessEnv; cwd: string },
+): Promise<Launch> {
+  const packages = npx.packages.length ? npx.packages : [npx.command];
+  const ask = (flags: string[]) =>
+    run(
+      npxPath,
+      [
+        ...flags,
+        "--ignore-scripts",
+        ...packages.map((p) => `--package=${p}`),
+        "-c",
+        'printf "%s\\n" "$PATH"',
+      ],
+      { env: options.env, cwd: options.cwd, timeoutMs: 120_000 },
+    );
+  const offline = npx.flags.includes("--offline") || /^(1|true)$/i.test(options.env.npm_config_offline ?? "");
+  const chooses = npx.flags.some((f) => f === "--prefer-online" || f === "--offline");
+  // The cache first: a cached server starts without the network.
+  let answer = await ask(chooses ? npx.flags : [...npx.flags, "--offline"]);
+  if (!answer.ok && !offline && !chooses) answer = await ask(npx.flags);
+  if (!answer.ok) {
+    throw new LaunchError(
+      `npx could not install ${packages.join(", ")}${offline || chooses ? "" : " (from the npm cache or the registry)"}: ${lastLine(answer.stderr)}`,
+    );
+  }
+  const entry = locateBin(answer.stdout.trim().split("\n")[0] ?? "", npx);
+  return { ...scriptLaunch(entry, npx.args, options.env), via: `npx ${packages.join(" ")}` };
+}
+
+/** Run `script` as the kernel would: through the program its `#!` line names, found on PATH. */
+function scriptLaunch(script: string, args: string[], env: NodeJS.ProcessEnv): Launch {
+  const shebang = shebangOf(script);
+  const interpreter = shebang
+    ? (envTarget(shebang, env.PATH) ?? which(shebang[0] as string, env.PATH))
+    : undefined;
+  if (interpreter && interpreterOf(interpreter)) {
+    return { argv: [interpreter, script, ...args], script, args };
+  }
+  return { argv: [script, ...args], args };
+}
+
+const UNRESOLVED = new Set(["uvx", "bunx", "pipx", "pnpx"]);
+
+/**
+ * What `argv` runs, resolved before confinement: a shim to the interpreter it stands for, npx to
+ * `node <the package's bin script>`. Anything else is run as it is.
+ */
+export async function resolveLaunch(
+  argv: readonly string[],
+  options: { env: NodeJS.ProcessEnv; cwd: string },
+): Promise<Launch> {
+  const [command = "", ...rest] = argv;
+  const name = basename(command);
+  const exe = onPath(command, options.env.PATH);
+  if (!exe) throw new LaunchError(`cannot find the server's program "${command}" on its PATH`);
+  const shim = await resolveShim(exe, name, options);
+  const npx = parseNpx([name, ...rest]);
+  if (npx) return resolveNpx(npx, shim ?? realpathSync(exe), options);
+  if (
+    UNRESOLVED.has(name) ||
+    (name === "pnpm" && rest[0] === "dlx") ||
+    (name === "uv" && rest[0] === "tool")
+  ) {
+    throw new LaunchError(
+      `${name} is a launcher that mcpguard does not resolve before confinement yet; ` +
+        "under L3 start the server's own program (its installed entry point)",
+    );
+  }
+  if (!shim) return { argv: [...argv], ...splitCommand(argv) };
+  const launched = [shim, ...rest];
+  return {
+    argv: launched,
+    ...splitCommand(launched),
+    via: `${basename(shimOf(exe)?.manager ?? "")} shim ${name}`,
+  };
+}

@@ -1,0 +1,242 @@
+/**
+ * awk programs, read with a tokenizer: awk can run commands (`system()`, `print | "cmd"`,
+ * `"cmd" | getline`), read files (`getline < file`) and write them (`print > file`), and gawk can
+ * load code (`@load`, `@include`, `-l`, `-i`). Literal files are returned for L1's path checks
+ * under every config; commands, code and non-literal files are refused where the kernel does not
+ * confine programs and files (C-app).
+ */
+import type { Confinement } from "../command.js";
+import type { Field } from "../shell/index.js";
+import { type CodeUse, emptyUse } from "./index.js";
+
+interface AwkToken {
+  kind: "name" | "string" | "regex" | "number" | "op" | "at";
+  value: string;
+}
+
+class AwkError extends Error {}
+
+/** The special files awk writes to without opening a file. */
+export const STANDARD_STREAMS = new Set(["/dev/stdout", "/dev/stderr", "/dev/fd/1", "/dev/fd/2", "-"]);
+
+export function awkUse(name: string, argv: Field[], confined: Confinement): CodeUse {
+  const use = emptyUse();
+  let program: Field | undefined;
+  let i = 1;
+  for (; i < argv.length; i++) {
+    const word = (argv[i] as Field).text;
+    if (word === "--") {
+      i++;
+      break;
+    }
+    if (
+      word === "-f" ||
+      word === "--file" ||
+      word.startsWith("--file=") ||
+      /^-(?:E|-exec|i|-include|l|-load)$/.test(word)
+    ) {
+      if (!confined.exec)
+        return { ...use, refusal: `${name} runs code from a file (${word}), which is not part of the call` };
+      i++;
+      continue;
+    }
+    if (word === "-e" || word === "--source") {
+      use.codeOperands.add(i + 1);
+      program = argv[++i];
+      continue;
+    }
+    if (word === "-F" || word === "-v" || word === "--assign" || word === "--field-separator") {
+      i++;
+      continue;
+    }
+    if (!word.startsWith("-") || word === "-") break;
+  }
+  if (!program && argv[i]) {
+    use.codeOperands.add(i);
+    program = argv[i];
+  }
+  argv.forEach((f, k) => {
+    if (k > i && /^[A-Za-z_]\w*=/.test(f.text)) use.codeOperands.add(k);
+  });
+  if (!program) return use;
+  return programUse(name, program, use, confined);
+}
+
+function programUse(name: string, program: Field, use: CodeUse, confined: Confinement): CodeUse {
+  const strict = !(confined.exec && confined.files);
+  if (program.unknown)
+    return strict
+      ? { ...use, refusal: `the ${name} program holds ${program.unknown.origin}, known only at run time` }
+      : use;
+  let tokens: AwkToken[];
+  try {
+    tokens = tokenizeAwk(program.text);
+  } catch (error) {
+    if (!(error instanceof AwkError)) throw error;
+    return strict ? { ...use, refusal: `the ${name} program does not tokenize: ${error.message}` } : use;
+  }
+  const why = awkRules(tokens, use);
+  return why && strict ? { ...use, refusal: `the ${name} program ${why}` } : use;
+}
+
+/** Why the program is refused, or undefined; literal files go into `use`. */
+export function awkRules(tokens: AwkToken[], use: CodeUse): string | undefined {
+  for (let k = 0; k < tokens.length; k++) {
+    const t = tokens[k] as AwkToken;
+    if (t.kind === "at" && /^@(?:load|include)$/.test(t.value)) return `loads code with ${t.value}`;
+    if (t.kind === "name" && t.value === "system" && tokens[k + 1]?.value === "(")
+      return "runs a command with system()";
+    if (t.kind === "op" && (t.value === "|" || t.value === "|&")) return "runs a command through a pipe";
+    if (t.kind === "name" && (t.value === "print" || t.value === "printf")) {
+      const why = printRedirect(tokens, k, use);
+      if (why) return why;
+    }
+    if (t.kind === "name" && t.value === "getline") {
+      const at =
+        tokens[k + 1]?.kind === "name" && tokens[k + 2]?.value === "<"
+          ? k + 2
+          : tokens[k + 1]?.value === "<"
+            ? k + 1
+            : -1;
+      if (at === -1) continue;
+      const file = tokens[at + 1];
+      if (file?.kind !== "string") return "reads a file named only when it runs (getline <)";
+      use.files.push({ path: file.value, access: "read" });
+    }
+  }
+  return undefined;
+}
+
+/** `print ... > "file"`: a `>` or `>>` outside parentheses before the statement ends. */
+function printRedirect(tokens: AwkToken[], k: number, use: CodeUse): string | undefined {
+  let depth = 0;
+  for (let j = k + 1; j < tokens.length; j++) {
+    const t = tokens[j] as AwkToken;
+    if (t.kind !== "op") continue;
+    if (t.value === "(") depth++;
+    else if (t.value === ")") depth--;
+    else if (depth <= 0 && (t.value === ";" || t.value === "\n" || t.value === "}")) return undefined;
+    else if (depth === 0 && (t.value === ">" || t.value === ">>")) {
+      const file = tokens[j + 1];
+      if (file?.kind !== "string") return "writes to a file named only when it runs (print >)";
+      if (!STANDARD_STREAMS.has(file.value)) use.files.push({ path: file.value, access: "write" });
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+const AWK_OPS = [
+  "&&",
+  "||",
+  "|&",
+  ">>",
+  "<=",
+  ">=",
+  "==",
+  "!=",
+  "~",
+  "!~",
+  "++",
+  "--",
+  "+=",
+  "-=",
+  "*=",
+  "/=",
+  "%=",
+  "^=",
+  "**",
+];
+/** After these, a `/` starts a regex rather than a division. */
+const BEFORE_REGEX = new Set([
+  "(",
+  ",",
+  "{",
+  "}",
+  ";",
+  "\n",
+  "!",
+  "~",
+  "!~",
+  "&&",
+  "||",
+  "==",
+  "!=",
+  "<",
+  "<=",
+  ">",
+  ">=",
+  "=",
+  "+=",
+  "-=",
+  "?",
+  ":",
+  "in",
+  "print",
+  "printf",
+  "return",
+  "case",
+  "",
+]);
+
+export function tokenizeAwk(src: string): AwkToken[] {
+  const out: AwkToken[] = [];
+  let i = 0;
+  while (i < src.length) {
+    const ch = src[i] as string;
+    if (ch === "#") {
+      while (i < src.length && src[i] !== "\n") i++;
+      continue;
+    }
+    if (ch === "\\" && src[i + 1] === "\n") {
+      i += 2;
+      continue;
+    }
+    if (ch === " " || ch === "\t" || ch === "\r") {
+      i++;
+      continue;
+    }
+    const last = out.at(-1);
+    if (ch === '"') {
+      const [value, end] = quoted(src, i, '"');
+      out.push({ kind: "string", value });
+      i = end;
+    } else if (ch === "/" && BEFORE_REGEX.has(last?.value ?? "")) {
+      const [value, end] = quoted(src, i, "/");
+      out.push({ kind: "regex", value });
+      i = end;
+    } else if (/[A-Za-z_@]/.test(ch)) {
+      const m = /^@?[A-Za-z_][A-Za-z0-9_]*/.exec(src.slice(i)) as RegExpExecArray;
+      out.push({ kind: ch === "@" ? "at" : "name", value: m[0] });
+      i += m[0].length;
+    } else if (/[0-9.]/.test(ch) && /^[0-9.]/.test(src.slice(i))) {
+      const m = /^(?:0[xX][0-9a-fA-F]+|[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+\.)/.exec(src.slice(i));
+      const text = m?.[0] || ch;
+      out.push({ kind: text === "." ? "op" : "number", value: text });
+      i += text.length;
+    } else {
+      const op = AWK_OPS.find((o) => src.startsWith(o, i)) ?? ch;
+      out.push({ kind: "op", value: op });
+      i += op.length;
+    }
+  }
+  return out;
+}
+
+function quoted(src: string, start: number, quote: string): [string, number] {
+  let value = "";
+  for (let i = start + 1; i < src.length; i++) {
+    const ch = src[i] as string;
+    if (ch === "\\" && i + 1 < src.length) {
+      const next = src[i + 1] as string;
+      value +=
+        next === "n" ? "\n" : next === "t" ? "\t" : next === "\\" || next === quote ? next : `\\${next}`;
+      i++;
+      continue;
+    }
+    if (ch === quote) return [value, i + 1];
+    if (ch === "\n") break;
+    value += ch;
+  }
+  throw new AwkError(quote === '"' ? "a string never ends" : "a regex never ends");
+}

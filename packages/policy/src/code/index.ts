@@ -1,0 +1,147 @@
+/**
+ * Programs that take code: where it comes from (an option, a here-document, a pipe, a script
+ * file), and what it may reach. Where no kernel layer confines a program (C-app), its code must be
+ * read with a grammar and found to compute only: python3 (a tokenizer, python.ts), node (acorn,
+ * javascript.ts), sed and awk scripts (sed.ts, awk.ts). perl and ruby code is refused there, for
+ * want of a grammar. Under every config the files the code names literally are returned, for L1
+ * to check like any other path.
+ */
+import type { Confinement } from "../command.js";
+import type { Field, Invocation } from "../shell/index.js";
+import { UNKNOWN_MARK } from "../shell/index.js";
+import { awkUse } from "./awk.js";
+import { nodeUse } from "./javascript.js";
+import { pythonUse } from "./python.js";
+import { sedUse } from "./sed.js";
+
+export interface CodeUse {
+  /** Why the code is refused (C-app only): it reaches a capability, or cannot be read. */
+  refusal?: string;
+  /** Files the code opens by literal name. */
+  files: { path: string; access: "read" | "write" | "touch" }[];
+  urls: string[];
+  /** Positions of argv that are code or patterns, not files. */
+  codeOperands: Set<number>;
+}
+
+export function emptyUse(): CodeUse {
+  return { files: [], urls: [], codeOperands: new Set() };
+}
+
+/** Whether the kernel confines everything code could reach: files, programs and the network. */
+export function confinedAll(confined: Confinement): boolean {
+  return confined.files && confined.exec && confined.network;
+}
+
+/** Where an interpreter's program comes from. */
+export type Source =
+  | { kind: "inline"; code: Field; index: number }
+  | { kind: "stdin"; texts?: string[]; what: string }
+  | { kind: "script"; file: Field; index: number }
+  | { kind: "module"; name: Field; index: number }
+  | { kind: "none" };
+
+/** The code of each way a source may be, or why it cannot be known before the run. */
+export function sourceTexts(source: Source, program: string): { texts: string[] } | { unknown: string } {
+  if (source.kind === "inline") {
+    if (source.code.unknown)
+      return { unknown: `the ${program} code holds ${source.code.unknown.origin}, known only at run time` };
+    return { texts: [source.code.text] };
+  }
+  if (source.kind === "stdin") {
+    if (source.texts) return { texts: source.texts };
+    return { unknown: `${program} reads its program from ${source.what}, which is not part of the call` };
+  }
+  if (source.kind === "script") {
+    const name = source.file.unknown ? "named only at run time" : source.file.text;
+    return { unknown: `runs the ${program} script ${name}, whose code is not part of the call` };
+  }
+  return { texts: [] };
+}
+
+export function stdinSource(inv: Invocation): Source {
+  const stdin = inv.stdin;
+  if (stdin.kind === "text")
+    return stdin.texts
+      ? { kind: "stdin", texts: stdin.texts, what: "" }
+      : { kind: "stdin", what: "a here-document with parts known only at run time" };
+  if (stdin.kind === "pipe")
+    return { kind: "stdin", what: `a pipe (from ${stdin.producers.join(", ") || "another command"})` };
+  if (stdin.kind === "file") return { kind: "stdin", what: "a file" };
+  return { kind: "stdin", what: "the server's input" };
+}
+
+const GREP = new Set(["grep", "egrep", "fgrep", "zgrep", "rg"]);
+const OTHER_INTERPRETERS =
+  /^(?:perl[0-9.]*|ruby[0-9.]*|php[0-9.]*|lua[0-9.]*|luajit|Rscript|tclsh[0-9.]*|wish|osascript|jshell|irb|guile|racket|sbcl|ghci|julia)$/;
+
+/** What a program's code reaches, by the program's name. */
+export function analyzeCode(name: string, argv: Field[], inv: Invocation, confined: Confinement): CodeUse {
+  if (/^python[0-9.]*$/.test(name)) return pythonUse(name, argv, inv, confined);
+  if (name === "node" || name === "nodejs") return nodeUse(name, argv, inv, confined);
+  if (name === "sed") return sedUse(argv, confined);
+  if (/^(?:awk|gawk|mawk|nawk)$/.test(name)) return awkUse(name, argv, confined);
+  if (GREP.has(name)) return grepUse(argv);
+  if (OTHER_INTERPRETERS.test(name)) return otherUse(name, argv, confined);
+  if (name === "make") return makeUse(argv, confined);
+  return emptyUse();
+}
+
+/** make runs the recipes of a Makefile (and its `$(shell ...)`, even with -n): code not in the call. */
+function makeUse(argv: Field[], confined: Confinement): CodeUse {
+  const use = emptyUse();
+  const args = argv.slice(1);
+  if (args.length > 0 && args.every((f) => VERSION_ONLY.has(f.text))) return use;
+  if (!confinedAll(confined))
+    use.refusal = "make runs the recipes of a Makefile, whose commands are not part of the call";
+  return use;
+}
+
+/** grep's first operand is its pattern, unless a pattern came with -e or -f. */
+function grepUse(argv: Field[]): CodeUse {
+  const use = emptyUse();
+  let given = false;
+  for (let i = 1; i < argv.length; i++) {
+    const word = (argv[i] as Field).text;
+    if (word === "--") {
+      if (!given) use.codeOperands.add(i + 1);
+      return use;
+    }
+    if (/^-(?:e|f|-regexp|-file)$/.test(word)) {
+      given = true;
+      use.codeOperands.add(i + 1);
+      i++;
+    } else if (/^-[A-Za-z]*[ef]./.test(word) || /^--(?:regexp|file)=/.test(word)) given = true;
+    else if (
+      /^-[ABCmd]$|^--(?:context|before-context|after-context|max-count|devices|directories|binary-files|label|color|colour)$/.test(
+        word,
+      )
+    )
+      i++;
+    else if (!word.startsWith("-") || word === "-") {
+      if (!given) use.codeOperands.add(i);
+      return use;
+    }
+  }
+  return use;
+}
+
+const VERSION_ONLY = new Set(["--version", "-v", "-V", "--help", "-h"]);
+
+/** perl, ruby, ...: no grammar here, so their code is refused unless the kernel confines it. */
+function otherUse(name: string, argv: Field[], confined: Confinement): CodeUse {
+  const use = emptyUse();
+  const args = argv.slice(1);
+  if (args.length > 0 && args.every((f) => VERSION_ONLY.has(f.text))) return use;
+  argv.forEach((f, i) => {
+    if (i > 0 && (f.text.includes(" ") || f.unknown)) use.codeOperands.add(i);
+  });
+  if (!confinedAll(confined)) {
+    use.refusal = `${name} code is not analysed without the kernel layer: it could reach any file, program or host`;
+  }
+  return use;
+}
+
+export function hasUnknownText(text: string): boolean {
+  return text.includes(UNKNOWN_MARK);
+}

@@ -1,0 +1,594 @@
+/**
+ * node code handed on the command line (`-e`, `-p`, `-` with a here-document), read with acorn.
+ * Where the kernel does not confine the program (C-app) the code may use the globals that compute,
+ * require pure modules and JSON files by literal name, and use `fs` only by calling its functions
+ * with literal paths. It may not reach `process.env` or `process.binding`, `child_process`, the
+ * network, `eval`/`Function`, or a function through a property name computed at run time
+ * (`this.constructor.constructor`, `x[k]()`). Under every config the literal files it opens are
+ * returned for L1's path checks. This is a check of the code's text, not a JavaScript sandbox:
+ * DESIGN.md says what it does not follow.
+ */
+import { createRequire } from "node:module";
+import type { Confinement } from "../command.js";
+import type { Field, Invocation } from "../shell/index.js";
+import { type CodeUse, confinedAll, emptyUse, type Source, sourceTexts, stdinSource } from "./index.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: ESTree nodes as acorn makes them.
+type Node = any;
+interface Acorn {
+  parse(code: string, options: Record<string, unknown>): Node;
+}
+let acorn: Acorn | undefined;
+const load = (): Acorn => {
+  acorn ??= createRequire(import.meta.url)("acorn") as Acorn;
+  return acorn;
+};
+
+const MAX_NODES = 100_000;
+const GLOBALS = new Set([
+  "console",
+  "JSON",
+  "Math",
+  "Date",
+  "Number",
+  "String",
+  "Boolean",
+  "Array",
+  "Object",
+  "Map",
+  "Set",
+  "WeakMap",
+  "WeakSet",
+  "Symbol",
+  "RegExp",
+  "Error",
+  "TypeError",
+  "RangeError",
+  "SyntaxError",
+  "AggregateError",
+  "parseInt",
+  "parseFloat",
+  "isNaN",
+  "isFinite",
+  "encodeURIComponent",
+  "decodeURIComponent",
+  "encodeURI",
+  "decodeURI",
+  "Buffer",
+  "URL",
+  "URLSearchParams",
+  "TextEncoder",
+  "TextDecoder",
+  "Intl",
+  "BigInt",
+  "Promise",
+  "setTimeout",
+  "setInterval",
+  "clearTimeout",
+  "clearInterval",
+  "setImmediate",
+  "queueMicrotask",
+  "structuredClone",
+  "atob",
+  "btoa",
+  "undefined",
+  "NaN",
+  "Infinity",
+  "require",
+  "process",
+  "__dirname",
+  "__filename",
+  "ArrayBuffer",
+  "DataView",
+  "Uint8Array",
+  "Uint16Array",
+  "Uint32Array",
+  "Int8Array",
+  "Int16Array",
+  "Int32Array",
+  "Float32Array",
+  "Float64Array",
+  "BigInt64Array",
+  "BigUint64Array",
+  "Uint8ClampedArray",
+  "performance",
+  "arguments",
+]);
+const OBJECT_METHODS = new Set([
+  "keys",
+  "values",
+  "entries",
+  "assign",
+  "freeze",
+  "fromEntries",
+  "create",
+  "is",
+  "hasOwn",
+  "isFrozen",
+  "seal",
+  "groupBy",
+]);
+const PROCESS_MEMBERS = new Set([
+  "stdout",
+  "stderr",
+  "stdin",
+  "argv",
+  "exit",
+  "exitCode",
+  "version",
+  "versions",
+  "platform",
+  "arch",
+  "hrtime",
+  "uptime",
+  "memoryUsage",
+  "cwd",
+  "nextTick",
+  "on",
+  "once",
+  "emitWarning",
+  "pid",
+]);
+const FORBIDDEN_MEMBERS = new Set([
+  "constructor",
+  "__proto__",
+  "__defineGetter__",
+  "__defineSetter__",
+  "__lookupGetter__",
+  "__lookupSetter__",
+  "caller",
+  "callee",
+  "mainModule",
+]);
+const PURE_MODULES = new Set([
+  "assert",
+  "buffer",
+  "crypto",
+  "events",
+  "path",
+  "querystring",
+  "string_decoder",
+  "url",
+  "util",
+  "zlib",
+  "stream",
+  "readline",
+  "timers",
+  "perf_hooks",
+  "punycode",
+  "console",
+]);
+const FS_MODULES = new Set(["fs", "fs/promises"]);
+const REACHES: Record<string, string> = {
+  child_process: "processes",
+  cluster: "processes",
+  worker_threads: "threads that run code",
+  net: "the network",
+  http: "the network",
+  https: "the network",
+  http2: "the network",
+  dgram: "the network",
+  dns: "the network",
+  tls: "the network",
+  vm: "dynamic code",
+  v8: "the engine's internals",
+  inspector: "the engine's internals",
+  module: "the module loader",
+  repl: "dynamic code",
+  os: "the host",
+  process: "the process",
+  wasi: "native code",
+};
+/** fs functions and which of their first two arguments are paths (r, w, t for touch). */
+const FS_FUNCTIONS: Record<string, string> = {
+  readFileSync: "r",
+  readFile: "r",
+  writeFileSync: "w",
+  writeFile: "w",
+  appendFileSync: "w",
+  appendFile: "w",
+  existsSync: "t",
+  mkdirSync: "w",
+  mkdir: "w",
+  readdirSync: "r",
+  readdir: "r",
+  statSync: "t",
+  stat: "t",
+  lstatSync: "t",
+  lstat: "t",
+  rmSync: "w",
+  rm: "w",
+  unlinkSync: "w",
+  unlink: "w",
+  rmdirSync: "w",
+  rmdir: "w",
+  renameSync: "ww",
+  rename: "ww",
+  copyFileSync: "rw",
+  copyFile: "rw",
+  cpSync: "rw",
+  cp: "rw",
+  symlinkSync: "rw",
+  createReadStream: "r",
+  createWriteStream: "w",
+  openSync: "t",
+  open: "t",
+  accessSync: "t",
+  access: "t",
+  realpathSync: "t",
+  realpath: "t",
+  truncateSync: "w",
+  truncate: "w",
+  readSync: "",
+  writeSync: "",
+  closeSync: "",
+  fstatSync: "",
+};
+
+export function nodeUse(name: string, argv: Field[], inv: Invocation, confined: Confinement): CodeUse {
+  const use = emptyUse();
+  const { source, preloads, module } = nodeSource(argv, inv);
+  if (source.kind === "inline") use.codeOperands.add(source.index);
+  const strict = !confinedAll(confined);
+  for (const preload of preloads) {
+    const why = moduleRule(preload.unknown ? "\u0000" : preload.text, use);
+    if (why && strict) return { ...use, refusal: `node preloads a module that ${why}` };
+  }
+  if (source.kind === "none") return use;
+  const got = sourceTexts(source, name);
+  if ("unknown" in got) return strict ? { ...use, refusal: got.unknown } : use;
+  for (const code of got.texts) {
+    const why = readJavaScript(code, module, use);
+    if (why && strict) return { ...use, refusal: `the ${name} code ${why}` };
+  }
+  return use;
+}
+
+function nodeSource(argv: Field[], inv: Invocation): { source: Source; preloads: Field[]; module: boolean } {
+  const preloads: Field[] = [];
+  let module = false;
+  for (let i = 1; i < argv.length; i++) {
+    const f = argv[i] as Field;
+    const [flag, attached] =
+      f.text.startsWith("--") && f.text.includes("=")
+        ? [f.text.slice(0, f.text.indexOf("=")), f.text.slice(f.text.indexOf("=") + 1)]
+        : [f.text, undefined];
+    const value = (): Field | undefined => (attached !== undefined ? { ...f, text: attached } : argv[++i]);
+    if (f.unknown) return { source: { kind: "script", file: f, index: i }, preloads, module };
+    if (["-e", "--eval", "-p", "--print", "-pe"].includes(flag)) {
+      const index = attached !== undefined ? i : i + 1;
+      const code = value();
+      return { source: code ? { kind: "inline", code, index } : { kind: "none" }, preloads, module };
+    }
+    if (["-c", "--check", "-v", "--version", "-h", "--help"].includes(flag))
+      return { source: { kind: "none" }, preloads, module };
+    if (["-r", "--require", "--import", "--loader", "--experimental-loader"].includes(flag)) {
+      const mod = value();
+      if (mod) preloads.push(mod);
+      continue;
+    }
+    if (flag === "--input-type") module = (attached ?? argv[++i]?.text) === "module";
+    if (f.text === "-") return { source: stdinSource(inv), preloads, module };
+    if (f.text === "--")
+      return {
+        source: argv[i + 1] ? { kind: "script", file: argv[i + 1] as Field, index: i + 1 } : stdinSource(inv),
+        preloads,
+        module,
+      };
+    if (f.text.startsWith("-")) continue;
+    return { source: { kind: "script", file: f, index: i }, preloads, module };
+  }
+  return { source: stdinSource(inv), preloads, module };
+}
+
+/** Why a module may not be loaded, or undefined (a JSON file of the workspace is a file it reads). */
+function moduleRule(spec: string, use: CodeUse): string | undefined {
+  const name = spec.replace(/^node:/, "");
+  if (PURE_MODULES.has(name) || FS_MODULES.has(name)) return undefined;
+  if (/^[./]/.test(name)) {
+    if (name.endsWith(".json")) {
+      use.files.push({ path: name, access: "read" });
+      return undefined;
+    }
+    return `requires ${name}, a module of the workspace whose code is not part of the call`;
+  }
+  const top = name.split("/")[0] as string;
+  const reaches = Object.hasOwn(REACHES, top) ? REACHES[top] : undefined;
+  if (name.includes("\u0000")) return "requires a module named only at run time";
+  return reaches
+    ? `requires ${name}, which reaches ${reaches}`
+    : `requires ${name}, a module not known to only compute`;
+}
+
+function parse(code: string, module: boolean): Node | string {
+  const options = {
+    ecmaVersion: "latest",
+    allowHashBang: true,
+    allowReturnOutsideFunction: true,
+    allowAwaitOutsideFunction: true,
+  };
+  const first = module || /^\s*(?:import|export)\s/m.test(code) ? "module" : "script";
+  try {
+    return load().parse(code, { ...options, sourceType: first });
+  } catch (error) {
+    return `does not parse as JavaScript: ${(error as Error).message}`;
+  }
+}
+
+interface Walk {
+  declared: Set<string>;
+  /** Names bound to a module (`fs`) or to one of its functions (`fs.readFileSync`). */
+  bindings: Map<string, string>;
+  /** Names that hold a value read by a property name computed at run time. */
+  computed: Set<string>;
+  /** Identifier nodes that declare a name. */
+  declarations: Set<Node>;
+  use: CodeUse;
+}
+
+/** Why the code is refused, or undefined; its literal files go into `use`. */
+export function readJavaScript(code: string, module: boolean, use: CodeUse): string | undefined {
+  const ast = parse(code, module);
+  if (typeof ast === "string") return ast;
+  const nodes: [Node, Node | null, string][] = [];
+  const stack: [Node, Node | null, string][] = [[ast, null, ""]];
+  while (stack.length > 0) {
+    const item = stack.pop() as [Node, Node | null, string];
+    nodes.push(item);
+    if (nodes.length > MAX_NODES) return "is too large to check";
+    for (const key of Object.keys(item[0])) {
+      const value = item[0][key];
+      if (Array.isArray(value)) {
+        for (const v of value) if (v && typeof v.type === "string") stack.push([v, item[0], key]);
+      } else if (value && typeof value.type === "string") stack.push([value, item[0], key]);
+    }
+  }
+  const walk: Walk = {
+    declared: new Set(),
+    bindings: new Map(),
+    computed: new Set(),
+    declarations: new Set(),
+    use,
+  };
+  for (const [node] of nodes) collectBindings(node, walk);
+  // Names and properties first, so that a reason names what the code reaches (`Function`), then calls.
+  const early = new Set(["Identifier", "MemberExpression", "ImportExpression", "ImportDeclaration"]);
+  for (const pass of [true, false]) {
+    for (const [node, parent, key] of nodes) {
+      if (early.has(node.type) !== pass) continue;
+      const why = nodeRule(node, parent, key, walk);
+      if (why) return why;
+    }
+  }
+  return undefined;
+}
+
+/** The names a pattern binds; their Identifier nodes are declarations, not uses. */
+function patternNames(pattern: Node, out: string[], nodes?: Set<Node>): void {
+  if (!pattern) return;
+  if (pattern.type === "Identifier") {
+    out.push(pattern.name);
+    nodes?.add(pattern);
+  } else if (pattern.type === "ObjectPattern") {
+    for (const p of pattern.properties)
+      patternNames(p.type === "RestElement" ? p.argument : p.value, out, nodes);
+  } else if (pattern.type === "ArrayPattern") for (const e of pattern.elements) patternNames(e, out, nodes);
+  else if (pattern.type === "RestElement") patternNames(pattern.argument, out, nodes);
+  else if (pattern.type === "AssignmentPattern") patternNames(pattern.left, out, nodes);
+}
+
+function requiredModule(node: Node): string | undefined {
+  if (node?.type !== "CallExpression" || node.callee.type !== "Identifier" || node.callee.name !== "require")
+    return undefined;
+  const text = literalString(node.arguments[0]);
+  return text?.replace(/^node:/, "");
+}
+
+function collectBindings(node: Node, walk: Walk): void {
+  const names: string[] = [];
+  if (node.type === "VariableDeclarator") {
+    patternNames(node.id, names, walk.declarations);
+    const module = requiredModule(node.init);
+    if (module && node.id.type === "Identifier") walk.bindings.set(node.id.name, module);
+    if (module && node.id.type === "ObjectPattern") {
+      for (const p of node.id.properties)
+        if (p.type === "Property" && p.value.type === "Identifier")
+          walk.bindings.set(p.value.name, `${module}.${propertyName(p)}`);
+    }
+    if (node.id.type === "Identifier" && computedRead(node.init)) walk.computed.add(node.id.name);
+  } else if (
+    node.type === "FunctionDeclaration" ||
+    node.type === "FunctionExpression" ||
+    node.type === "ArrowFunctionExpression"
+  ) {
+    if (node.id) names.push(node.id.name);
+    for (const p of node.params) patternNames(p, names, walk.declarations);
+  } else if (node.type === "ClassDeclaration" && node.id) names.push(node.id.name);
+  else if (node.type === "CatchClause" && node.param) patternNames(node.param, names, walk.declarations);
+  else if (
+    node.type === "ImportSpecifier" ||
+    node.type === "ImportDefaultSpecifier" ||
+    node.type === "ImportNamespaceSpecifier"
+  )
+    names.push(node.local.name);
+  else if (
+    node.type === "AssignmentExpression" &&
+    node.left.type === "Identifier" &&
+    computedRead(node.right)
+  )
+    walk.computed.add(node.left.name);
+  for (const n of names) walk.declared.add(n);
+}
+
+function literalString(node: Node): string | undefined {
+  if (node?.type === "Literal" && typeof node.value === "string") return node.value;
+  if (node?.type === "TemplateLiteral" && node.expressions.length === 0)
+    return node.quasis[0]?.value.cooked ?? undefined;
+  return undefined;
+}
+
+function propertyName(node: Node): string | undefined {
+  if (!node.computed)
+    return node.key?.name ?? node.property?.name ?? (node.key ? literalString(node.key) : undefined);
+  return literalString(node.key ?? node.property);
+}
+
+/** `x[k]` with a key that is not a literal (a number or a string written out). */
+function computedRead(node: Node): boolean {
+  return (
+    node?.type === "MemberExpression" &&
+    node.computed &&
+    literalString(node.property) === undefined &&
+    !(node.property.type === "Literal" && typeof node.property.value === "number")
+  );
+}
+
+function nodeRule(node: Node, parent: Node | null, key: string, walk: Walk): string | undefined {
+  switch (node.type) {
+    case "Identifier":
+      return identifierRule(node, parent, key, walk);
+    case "MemberExpression":
+      return memberRule(node, parent, key, walk);
+    case "CallExpression":
+    case "NewExpression":
+      return callRule(node, walk);
+    case "ImportExpression":
+      return importSource(node.source, walk);
+    case "ImportDeclaration":
+      return importSource(node.source, walk);
+    case "WithStatement":
+      return "uses with, which makes names dynamic";
+    case "MetaProperty":
+      return node.meta.name === "import" ? "reaches import.meta" : undefined;
+    case "Property":
+      return node.computed && literalString(node.key) === undefined && parent?.type === "ObjectPattern"
+        ? "reads a property whose name is computed at run time into a name"
+        : undefined;
+    default:
+      return undefined;
+  }
+}
+
+function importSource(source: Node, walk: Walk): string | undefined {
+  const text = literalString(source);
+  if (text === undefined) return "imports a module named only at run time";
+  return moduleRule(text, walk.use);
+}
+
+/** A free name must be a global that computes; `require` and `process` only in the forms checked elsewhere. */
+function identifierRule(node: Node, parent: Node | null, key: string, walk: Walk): string | undefined {
+  if (!parent || walk.declarations.has(node)) return undefined;
+  if (
+    (parent.type === "MemberExpression" && key === "property" && !parent.computed) ||
+    (parent.type === "Property" && key === "key" && !parent.computed)
+  )
+    return undefined;
+  if (
+    parent.type === "MethodDefinition" ||
+    parent.type === "PropertyDefinition" ||
+    parent.type === "LabeledStatement" ||
+    parent.type === "BreakStatement" ||
+    parent.type === "ContinueStatement"
+  )
+    return undefined;
+  if (key === "id" || key === "params" || key === "local" || key === "imported" || key === "exported")
+    return undefined;
+  const bound = walk.bindings.get(node.name);
+  if (bound && FS_MODULES.has(bound.split(".")[0] as string)) {
+    // fs, or one of its functions, may only be called: as a value it would reach any path.
+    const used = bound.includes(".")
+      ? parent.type === "CallExpression" && key === "callee"
+      : parent.type === "MemberExpression" && key === "object";
+    return used ? undefined : `uses ${bound} other than by calling it with literal paths`;
+  }
+  if (walk.declared.has(node.name) || bound) return undefined;
+  if (!GLOBALS.has(node.name)) return `uses the global ${node.name}, which is not known to only compute`;
+  if (node.name === "require" && !(parent.type === "CallExpression" && key === "callee"))
+    return "uses require other than by calling it with a literal name";
+  if (node.name === "process" && !(parent.type === "MemberExpression" && key === "object"))
+    return "uses process as a value";
+  return undefined;
+}
+
+function memberRule(node: Node, parent: Node | null, key: string, walk: Walk): string | undefined {
+  const name = propertyName(node);
+  if (name !== undefined && FORBIDDEN_MEMBERS.has(name))
+    return `reaches .${name}, a way to the Function constructor or the module system`;
+  const object = node.object;
+  const owner = object.type === "Identifier" && !walk.declared.has(object.name) ? object.name : undefined;
+  const bound = object.type === "Identifier" ? walk.bindings.get(object.name) : requiredModule(object);
+  if (owner === "process" && (name === undefined || !PROCESS_MEMBERS.has(name)))
+    return `reaches process.${name ?? "[…]"}, beyond the process's own input and output`;
+  if (owner === "Object" && (name === undefined || !OBJECT_METHODS.has(name)))
+    return `uses Object.${name ?? "[…]"}, which reaches objects' internals`;
+  if (owner && name === undefined && GLOBALS.has(owner))
+    return `reaches ${owner} by a property name computed at run time`;
+  if (bound && FS_MODULES.has(bound.split(".")[0] as string)) return fsMember(parent, key, bound, name, walk);
+  if (bound === "path" || bound === "crypto") return undefined;
+  return undefined;
+}
+
+/** `fs.readFileSync('x')`: an fs function, called, with literal paths. */
+function fsMember(
+  parent: Node | null,
+  key: string,
+  bound: string,
+  name: string | undefined,
+  walk: Walk,
+): string | undefined {
+  if (name === "promises" && bound.split(".").length === 1) return undefined;
+  if (!(parent?.type === "CallExpression" && key === "callee") || name === undefined)
+    return `uses fs.${name ?? "[…]"} other than by calling it`;
+  return fsCall(name, parent.arguments, walk);
+}
+
+function fsCall(name: string, args: Node[], walk: Walk): string | undefined {
+  const paths = Object.hasOwn(FS_FUNCTIONS, name) ? FS_FUNCTIONS[name] : undefined;
+  if (paths === undefined) return `uses fs.${name}, which is not among the file functions checked here`;
+  for (let i = 0; i < paths.length; i++) {
+    const text = literalString(args[i]);
+    if (text === undefined) return `calls fs.${name} with a path known only when it runs`;
+    walk.use.files.push({
+      path: text,
+      access: paths[i] === "w" ? "write" : paths[i] === "r" ? "read" : "touch",
+    });
+  }
+  return undefined;
+}
+
+function callRule(node: Node, walk: Walk): string | undefined {
+  const callee = node.callee;
+  if (callee.type === "Identifier") {
+    if (callee.name === "require") {
+      const text = literalString(node.arguments[0]);
+      return text === undefined ? "requires a module named only at run time" : moduleRule(text, walk.use);
+    }
+    if (walk.computed.has(callee.name))
+      return `calls ${callee.name}, a value read by a property name computed at run time`;
+    const bound = walk.bindings.get(callee.name);
+    if (bound && FS_MODULES.has(bound.split(".")[0] as string))
+      return fsCall(bound.split(".").at(-1) as string, node.arguments, walk);
+    return undefined;
+  }
+  if (callee.type === "MemberExpression") {
+    if (computedRead(callee)) return "calls a function found by a property name computed at run time";
+    const name = propertyName(callee);
+    if ((name === "call" || name === "apply" || name === "bind") && containsComputed(callee.object))
+      return `calls .${name} on a function found by a property name computed at run time`;
+    return undefined;
+  }
+  const allowed = [
+    "CallExpression",
+    "FunctionExpression",
+    "ArrowFunctionExpression",
+    "Super",
+    "ChainExpression",
+    "TaggedTemplateExpression",
+  ];
+  return allowed.includes(callee.type) ? undefined : `calls a function found by a ${callee.type}`;
+}
+
+function containsComputed(node: Node): boolean {
+  for (let n = node; n?.type === "MemberExpression"; n = n.object) if (computedRead(n)) return true;
+  return false;
+}

@@ -1,0 +1,350 @@
+/**
+ * Builtins of dash and bash: what each does to the shell's state (`cd`, `read`, `set --`,
+ * `shift`, `unset`, `export`), and the ones that run text as code (`eval`, `trap`, `.` and
+ * `source`, `alias`) or run a program (`exec`, `command`).
+ */
+import { posix } from "node:path";
+import { dispatch } from "./commands.js";
+import type { Field, FileRedirect, Stdin, Unknown } from "./model.js";
+import type { Reader } from "./reader.js";
+import { type Scope, scalar, UNSET, unknownValue } from "./scope.js";
+
+/** Builtins of dash, and bash's own (a bash-only one is a missing program under dash: harmless). */
+export const BUILTINS = new Set([
+  ":",
+  ".",
+  "[",
+  "alias",
+  "bg",
+  "break",
+  "cd",
+  "command",
+  "continue",
+  "echo",
+  "eval",
+  "exec",
+  "exit",
+  "export",
+  "false",
+  "fc",
+  "fg",
+  "getopts",
+  "hash",
+  "jobs",
+  "kill",
+  "local",
+  "printf",
+  "pwd",
+  "read",
+  "readonly",
+  "return",
+  "set",
+  "shift",
+  "test",
+  "times",
+  "trap",
+  "true",
+  "type",
+  "ulimit",
+  "umask",
+  "unalias",
+  "unset",
+  "wait",
+  // bash
+  "bind",
+  "builtin",
+  "caller",
+  "compgen",
+  "complete",
+  "compopt",
+  "declare",
+  "dirs",
+  "disown",
+  "enable",
+  "help",
+  "history",
+  "let",
+  "logout",
+  "mapfile",
+  "popd",
+  "pushd",
+  "readarray",
+  "shopt",
+  "source",
+  "suspend",
+  "typeset",
+]);
+
+function readInput(stdin: Stdin): Unknown {
+  const producers = stdin.kind === "pipe" ? stdin.producers : undefined;
+  return { kind: "text", origin: "a line read by read", ...(producers?.length ? { producers } : {}) };
+}
+
+/** The operands of a builtin after its options (`read -r -p x name` -> `name`). */
+function operands(argv: Field[], valued: string): Field[] {
+  const out: Field[] = [];
+  for (let i = 1; i < argv.length; i++) {
+    const word = (argv[i] as Field).text;
+    if (word === "--") return [...out, ...argv.slice(i + 1)];
+    if (out.length === 0 && word.startsWith("-") && word.length > 1) {
+      if (valued.includes(word.at(-1) as string)) i++;
+      continue;
+    }
+    out.push(argv[i] as Field);
+  }
+  return out;
+}
+
+function assignUnknown(scope: Scope, names: Field[], unknown: Unknown, r?: Reader): void {
+  for (const name of names) {
+    if (r && (name.unknown || name.text.includes("[")))
+      r.subscriptName(name.unknown ? "a name known only at run time" : name.text);
+    if (!name.unknown) scope.vars.set(name.text, unknownValue(unknown));
+  }
+}
+
+/** `-C command` of mapfile, compgen and complete: a command bash runs. */
+function callbackOption(r: Reader, name: string, argv: Field[], scope: Scope, stdin: Stdin): void {
+  const at = argv.findIndex((f, i) => i > 0 && f.text === "-C");
+  if (at === -1 || !argv[at + 1]) return;
+  evalText(
+    r,
+    [argv[at + 1] as Field],
+    scope,
+    stdin,
+    `the command given to ${name} -C`,
+    `gives ${name} -C a command known only at run time`,
+  );
+}
+
+export function readBuiltin(
+  r: Reader,
+  name: string,
+  argvs: Field[][],
+  scope: Scope,
+  stdin: Stdin,
+  files: FileRedirect[],
+): void {
+  if (argvs.length > 1) {
+    // Several ways: each may happen; the state after is what any of them leaves.
+    const branches = argvs.map((argv) => {
+      const s = scope.fork();
+      readOne(r, name, argv, s, stdin, files);
+      return s;
+    });
+    for (const s of branches) scope.merge(s);
+    return;
+  }
+  readOne(r, name, argvs[0] as Field[], scope, stdin, files);
+}
+
+function readOne(
+  r: Reader,
+  name: string,
+  argv: Field[],
+  scope: Scope,
+  stdin: Stdin,
+  files: FileRedirect[],
+): void {
+  switch (name) {
+    case "cd":
+    case "pushd":
+      changeDirectory(r, argv, scope);
+      return;
+    case "popd":
+      scope.cwd = undefined;
+      return;
+    case "read":
+      assignUnknown(scope, withDefault(operands(argv, "adinNptu"), "REPLY"), readInput(stdin), r);
+      return;
+    case "getopts":
+      assignUnknown(scope, [...operands(argv, "").slice(1, 2), { text: "OPTARG" }], readInput(stdin), r);
+      return;
+    case "mapfile":
+    case "readarray":
+    case "compgen":
+    case "complete":
+    case "hash":
+    case "printf":
+      readMore(r, name, argv, scope, stdin);
+      return;
+    case "set":
+      setBuiltin(argv, scope);
+      return;
+    case "shift": {
+      const n = Number(argv[1]?.text ?? "1");
+      scope.positional = scope.positional && Number.isInteger(n) ? scope.positional.slice(n) : undefined;
+      return;
+    }
+    case "unset":
+      unsetBuiltin(r, argv, scope);
+      return;
+    case "export":
+    case "readonly":
+    case "local":
+    case "declare":
+    case "typeset":
+      declareWords(r, name, argv, scope);
+      return;
+    default:
+      runsCode(r, name, argv, scope, stdin, files);
+      return;
+  }
+}
+
+/** bash's builtins that assign arrays or names, or take a command: mapfile, compgen, hash, printf -v. */
+function readMore(r: Reader, name: string, argv: Field[], scope: Scope, stdin: Stdin): void {
+  if (name === "hash") {
+    if (argv.some((f) => /^-[a-z]*p/.test(f.text))) {
+      r.dynamics.push({ what: "sets the program a name runs (hash -p)", escapes: ["exec"] });
+    }
+    return;
+  }
+  if (name === "printf") {
+    const v = argv.findIndex((f) => f.text === "-v");
+    if (v !== -1 && argv[v + 1]) {
+      assignUnknown(scope, [argv[v + 1] as Field], { kind: "text", origin: "printf -v" }, r);
+    }
+    return;
+  }
+  callbackOption(r, name, argv, scope, stdin);
+  if (name === "compgen" || name === "complete") return;
+  for (const f of withDefault(operands(argv, "dnOsuCc"), "MAPFILE")) {
+    if (f.unknown || f.text.includes("[")) r.subscriptName(f.text);
+    else scope.vars.set(f.text, { kind: "array", elements: undefined });
+  }
+}
+
+function withDefault(names: Field[], fallback: string): Field[] {
+  return names.length ? names : [{ text: fallback }];
+}
+
+function changeDirectory(r: Reader, argv: Field[], scope: Scope): void {
+  const [target] = operands(argv, "");
+  if (!target) {
+    scope.cwd = r.ctx.home;
+    return;
+  }
+  if (target.unknown || target.pattern || target.text === "-" || scope.cwd === undefined) {
+    scope.cwd =
+      target.unknown || target.text === "-" ? undefined : scope.cwd && posix.resolve(scope.cwd, target.text);
+    return;
+  }
+  scope.cwd = posix.resolve(scope.cwd, target.text);
+}
+
+function setBuiltin(argv: Field[], scope: Scope): void {
+  const dashdash = argv.findIndex((f) => f.text === "--");
+  if (dashdash !== -1) {
+    scope.positional = argv.slice(dashdash + 1);
+    return;
+  }
+  const first = argv.findIndex((f, i) => i > 0 && !/^[-+]/.test(f.text));
+  if (first !== -1 && !argv.slice(1, first).some((f) => /^[-+]o$/.test(f.text)))
+    scope.positional = argv.slice(first);
+}
+
+function unsetBuiltin(r: Reader, argv: Field[], scope: Scope): void {
+  const functions = argv.some((f) => f.text === "-f");
+  for (const f of operands(argv, "")) {
+    if (f.unknown || f.text.includes("["))
+      r.subscriptName(f.unknown ? "a name known only at run time" : f.text);
+    if (f.unknown) continue;
+    if (functions) scope.functions.delete(f.text);
+    else scope.vars.set(f.text, UNSET);
+  }
+}
+
+/** `export NAME=value` written as a plain command (the parser usually makes it a DeclClause). */
+function declareWords(r: Reader, name: string, argv: Field[], scope: Scope): void {
+  for (const f of operands(argv, "")) {
+    const eq = f.text.indexOf("=");
+    const varName = eq === -1 ? f.text : f.text.slice(0, eq);
+    if (!/^[A-Za-z_]\w*$/.test(varName)) continue;
+    if (eq !== -1) {
+      const value: Field = f.unknown ? { ...f, text: f.text.slice(eq + 1) } : { text: f.text.slice(eq + 1) };
+      scope.vars.set(varName, scalar(value));
+      r.environment.push({ name: varName, value });
+    }
+    if (name === "export") scope.exported.add(varName);
+  }
+}
+
+/** The builtins that run text as code, or run a program. */
+function runsCode(
+  r: Reader,
+  name: string,
+  argv: Field[],
+  scope: Scope,
+  stdin: Stdin,
+  files: FileRedirect[],
+): void {
+  const rest = argv.slice(1);
+  switch (name) {
+    case "eval":
+      evalText(r, rest, scope, stdin, "the text given to eval", "runs eval on text known only at run time");
+      return;
+    case "trap": {
+      const [action, ...signals] = operands(argv, "");
+      if (!action || signals.length === 0 || action.text === "-" || action.text === "") return;
+      const what = "sets a trap whose command is known only at run time";
+      evalText(r, [action], scope, stdin, "the command given to trap", what);
+      return;
+    }
+    case ".":
+    case "source": {
+      const file = rest[0];
+      const what =
+        file && !file.unknown
+          ? `runs the shell script ${file.text} with ${name}`
+          : `runs a shell script named only at run time with ${name}`;
+      r.dynamics.push({ what: `${what}; its commands are not part of the call`, escapes: ["exec", "files"] });
+      return;
+    }
+    case "alias":
+      if (rest.some((f) => f.text.includes("=") || f.unknown)) {
+        r.dynamics.push({
+          what: "defines an alias, which the shell expands in the text it reads next",
+          escapes: ["exec", "files"],
+        });
+      }
+      return;
+    case "exec": {
+      const command = operands(argv, "a");
+      if (command.length) dispatch(r, [command], [], scope, stdin, files, { programOnly: true, via: "exec" });
+      return;
+    }
+    case "command": {
+      if (rest.some((f) => f.text === "-v" || f.text === "-V")) return;
+      const command = operands(argv, "");
+      if (command.length)
+        dispatch(r, [command], [], scope, stdin, files, { skipFunctions: true, via: "command" });
+      return;
+    }
+    case "builtin": {
+      const command = operands(argv, "");
+      if (command.length)
+        dispatch(r, [command], [], scope, stdin, files, { skipFunctions: true, via: "builtin" });
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+function evalText(
+  r: Reader,
+  words: Field[],
+  scope: Scope,
+  stdin: Stdin,
+  what: string,
+  unknownWhat: string,
+): void {
+  const unknown = words.find((f) => f.unknown);
+  if (unknown) {
+    const producers = unknown.unknown?.producers;
+    r.dynamics.push({ what: unknownWhat, escapes: ["exec", "files"], ...(producers ? { producers } : {}) });
+    return;
+  }
+  r.script(words.map((f) => f.text).join(" "), scope, stdin, what);
+}

@@ -1,0 +1,215 @@
+/**
+ * Simple commands: assignments, a call of a function the script defines, a builtin, or a
+ * program, and what a program runs in its turn (a shell's `-c` script, the command of a wrapper
+ * such as `xargs`, `timeout` or `find -exec`).
+ */
+import { BUILTINS, readBuiltin } from "./builtins.js";
+import type { ShNode } from "./grammar.js";
+import type { Field, FileRedirect, Invocation, Stdin } from "./model.js";
+import type { Reader } from "./reader.js";
+import { MAX_WAYS, type Scope, scalar, unknownValue, type Value } from "./scope.js";
+import { wordValues } from "./words.js";
+import { innerRuns } from "./wrappers.js";
+
+/** Most command lines one simple command is followed with; past it its varied words are unknown. */
+const MAX_ARGVS = 64;
+
+export interface Dispatch {
+  /** Run as a program even if a function or builtin has the name (a wrapper execs it). */
+  programOnly?: boolean;
+  /** Skip functions but not builtins (`command x`). */
+  skipFunctions?: boolean;
+  via?: string;
+  cwd?: string | undefined;
+}
+
+export function readCall(r: Reader, cmd: ShNode, scope: Scope, stdin: Stdin, files: FileRedirect[]): void {
+  if (r.g.type(cmd) === "DeclClause") {
+    readDecl(r, cmd, scope, stdin, files);
+    return;
+  }
+  const args = cmd.Args as ShNode[];
+  const assigns = cmd.Assigns as ShNode[];
+  if (args.length === 0) {
+    for (const assign of assigns) assignVar(r, assign, scope, true);
+    return;
+  }
+  const env = assigns.map((a) => {
+    const value = assignValue(r, a, scope);
+    const field = value.kind === "scalar" ? (value.ways[0] as Field) : { text: "" };
+    r.environment.push({ name: a.Name.Value, value: field });
+    return { name: a.Name.Value as string, value: field };
+  });
+  const argvs = crossProduct(args.map((w) => r.expand(w, scope)));
+  dispatch(r, argvs, env, scope, stdin, files, {});
+}
+
+/** The value an assignment gives (`x=1`, `x+=y`, `a=(1 2)`). */
+function assignValue(r: Reader, assign: ShNode, scope: Scope): Value {
+  if (assign.Array) {
+    const elements: Field[] = [];
+    for (const elem of assign.Array.Elems as ShNode[]) {
+      if (!elem.Value) continue;
+      const ways = r.expand(elem.Value, scope);
+      if (ways.length !== 1) return { kind: "array", elements: undefined };
+      elements.push(...(ways[0] as Field[]));
+    }
+    return { kind: "array", elements };
+  }
+  const values = assign.Value ? wordValues(r, assign.Value, scope) : [{ text: "" }];
+  if (!assign.Append) return scalar(...values);
+  const before = scope.vars.get(assign.Name.Value);
+  if (before?.kind !== "scalar" || before.ways.length !== 1 || values.length !== 1) {
+    return unknownValue({ kind: "text", origin: "a value appended to" });
+  }
+  const [a, b] = [before.ways[0] as Field, values[0] as Field];
+  if (a.unknown || b.unknown) return unknownValue({ kind: "text", origin: "a value appended to" });
+  return scalar({ text: a.text + b.text });
+}
+
+export function assignVar(r: Reader, assign: ShNode, scope: Scope, record: boolean): void {
+  if (!assign.Name) return;
+  const name = assign.Name.Value as string;
+  if (assign.Index) {
+    r.arithmetic(assign.Index, scope);
+    if (assign.Value) wordValues(r, assign.Value, scope);
+    scope.vars.set(name, { kind: "array", elements: undefined });
+    return;
+  }
+  const value = assignValue(r, assign, scope);
+  scope.vars.set(name, value);
+  if (record && value.kind === "scalar") {
+    for (const way of value.ways) r.environment.push({ name, value: way });
+  }
+}
+
+function readDecl(r: Reader, cmd: ShNode, scope: Scope, stdin: Stdin, files: FileRedirect[]): void {
+  const variant = cmd.Variant.Value as string;
+  const argv: Field[] = [{ text: variant }];
+  for (const assign of cmd.Args as ShNode[]) {
+    if (assign.Naked && !assign.Name) {
+      for (const way of wordValues(r, assign.Value, scope)) argv.push(way);
+      continue;
+    }
+    argv.push({ text: assign.Name.Value + (assign.Value || assign.Array ? "=..." : "") });
+    if (assign.Value || assign.Array) assignVar(r, assign, scope, true);
+    if (variant === "export" || argv.some((f) => /^-[a-z]*x/.test(f.text)))
+      scope.exported.add(assign.Name.Value);
+  }
+  record(r, {
+    kind: "builtin",
+    argvs: [argv],
+    env: [],
+    redirects: files,
+    stdin,
+    cwd: scope.cwd,
+    dialect: scope.dialect,
+  });
+}
+
+/** Every combination of the words' ways, at most {@link MAX_ARGVS}; past it a varied word is unknown. */
+export function crossProduct(words: Field[][][]): Field[][] {
+  const count = words.reduce((n, ways) => n * Math.max(1, ways.length), 1);
+  const chosen =
+    count <= MAX_ARGVS
+      ? words
+      : words.map((ways) =>
+          ways.length > 1
+            ? [
+                [
+                  {
+                    text: "\u0000",
+                    unknown: { kind: "text" as const, origin: "a word with too many possible values" },
+                  },
+                ],
+              ]
+            : ways,
+        );
+  let argvs: Field[][] = [[]];
+  for (const ways of chosen) {
+    const next: Field[][] = [];
+    for (const argv of argvs) for (const way of ways.length ? ways : [[]]) next.push([...argv, ...way]);
+    argvs = next;
+  }
+  return argvs.filter((argv) => argv.length > 0);
+}
+
+export function record(r: Reader, inv: Invocation): void {
+  r.step();
+  r.invocations.push(inv);
+}
+
+/** Run each command line: a function's body, a builtin, or a program and what it runs. */
+export function dispatch(
+  r: Reader,
+  argvs: Field[][],
+  env: Invocation["env"],
+  scope: Scope,
+  stdin: Stdin,
+  files: FileRedirect[],
+  how: Dispatch,
+): void {
+  const byName = new Map<string, Field[][]>();
+  for (const argv of argvs) {
+    const first = argv[0] as Field;
+    const key = first.unknown ? "\u0000" : first.text;
+    byName.set(key, [...(byName.get(key) ?? []), argv]);
+  }
+  const cwd = how.cwd === undefined && !("cwd" in how) ? scope.cwd : how.cwd;
+  for (const [name, lines] of byName) {
+    const base = {
+      env,
+      redirects: files,
+      stdin,
+      cwd,
+      dialect: scope.dialect,
+      ...(how.via ? { via: how.via } : {}),
+    };
+    if (name !== "\u0000" && !how.programOnly && !how.skipFunctions && scope.functions.has(name)) {
+      record(r, { kind: "function", argvs: lines, ...base });
+      // Each way the call may be made runs the body with its own arguments.
+      if (lines.length <= 4) for (const line of lines) r.callFunction(name, line.slice(1), scope, stdin);
+      else r.callFunction(name, undefined, scope, stdin);
+      continue;
+    }
+    if (name !== "\u0000" && !how.programOnly && BUILTINS.has(name)) {
+      record(r, { kind: "builtin", argvs: lines, ...base });
+      readBuiltin(r, name, lines, scope, stdin, files);
+      continue;
+    }
+    const inv: Invocation = { kind: "program", argvs: lines, ...base };
+    record(r, inv);
+    if (name !== "\u0000") programRuns(r, inv, scope, stdin);
+  }
+}
+
+/** What a program runs in its turn: a shell's script, a wrapper's command. */
+function programRuns(r: Reader, inv: Invocation, scope: Scope, stdin: Stdin): void {
+  for (const argv of inv.argvs) {
+    const runs = innerRuns(argv, stdin, inv.cwd, r.ctx);
+    for (const run of runs.argvs) {
+      const cwd = run.cwd === null ? undefined : (run.cwd ?? inv.cwd);
+      const how: Dispatch = { programOnly: true, via: run.via, cwd };
+      r.wrapped(() => dispatch(r, [run.argv], [], scope, run.stdin ?? stdin, [], how));
+    }
+    for (const script of runs.scripts) {
+      if (script.texts === undefined) {
+        const producers = script.producers?.length ? { producers: script.producers } : {};
+        r.dynamics.push({
+          what: script.unknownWhat ?? `runs ${script.what}, known only at run time`,
+          escapes: ["exec", "files"],
+          ...producers,
+        });
+        continue;
+      }
+      // A new shell process: it inherits exported variables, not functions or the rest.
+      const child = scope.child(script.dialect, script.positional ?? [], runCwd(script.cwd, inv.cwd));
+      for (const text of script.texts.slice(0, MAX_WAYS))
+        r.script(text, child.fork(), script.stdin ?? stdin, script.what);
+    }
+  }
+}
+
+function runCwd(own: string | undefined, inherited: string | undefined): string | undefined {
+  return own ?? inherited;
+}

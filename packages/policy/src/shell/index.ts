@@ -1,0 +1,74 @@
+/**
+ * Reading a shell command line with the shell's grammar (mvdan-sh): {@link readShell} gives what
+ * the line runs and touches, or why it cannot be read ("the command does not parse as shell: ...").
+ */
+import type { ReadResult, ShellContext, ShellReading } from "./model.js";
+import { NestedParseError, Reader, ReadLimit, type RedirectAt } from "./reader.js";
+import { Scope } from "./scope.js";
+
+export { gitKeyKind, gitSubcommand } from "./git.js";
+export { shellGrammar, warmShellGrammar } from "./grammar.js";
+export * from "./model.js";
+export { programName, type RedirectAt } from "./reader.js";
+
+export type FullReading = ShellReading & { redirects: RedirectAt[] };
+
+/** A few readings of the last lines, so that L1 and L2 read a call's command once. */
+const recent = new Map<string, ReadResult & { reading?: FullReading }>();
+const RECENT = 8;
+
+const contextKeys = new WeakMap<ShellContext, string>();
+
+function key(src: string, ctx: ShellContext): string {
+  let prefix = contextKeys.get(ctx);
+  if (prefix === undefined) {
+    const present = ctx.present ? [...ctx.present].sort().join(",") : "";
+    prefix = JSON.stringify([
+      ctx.cwd,
+      ctx.home ?? null,
+      ctx.tmp ?? null,
+      ctx.environmentKnown ?? false,
+      present,
+    ]);
+    contextKeys.set(ctx, prefix);
+  }
+  return `${prefix}\u0000${src}`;
+}
+
+/** What the line runs and touches, as far as it is known before it runs. */
+export function readShell(
+  src: string,
+  ctx: ShellContext,
+): { ok: true; reading: FullReading } | { ok: false; reason: string; rule: string } {
+  const k = key(src, ctx);
+  const hit = recent.get(k);
+  if (hit) return hit as { ok: true; reading: FullReading };
+  const result = readUncached(src, ctx);
+  if (recent.size >= RECENT) recent.delete(recent.keys().next().value as string);
+  recent.set(k, result);
+  return result;
+}
+
+function readUncached(
+  src: string,
+  ctx: ShellContext,
+): { ok: true; reading: FullReading } | { ok: false; reason: string; rule: string } {
+  const reader = new Reader(ctx);
+  try {
+    reader.script(src, Scope.top(ctx.cwd, "posix"), { kind: "inherit" }, "the command");
+  } catch (error) {
+    if (error instanceof NestedParseError) {
+      return {
+        ok: false,
+        rule: "command.unparsable",
+        reason: `the command does not parse as shell: ${error.message}`,
+      };
+    }
+    if (error instanceof ReadLimit)
+      return { ok: false, rule: "command.complex", reason: `${error.message}, too much to check` };
+    if (error instanceof RangeError)
+      return { ok: false, rule: "command.complex", reason: "the command nests too deeply to check" };
+    throw error;
+  }
+  return { ok: true, reading: reader.reading() };
+}

@@ -1,0 +1,146 @@
+/**
+ * The shell's state as the reading follows it: variables (each a set of values it may hold, or
+ * unknown), functions, the working directory and the positional parameters. A subshell or a
+ * command substitution reads with a copy; branches and loops merge what they may leave behind.
+ */
+
+import type { ShNode } from "./grammar.js";
+import type { Dialect, Field, Unknown } from "./model.js";
+import { UNKNOWN_MARK, unknownField } from "./model.js";
+
+/** Most values one variable or word is followed with; past it the value is taken as unknown. */
+export const MAX_WAYS = 16;
+
+export type Value =
+  /** Set, to one of these (each one field's worth of text). */
+  | { kind: "scalar"; ways: Field[] }
+  /** A bash array: its elements, or unknown. */
+  | { kind: "array"; elements: Field[] | undefined }
+  | { kind: "unset" };
+
+export const UNSET: Value = { kind: "unset" };
+
+export function scalar(...ways: Field[]): Value {
+  return { kind: "scalar", ways };
+}
+
+export function unknownValue(unknown: Unknown): Value {
+  return scalar(unknownField(unknown));
+}
+
+export class Scope {
+  constructor(
+    readonly vars: Map<string, Value>,
+    readonly functions: Map<string, ShNode>,
+    public cwd: string | undefined,
+    /** `$1`, `$2`, ...: known, or unknown (inside a function, or after `shift` of unknown). */
+    public positional: Field[] | undefined,
+    readonly dialect: Dialect,
+    /** Names marked for export: a program the line runs reads them. */
+    readonly exported: Set<string>,
+  ) {}
+
+  static top(cwd: string, dialect: Dialect, positional: Field[] = []): Scope {
+    return new Scope(new Map(), new Map(), cwd, positional, dialect, new Set());
+  }
+
+  /** A copy for a subshell, a substitution or one branch of a conditional. */
+  fork(): Scope {
+    return new Scope(
+      new Map(this.vars),
+      new Map(this.functions),
+      this.cwd,
+      this.positional,
+      this.dialect,
+      new Set(this.exported),
+    );
+  }
+
+  /** A new shell process (`bash -c`): it inherits the exported variables and the directory. */
+  child(dialect: Dialect, positional: Field[], cwd: string | undefined): Scope {
+    const vars = new Map<string, Value>();
+    for (const name of this.exported) {
+      const value = this.vars.get(name);
+      if (value) vars.set(name, value);
+    }
+    return new Scope(vars, new Map(), cwd, positional, dialect, new Set(this.exported));
+  }
+
+  /** After a branch that may or may not have run: each variable may hold what either left. */
+  merge(other: Scope): void {
+    for (const name of new Set([...this.vars.keys(), ...other.vars.keys()])) {
+      const a = this.vars.get(name);
+      const b = other.vars.get(name);
+      if (a === b) continue;
+      this.vars.set(name, union(a ?? UNSET, b ?? UNSET));
+    }
+    for (const [name, body] of other.functions) if (!this.functions.has(name)) this.functions.set(name, body);
+    for (const name of other.exported) this.exported.add(name);
+    if (this.cwd !== other.cwd) this.cwd = undefined;
+    if (this.positional !== other.positional) this.positional = undefined;
+  }
+
+  /** Whether every variable holds what it holds in `other` (a loop has nothing new to give). */
+  same(other: Scope): boolean {
+    if (this.cwd !== other.cwd || this.vars.size !== other.vars.size) return false;
+    for (const [name, value] of this.vars) {
+      if (!sameValue(value, other.vars.get(name) ?? UNSET)) return false;
+    }
+    return true;
+  }
+}
+
+function fieldKey(f: Field): string {
+  return `${f.pattern ? "p" : "-"}${f.unknown ? `${f.unknown.kind}:${f.unknown.dir ?? ""}` : ""}\u0001${f.text}`;
+}
+
+function sameValue(a: Value, b: Value): boolean {
+  if (a.kind !== b.kind) return false;
+  if (a.kind === "scalar" && b.kind === "scalar") {
+    const keys = new Set(a.ways.map(fieldKey));
+    return a.ways.length === b.ways.length && b.ways.every((f) => keys.has(fieldKey(f)));
+  }
+  if (a.kind === "array" && b.kind === "array") {
+    if (!a.elements || !b.elements) return a.elements === b.elements;
+    return a.elements.map(fieldKey).join("\u0002") === b.elements.map(fieldKey).join("\u0002");
+  }
+  return true;
+}
+
+/** The values a variable may hold after one of two paths; an unset one counts as empty. */
+export function union(a: Value, b: Value): Value {
+  if (a.kind === "array" || b.kind === "array") {
+    return { kind: "array", elements: sameValue(a, b) && a.kind === "array" ? a.elements : undefined };
+  }
+  const ways = [...waysOf(a), ...waysOf(b)];
+  const seen = new Set<string>();
+  const distinct = ways.filter((f) => {
+    const key = fieldKey(f);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  if (distinct.length > MAX_WAYS) return unknownValue(widen(distinct));
+  return { kind: "scalar", ways: distinct };
+}
+
+export function waysOf(value: Value): Field[] {
+  if (value.kind === "scalar") return value.ways;
+  if (value.kind === "array") return value.elements?.slice(0, 1) ?? [unknownField(TOO_VARIED)];
+  return [{ text: "" }];
+}
+
+const TOO_VARIED: Unknown = { kind: "text", origin: "a value with too many possible forms" };
+
+/** What is known of any of several values: a number if all are, else any text. */
+export function widen(fields: readonly Field[]): Unknown {
+  if (fields.every((f) => f.unknown?.kind === "number" || /^-?\d+$/.test(f.text))) {
+    return { kind: "number", origin: fields.find((f) => f.unknown)?.unknown?.origin ?? "a number" };
+  }
+  const origin = fields.find((f) => f.unknown)?.unknown?.origin ?? TOO_VARIED.origin;
+  return { kind: "text", origin };
+}
+
+export function isUnknownText(field: Field): boolean {
+  return field.unknown !== undefined && field.text.includes(UNKNOWN_MARK);
+}

@@ -1,0 +1,252 @@
+/**
+ * Words as the shell expands them: quoting, tilde, parameters, arithmetic, command and process
+ * substitution, field splitting and glob patterns. A word gives one or more *ways* (the values it
+ * may take: a loop variable over three words gives three, `$'...'` gives bash's and dash's), each
+ * a list of fields. What only the shell knows at run time stays in the field as an {@link Unknown}.
+ */
+import type { ShNode } from "./grammar.js";
+import type { Field, Unknown } from "./model.js";
+import { UNKNOWN_MARK } from "./model.js";
+import { expandParam } from "./params.js";
+import type { Reader } from "./reader.js";
+import { MAX_WAYS, type Scope } from "./scope.js";
+import { decodeAnsiC, doubleQuoted, expandBraces, unquoted } from "./text.js";
+
+/** A piece of a word before fields are made of it. */
+export interface Seg {
+  text: string;
+  unknown?: Unknown;
+  /** Inside quotes: no field splitting, no globbing, and an empty piece still makes a field. */
+  quoted: boolean;
+  /** An unquoted expansion: its text is split into fields on IFS. */
+  split?: boolean;
+  glob?: boolean;
+  /** A field boundary even inside quotes (`"$@"`). */
+  boundary?: boolean;
+}
+
+export type Ways = Seg[][];
+
+/**
+ * How a word is quoted: not (`false`), inside double quotes, the body of an expanding
+ * here-document, or taken as it stands (a here-document whose delimiter is quoted).
+ */
+export type Quote = false | "double" | "heredoc" | "raw";
+
+const TOO_MANY: Unknown = { kind: "text", origin: "a word with too many possible values" };
+
+/** Every way `word` may expand, each a list of fields. */
+export function expandWord(r: Reader, word: ShNode, scope: Scope): Field[][] {
+  const braces = braceWays(r, word, scope);
+  if (braces) return braces;
+  const ways = partsWays(r, word.Parts as ShNode[], scope, false);
+  return ways.map((segs) => toFields(segs, ifsOf(scope)));
+}
+
+/** The single-field value of a word in a place where the shell makes no fields (assignment, redirect, case). */
+export function wordValues(r: Reader, word: ShNode, scope: Scope, quote: Quote = false): Field[] {
+  const ways = partsWays(r, word.Parts as ShNode[], scope, quote);
+  return ways.map((segs) => joinSegs(segs));
+}
+
+/** The text of a word made only of literal parts and quotes, or undefined. */
+export function literalWord(r: Reader, word: ShNode | null | undefined): string | undefined {
+  if (!word || r.g.type(word) !== "Word") return undefined;
+  let out = "";
+  for (const part of word.Parts as ShNode[]) {
+    const type = r.g.type(part);
+    if (type === "Lit") out += unquoted(part.Value).text;
+    else if (type === "SglQuoted" && !part.Dollar) out += part.Value;
+    else if (type === "DblQuoted" && !part.Dollar) {
+      for (const inner of part.Parts as ShNode[]) {
+        if (r.g.type(inner) !== "Lit") return undefined;
+        out += doubleQuoted(inner.Value, false);
+      }
+    } else return undefined;
+  }
+  return out;
+}
+
+function ifsOf(scope: Scope): string {
+  const value = scope.vars.get("IFS");
+  if (value?.kind === "scalar" && value.ways.length === 1 && !value.ways[0]?.unknown) {
+    return value.ways[0]?.text ?? " \t\n";
+  }
+  return " \t\n";
+}
+
+/** bash's brace expansion of a word that is one unquoted literal (`mkdir -p a/{b,c}`). */
+function braceWays(r: Reader, word: ShNode, scope: Scope): Field[][] | undefined {
+  const parts = word.Parts as ShNode[];
+  if (parts.length !== 1 || r.g.type(parts[0]) !== "Lit") return undefined;
+  const raw = parts[0].Value as string;
+  if (!raw.includes("{") || !/[,.]/.test(raw)) return undefined;
+  const words = expandBraces(raw);
+  const literal = unquoted(raw);
+  const dash = [{ text: literal.text, pattern: literal.glob || undefined }];
+  const bash = words
+    ? words.map((w) => {
+        const u = unquoted(w);
+        return { text: u.text, pattern: u.glob || undefined };
+      })
+    : [{ text: UNKNOWN_MARK, unknown: TOO_MANY }];
+  if (words && words.length === 1 && words[0] === raw) return undefined;
+  return scope.dialect === "bash" ? [bash] : [dash, bash];
+}
+
+/** The ways of a list of parts: the cross product of each part's ways, at most {@link MAX_WAYS}. */
+export function partsWays(r: Reader, parts: ShNode[], scope: Scope, quote: Quote): Ways {
+  let ways: Ways = [[]];
+  const quoted = quote !== false;
+  parts.forEach((part, i) => {
+    const options = partWays(r, part, scope, quote, i === 0);
+    const next: Ways = [];
+    for (const way of ways) for (const option of options) next.push([...way, ...option]);
+    ways = next.length > MAX_WAYS ? [[{ text: UNKNOWN_MARK, unknown: TOO_MANY, quoted }]] : next;
+  });
+  return ways;
+}
+
+function partWays(r: Reader, part: ShNode, scope: Scope, quote: Quote, first: boolean): Ways {
+  r.step();
+  const quoted = quote !== false;
+  switch (r.g.type(part)) {
+    case "Lit":
+      return [litSegs(r, part.Value, scope, quote, first)];
+    case "SglQuoted":
+      return sglQuoted(part, scope);
+    case "DblQuoted": {
+      const inner = partsWays(r, part.Parts as ShNode[], scope, "double");
+      const ways = inner.map((segs) => (segs.length === 0 ? [{ text: "", quoted: true }] : segs));
+      if (!part.Dollar || scope.dialect === "bash") return ways;
+      // dash reads `$"..."` as a `$` and a double-quoted string.
+      return [...ways, ...ways.map((segs) => [{ text: "$", quoted: true }, ...segs])];
+    }
+    case "ParamExp":
+      return expandParam(r, part, scope, quoted);
+    case "CmdSubst": {
+      const unknown = r.substitution(part.Stmts as ShNode[], scope);
+      return [[{ text: unknown.kind === "number" ? "0" : UNKNOWN_MARK, unknown, quoted, split: !quoted }]];
+    }
+    case "ArithmExp":
+      r.arithmetic(part.X, scope);
+      return [[{ text: "0", unknown: { kind: "number", origin: "arithmetic" }, quoted }]];
+    case "ProcSubst": {
+      const producers = r.processSubstitution(part.Stmts as ShNode[], scope);
+      const unknown: Unknown = { kind: "stream", origin: "a process substitution", producers };
+      return [[{ text: "/dev/fd/63", quoted: true, unknown }]];
+    }
+    case "ExtGlob":
+      return [[{ text: `@(${part.Pattern?.Value ?? ""})`, quoted, glob: true }]];
+    default:
+      return [
+        [
+          {
+            text: UNKNOWN_MARK,
+            unknown: { kind: "text", origin: "an expansion the reader does not know" },
+            quoted,
+          },
+        ],
+      ];
+  }
+}
+
+function sglQuoted(part: ShNode, scope: Scope): Ways {
+  const raw = part.Value as string;
+  if (!part.Dollar) return [[{ text: raw, quoted: true }]];
+  const bash: Seg[] = [{ text: decodeAnsiC(raw), quoted: true }];
+  if (scope.dialect === "bash") return [bash];
+  // dash has no ANSI-C quoting: `$'\x2f'` is a `$` and the four characters `\x2f`.
+  return [bash, [{ text: `$${raw}`, quoted: true }]];
+}
+
+function litSegs(r: Reader, raw: string, scope: Scope, quote: Quote, first: boolean): Seg[] {
+  if (quote === "raw") return [{ text: raw, quoted: true }];
+  if (quote !== false) return [{ text: doubleQuoted(raw, quote === "heredoc"), quoted: true }];
+  if (first && raw.startsWith("~")) {
+    const slash = raw.indexOf("/");
+    const user = slash === -1 ? raw.slice(1) : raw.slice(1, slash);
+    const rest = unquoted(slash === -1 ? "" : raw.slice(slash));
+    const home = tildeValue(r, user, scope);
+    return [home, { text: rest.text, quoted: false, glob: rest.glob }];
+  }
+  const u = unquoted(raw);
+  return [{ text: u.text, quoted: false, glob: u.glob }];
+}
+
+function tildeValue(r: Reader, user: string, scope: Scope): Seg {
+  if (user === "" && r.ctx.home) return { text: r.ctx.home, quoted: true };
+  if (user === "+" && scope.cwd) return { text: scope.cwd, quoted: true };
+  return {
+    text: UNKNOWN_MARK,
+    quoted: true,
+    unknown: { kind: "text", origin: user ? `the home directory of ${user}` : "HOME, which is not set" },
+  };
+}
+
+/** Fields of one way: unquoted expansions split on IFS; an empty unquoted expansion makes no field. */
+export function toFields(segs: readonly Seg[], ifs: string): Field[] {
+  const fields: Field[] = [];
+  let cur: Field | undefined;
+  const push = () => {
+    if (cur) fields.push(cur);
+    cur = undefined;
+  };
+  for (const seg of segs) {
+    if (seg.boundary) push();
+    if (seg.split && !seg.unknown) {
+      for (const ch of seg.text) {
+        if (ifs.includes(ch)) push();
+        else cur = append(cur, { text: ch, quoted: false, glob: seg.glob });
+      }
+      continue;
+    }
+    if (seg.text === "" && !seg.quoted && !seg.unknown) continue;
+    cur = append(cur, seg);
+  }
+  push();
+  return fields;
+}
+
+function joinSegs(segs: readonly Seg[]): Field {
+  let cur: Field = { text: "" };
+  for (const seg of segs) cur = append(cur, seg);
+  return cur;
+}
+
+function append(cur: Field | undefined, seg: Seg): Field {
+  const field: Field = cur ? { ...cur } : { text: "" };
+  const before = field.text;
+  field.text += seg.text;
+  if (seg.glob) field.pattern = true;
+  if (seg.unknown || field.unknown) field.unknown = combine(field.unknown, seg, before);
+  return field;
+}
+
+/** What is known of a field after appending `seg` to text `before`. */
+function combine(have: Unknown | undefined, seg: Seg, before: string): Unknown {
+  const next = seg.unknown;
+  if (have && next) {
+    if (have.kind === "number" && next.kind === "number") return have;
+    return textUnknown(have, next);
+  }
+  if (next) {
+    if (next.kind === "number") return next;
+    if ((next.kind === "within" || next.kind === "stream") && before === "") return next;
+    return textUnknown(next);
+  }
+  const known = have as Unknown;
+  // Digits never change a directory; a name in a directory stays in it unless a `..` follows.
+  if (known.kind === "number") return known;
+  if (known.kind === "within" && !seg.text.includes("..")) return known;
+  return textUnknown(known);
+}
+
+function textUnknown(a: Unknown, b?: Unknown): Unknown {
+  const producers = [...(a.producers ?? []), ...(b?.producers ?? [])];
+  return {
+    kind: "text",
+    origin: a.kind === "text" ? a.origin : (b?.origin ?? a.origin),
+    ...(producers.length ? { producers } : {}),
+  };
+}

@@ -1,0 +1,133 @@
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Confinement, UNCONFINED } from "../src/command.ts";
+import { type Decision, decide } from "../src/decide.ts";
+import { type ResolvedPolicy, resolvePolicy } from "../src/load.ts";
+import { Policy } from "../src/schema.ts";
+
+const FULL: Confinement = { files: true, exec: true, network: true };
+let root: string;
+let work: string;
+let policy: ResolvedPolicy;
+
+beforeAll(() => {
+  root = realpathSync(mkdtempSync(join(tmpdir(), "mcpguard-command-")));
+  work = join(root, "workspace");
+  for (const dir of ["src", "data", "notes", "home/.ssh", "tmp"])
+    mkdirSync(join(dir.startsWith("home") || dir === "tmp" ? root : work, dir), { recursive: true });
+  writeFileSync(join(work, "src", "hello.py"), "print('hi')\n");
+  writeFileSync(join(work, "notes", "a.json"), "{}");
+  writeFileSync(join(root, "home", ".ssh", "id_rsa"), "key");
+  symlinkSync(join(root, "home", ".ssh", "id_rsa"), join(work, "notes", "b.json"));
+  // The repository's own policy for the shell server.
+  const file = join(__dirname, "..", "..", "..", "policies", "servers", "shell.json");
+  const parsed = Policy.parse(JSON.parse(readFileSync(file, "utf8")));
+  policy = resolvePolicy(parsed, undefined, { cwd: work, home: join(root, "home"), tmp: join(root, "tmp") });
+});
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const run = (command: string, confined: Confinement = UNCONFINED): Decision =>
+  decide(policy, "run_command", { command }, undefined, { confined });
+const app = (command: string) => run(command, UNCONFINED);
+const full = (command: string) => run(command, FULL);
+
+describe("L1 on shell commands, by config", () => {
+  it.each([
+    "cat logs/access.log | awk '{print $1}' | sort | uniq -c | sort -rn | head -3",
+    "for i in $(seq 1 5); do echo $((i * i)); done | paste -sd, -",
+    'while IFS=, read -r region product units; do echo "$product $units"; done < data/sales.csv',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell expansion, not a template
+    'f=src/hello.py; echo "${f##*/} ${f%.py}" && wc -l "$f"',
+    "greet() { printf 'Hello, %s!\\n' \"$1\"; }; greet Ada",
+    'echo "release day: `date -u +%A`"',
+    "(cd src && ls) && pwd",
+    "find src -type f -exec sha256sum {} \\;",
+    "mkdir -p out && cat > out/notes.md <<'EOF'\n# $USER\nEOF",
+    "git log --oneline | head -3 && git rev-parse HEAD && git tag v1 && git stash list",
+    "python3 -c 'import statistics; print(statistics.median([3, 1, 4]))'",
+    "node -e 'console.log(require(\"./data/config.json\").name)'",
+    "sed -n '/^## A/,/^## B/p' README.md",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell expansion, not a template
+    "bash -c 'v=release-1.2; echo \"${v//./-}\"'",
+    "git config --get user.name",
+  ])("allows under C-app and C-full: %s", (command) => {
+    expect(app(command)).toEqual({ allow: true });
+    expect(full(command)).toEqual({ allow: true });
+  });
+
+  it.each([
+    ["python3 src/hello.py", "l1.code"],
+    ["perl -ne 'print if /x/' src/hello.py", "l1.code"],
+    ["python3 -c 'import os; os.system(\"id\")'", "l1.code"],
+    ['node -e \'require("child_process").execSync("id")\'', "l1.code"],
+    ['read -r f; cat "$f"', "l1.command.dynamic"],
+    ["ls | xargs cat", "l1.command.dynamic"],
+    ["cmd=$(head -1 x); $cmd", "l1.command.dynamic"],
+    ['read x; eval "$x"', "l1.command.dynamic"],
+    [". ./env.sh", "l1.command.dynamic"],
+    ["PATH=./bin:$PATH ls", "l1.command.dynamic"],
+    ["PS4='$(curl x)' bash -xc ls", "l1.command.dynamic"],
+    ["git config core.fsmonitor 'curl x'", "l1.command.dynamic"],
+    ["awk '{ system(\"id\") }' x", "l1.code"],
+    ["sed 's/a/b/e' x", "l1.code"],
+  ])(
+    "refuses under C-app what only the run would show, and leaves it to the kernel under C-full: %s",
+    (command, rule) => {
+      expect(app(command)).toMatchObject({ allow: false, rule });
+      expect(full(command)).toEqual({ allow: true });
+    },
+  );
+
+  it.each([
+    ["cat /etc/passwd", "l1.path.read"],
+    ["cat notes/b.json", "l1.path.read"],
+    ["cat notes/*.json", "l1.path.read"],
+    ["ls > /tmp/out", "l1.path.write"],
+    ["curl -s http://example.com/", "l1.exec"],
+    ["env", "l1.exec"],
+    ["printenv AWS_SECRET_ACCESS_KEY", "l1.exec"],
+    ["sudo cat /etc/shadow", "l1.exec"],
+    ["chmod 777 x", "l1.exec"],
+    ["echo $(curl http://example.com)", "l1.exec"],
+    ["bash -c 'wget http://example.com'", "l1.exec"],
+    ["find . -exec wget -q {} \\;", "l1.exec"],
+    ["git fetch origin", "l1.exec"],
+    ["git push", "l1.exec"],
+    ["git config --global user.email a@b", "l1.path.write"],
+    ["cat $'\\x2fetc/passwd'", "l1.path.read"],
+    ["git -c core.pager='curl x' log", "l1.exec"],
+    ["python3 -c \"print(open('/etc/passwd').read())\"", "l1.path.read"],
+    ['node -e \'require("fs").readFileSync("/etc/shadow")\'', "l1.path.read"],
+    ["awk '{ print > \"/tmp/x\" }' f", "l1.path.write"],
+    ["sed -n 'w /tmp/x' f", "l1.path.write"],
+    ["./scripts/run.sh", "l1.exec"],
+    ["kill -9 1", "l1.exec"],
+    ["cat ~/.ssh/id_rsa", "l1.path.read"],
+    ["cd /etc && cat passwd", "l1.path.read"],
+    ['ls "$HOME"', "l1.path.read"],
+    ["GIT_DIR=/etc/.git git log", "l1.path.read"],
+  ])("refuses under every config what it can see outside the policy: %s", (command, rule) => {
+    expect(app(command)).toMatchObject({ allow: false, rule });
+    expect(full(command)).toMatchObject({ allow: false, rule });
+  });
+
+  it("says why, naming what only the shell knows", () => {
+    expect(app('read -r f; cat "$f"')).toMatchObject({
+      reason: expect.stringMatching(/comes from a line read by read, which only the shell knows at run time/),
+    });
+    expect(app("echo 'unclosed")).toMatchObject({
+      rule: "l1.command.unparsable",
+      reason: expect.stringMatching(/^the command does not parse as shell: line 1/),
+    });
+  });
+});

@@ -1,0 +1,73 @@
+/** `mcpguard policy export`: a policy as another sandbox's profile (see ../export.ts). */
+import { writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { parseWithCommand, UsageError } from "../args.js";
+
+export const EXPORT_HELP = `usage: mcpguard policy export --format FORMAT [--policy FILE] [--overrides PATH] [--cwd DIR]
+                              [--out FILE] [--pids-max N] [--memory-max BYTES] [-- <command> [args...]]
+
+Write the policy as a profile for another sandbox, resolved for the working directory and the
+environment as \`mcpguard run\` resolves it ({{cwd}}, {{home}} from HOME, {{tmp}} from TMPDIR). The
+server's command adds what its interpreter needs, as the kernel layer adds it. Each profile says
+what of the policy the format cannot express (a header comment, or a "notes" field).
+
+formats:
+  srt        sandbox-runtime settings (srt --settings FILE -c '<command>')
+  bwrap      bubblewrap arguments, as JSON ({"notes": [...], "args": [...]})
+  firejail   a firejail profile (firejail --profile=FILE <command>)
+  landlock   the Landlock ruleset MCPGuard's kernel layer applies, as JSON
+  cgroup     the cgroup v2 limits (pids.max, memory.max) from the policy's limits, as JSON
+  sbpl       a macOS sandbox-exec profile (paths of this host)
+`;
+
+const OPTIONS = {
+  format: { type: "string" },
+  policy: { type: "string" },
+  overrides: { type: "string" },
+  cwd: { type: "string" },
+  out: { type: "string" },
+  "pids-max": { type: "string" },
+  "memory-max": { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+export async function exportCommand(argv: string[]): Promise<number> {
+  const { values, command } = parseWithCommand(argv, OPTIONS);
+  if (values.help) {
+    process.stdout.write(EXPORT_HELP);
+    return 0;
+  }
+  const { EXPORT_FORMATS, ExportError } = await import("@mcpguard/kernel/export");
+  const format = values.format;
+  if (!format) throw new UsageError(`--format is required (${EXPORT_FORMATS.join(", ")})`);
+  if (!(EXPORT_FORMATS as readonly string[]).includes(format))
+    throw new UsageError(`--format: unknown format "${format}" (${EXPORT_FORMATS.join(", ")})`);
+  const { exportPolicy } = await import("../export.js");
+  const policyLib = await import("@mcpguard/policy");
+  const { LimitsError } = await import("../limits.js");
+  let text: string;
+  try {
+    const { exported } = await exportPolicy({
+      format: format as (typeof EXPORT_FORMATS)[number],
+      policy: values.policy,
+      overrides: values.overrides,
+      cwd: resolve(values.cwd ?? process.cwd()),
+      env: process.env,
+      argv: command,
+      limits: { pidsMax: values["pids-max"], memoryMax: values["memory-max"] },
+    });
+    text = exported.text;
+  } catch (error) {
+    if (
+      error instanceof policyLib.PolicyError ||
+      error instanceof ExportError ||
+      error instanceof LimitsError ||
+      /cannot find the server's program/.test((error as Error).message)
+    )
+      throw new UsageError((error as Error).message);
+    throw error;
+  }
+  if (values.out) writeFileSync(values.out, text);
+  else process.stdout.write(text);
+  return 0;
+}

@@ -1,0 +1,77 @@
+/**
+ * What the kernel refused while an L3 server started: a server that exits with 126 or 127, or
+ * never answers `initialize`, usually tried something its grant does not hold (exec a launcher,
+ * read /etc/resolv.conf, connect to a registry). The refusals seen before its first answer are
+ * summed up in one line, for the proxy's stderr and the client.
+ */
+import type { KernelEvent } from "@mcpguard/kernel";
+
+/** Refusals named in the line, and kept to choose them from. */
+const MAX_SHOWN = 6;
+const MAX_KEPT = 64;
+
+const OPEN = new Set(["open", "openat", "openat2", "creat"]);
+const EXEC = new Set(["execve", "execveat"]);
+const NET = new Set(["connect", "sendto", "sendmsg"]);
+const MOVE = new Set(["rename", "renameat", "renameat2", "link", "linkat"]);
+
+/** One refusal as a few words: "exec /usr/bin/npx", "open /etc/resolv.conf", "connect 1.2.3.4:443". */
+export function describeDenial(event: KernelEvent): string | undefined {
+  const path = typeof event.path === "string" ? event.path : undefined;
+  const where = typeof event.addr === "string" ? `${event.addr}:${event.port}` : undefined;
+  if (event.type === "denied") {
+    const call = String(event.syscall);
+    if (EXEC.has(call)) return path && `exec ${path}`;
+    if (OPEN.has(call)) return path && `open ${path}`;
+    if (NET.has(call)) return where ? `connect ${where}` : "an abstract unix socket";
+    if (MOVE.has(call)) return path && `${call.replace(/at2?$/, "")} ${path} to ${event.to ?? "?"}`;
+    return path && `${call.replace(/at$/, "")} ${path}`;
+  }
+  if (event.type === "deny") {
+    if (where) return `connect ${where}`;
+    if (path) return `${String(event.op).replace(/^(file_|path_|inode_)/, "")} ${path}`;
+    return `${String(event.op)}`;
+  }
+  return undefined;
+}
+
+export class StartupDenials {
+  readonly #seen: string[] = [];
+  #more = 0;
+
+  /** A kernel event of the server: kept when it is a refusal (the first few, each once). */
+  note(event: KernelEvent): void {
+    const text = describeDenial(event);
+    if (!text || this.#seen.includes(text)) return;
+    if (this.#seen.length < MAX_KEPT) this.#seen.push(text);
+    else this.#more++;
+  }
+
+  /**
+   * The refusals seen, those most likely to explain a failed start first: an exec or a connection,
+   * then files, and last what every runtime probes and does without (/proc, /sys).
+   */
+  #ranked(): string[] {
+    const rank = (text: string) =>
+      /^(exec|connect) /.test(text) ? 0 : / \/(proc|sys)(\/|$)/.test(text) ? 2 : 1;
+    return [...this.#seen].sort((a, b) => rank(a) - rank(b));
+  }
+
+  /** The line for a server that exited with `status` (or has not answered yet), or undefined. */
+  summary(status: number | undefined): string | undefined {
+    const state =
+      status === undefined
+        ? "the server has not answered initialize; under L3 its start was denied"
+        : `under L3 the server's start was denied`;
+    if (this.#seen.length > 0) {
+      const ranked = this.#ranked();
+      const hidden = this.#more + Math.max(0, ranked.length - MAX_SHOWN);
+      const more = hidden ? ` and ${hidden} more (see the audit log)` : "";
+      return `${state}: ${ranked.slice(0, MAX_SHOWN).join(", ")}${more}`;
+    }
+    if (status === 126 || status === 127) {
+      return `under L3 the server could not be started (status ${status}); the kernel reported no refusal, so see the launcher's line above`;
+    }
+    return undefined;
+  }
+}
