@@ -21,8 +21,9 @@ const PNPM_VERSION = "12.4.2";
 /**
  * Debian packages the project uses: the shell tools the victim servers and cases exec, the BPF
  * toolchain that builds bpf/ (clang-19, libbpf, bpftool), QEMU with a static busybox for the
- * BPF LSM test in a VM, and the peer sandboxes the benchmark compares with (bubblewrap, firejail;
- * socat and ripgrep for sandbox-runtime, which comes from npm).
+ * BPF LSM test in a VM, the peer sandboxes the benchmark compares with (bubblewrap, firejail;
+ * socat and ripgrep for sandbox-runtime, which comes from npm), and the everyday tools beyond
+ * coreutils that the benign corpus's shell calls use.
  */
 const APT_PACKAGES = [
   "git",
@@ -45,6 +46,14 @@ const APT_PACKAGES = [
   "firejail",
   "socat",
   "ripgrep",
+  // Tools of the shell server's policy that the benign corpus uses beyond coreutils.
+  "jq",
+  "sqlite3",
+  "bc",
+  "file",
+  "zip",
+  "unzip",
+  "xxd",
 ];
 
 const env = {

@@ -33,6 +33,7 @@ import {
   type ShellContext,
   UNKNOWN_MARK,
 } from "./shell/index.js";
+import { symlinkTargets } from "./symlinkTargets.js";
 
 /** Which effects a kernel layer confines in this run (the backends that really enforce). */
 export interface Confinement {
@@ -167,7 +168,14 @@ function checkProgram(argv: Field[], inv: Invocation, c: CommandCheck): Decision
   if (use.refusal) return deny("l1.code", use.refusal);
   const d = checkCodeUse(use, inv, c);
   if (!d.allow) return d;
-  return NO_FILE_OPERANDS.has(name) ? ALLOW : checkOperands(argv, inv, c, use.codeOperands);
+  if (NO_FILE_OPERANDS.has(name)) return ALLOW;
+  const links = name === "ln" ? symlinkTargets(argv, inv.cwd) : undefined;
+  if (!links) return checkOperands(argv, inv, c, use.codeOperands);
+  for (const { field, dir } of links.targets) {
+    const target = checkField(field, "touch", dir, c, `the target of the link "${shown(field)}"`);
+    if (!target.allow) return target;
+  }
+  return checkOperands(argv, inv, c, new Set([...use.codeOperands, ...links.skip]));
 }
 
 function checkCodeUse(use: CodeUse, inv: Invocation, c: CommandCheck): Decision {

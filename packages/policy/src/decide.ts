@@ -61,6 +61,8 @@ function checkUrl(value: string, tool: ResolvedTool): Decision {
   } catch {
     return deny("l1.url.invalid", "the URL argument does not parse");
   }
+  // A data: URL carries its content in itself: it names no destination.
+  if (url.protocol === "data:") return ALLOW;
   const port = url.port || DEFAULT_PORTS.get(url.protocol) || "";
   if (destinationAllowed(url.hostname, port, tool.network)) return ALLOW;
   return deny("l1.network", `${url.hostname}:${port} is not a destination ${tool.name} may reach`);
@@ -112,7 +114,7 @@ export function decide(
       const access = role === "path.read" ? "read" : "write";
       for (const item of Array.isArray(value) ? value : [value]) {
         if (typeof item !== "string") continue;
-        const decision = checkPath(item, access, tool, policy.variables.cwd, resolvePath);
+        const decision = checkPath(item, access, tool, policy.relativeTo, resolvePath);
         if (!decision.allow) return decision;
       }
       continue;

@@ -124,6 +124,8 @@ export interface ResolvedPolicy {
   /** Variables the server keeps at spawn beyond the world's. */
   keepEnv: Set<string>;
   variables: Variables;
+  /** The folder relative path arguments resolve against (the policy's `relativeTo`, else cwd). */
+  relativeTo: string;
 }
 
 function expand(pattern: string, vars: Variables, where: string): string {
@@ -255,5 +257,8 @@ export function resolvePolicy(
   const disabledRules = new Set(
     (overrides?.overrides ?? []).filter((o) => o.tool === undefined).flatMap((o) => o.disableRules),
   );
-  return { server: policy.server, tools, disabledRules, keepEnv, variables: vars };
+  const relativeTo = policy.relativeTo
+    ? expand(policy.relativeTo, vars, `policy "${policy.server}", relativeTo`)
+    : vars.cwd;
+  return { server: policy.server, tools, disabledRules, keepEnv, variables: vars, relativeTo };
 }

@@ -117,6 +117,17 @@ export const Policy = z.strictObject({
    * otherwise: `{{cwd}}/**` from a client that starts servers in `/` is `/**`.
    */
   allowBroadGrants: z.boolean().optional(),
+  /**
+   * The folder the server resolves a relative path argument against: its working directory
+   * (`{{cwd}}`, the default) or a folder it is given (server-filesystem since 2025.7 resolves
+   * against its first allowed folder). L1 and L2 judge relative paths where the server opens them.
+   */
+  relativeTo: z
+    .string()
+    .refine((v) => v.startsWith("/") || /^\{\{(cwd|home|tmp)\}\}(\/|$)/.test(v), {
+      message: "expected an absolute folder or one starting with {{cwd}}, {{home}} or {{tmp}}",
+    })
+    .optional(),
   /** Environment variables the server keeps at spawn, beyond the world's (HOME, PATH, ...). */
   environment: z.strictObject({ keep: z.array(EnvName).default([]) }).default({ keep: [] }),
   limits: Limits.optional(),

@@ -121,6 +121,74 @@ describe("L1 on shell commands, by config", () => {
     expect(full(command)).toMatchObject({ allow: false, rule });
   });
 
+  it("judges a symbolic link's target where the link will point, not against the working directory", () => {
+    for (const command of [
+      "ln -s ../data/config.json src/config-link.json",
+      "ln -s ../notes src/notes-link && ls src/notes-link",
+      "ln -sf ../data/config.json src",
+      "ln -s -t src ../data/config.json ../notes/a.json",
+      "ln -sr data/config.json src/config-link.json",
+    ]) {
+      expect(app(command), command).toEqual({ allow: true });
+      expect(full(command), command).toEqual({ allow: true });
+    }
+    for (const command of [
+      "ln -s /etc/passwd src/p && cat src/p",
+      "ln -s ../../home/.ssh/id_rsa src/k",
+      "ln -s ../../../etc src",
+      "ln -sr ../home/.ssh/id_rsa src/k",
+      "ln -s -t src /etc/passwd",
+    ]) {
+      expect(app(command), command).toMatchObject({ allow: false, rule: "l1.path.read" });
+      expect(full(command), command).toMatchObject({ allow: false, rule: "l1.path.read" });
+    }
+  });
+
+  it("takes the lines of a find that prints only paths as files under its start directories", () => {
+    for (const command of [
+      "find src -type f -name '*.py' -print0 | xargs -0 wc -l",
+      "find src notes -name '*.json' | grep -v tmp | sort | head -n 5 | xargs cat",
+      "find . -maxdepth 1 -type f | xargs -I{} cp {} src/",
+    ]) {
+      expect(app(command), command).toEqual({ allow: true });
+      expect(full(command), command).toEqual({ allow: true });
+    }
+    expect(app("find /etc -name passwd | xargs cat")).toMatchObject({ allow: false, rule: "l1.path.read" });
+    for (const command of [
+      "find src -printf '%h/../%f\\n' | xargs cat",
+      "find src | grep -o '/etc.*' | xargs cat",
+      "find src | sed 's,^,/,' | xargs cat",
+      "find src -name '*.py' | xargs -I{} cat notes/{}",
+    ]) {
+      expect(app(command), command).toMatchObject({ allow: false, rule: "l1.command.dynamic" });
+      expect(full(command), command).toEqual({ allow: true });
+    }
+  });
+
+  it("reads the sqlite3 shell's script with SQLite's grammar and its dot-commands under C-app", () => {
+    for (const command of [
+      "sqlite3 -header -column app.db 'select name, price from products order by price desc'",
+      "sqlite3 app.db <<'SQL'\n.headers on\n.mode csv\nCREATE TABLE t (a INTEGER);\nINSERT INTO t VALUES (1);\nSELECT * FROM t;\nSQL",
+      "sqlite3 app.db '.tables' '.schema users'",
+    ]) {
+      expect(app(command), command).toEqual({ allow: true });
+      expect(full(command), command).toEqual({ allow: true });
+    }
+    for (const command of [
+      "sqlite3 app.db '.shell id'",
+      "sqlite3 app.db \"ATTACH '/tmp/x.db' AS x\"",
+      "sqlite3 app.db \"select load_extension('./x.so')\"",
+      "sqlite3 app.db '.output /tmp/x' 'select 1'",
+      "sqlite3 -init setup.sql app.db 'select 1'",
+      "cat q.sql | sqlite3 app.db",
+      "sqlite3 app.db 'select * from'",
+    ]) {
+      expect(app(command), command).toMatchObject({ allow: false, rule: "l1.code" });
+      expect(full(command), command).toEqual({ allow: true });
+    }
+    expect(app("sqlite3 /etc/shadow.db 'select 1'")).toMatchObject({ allow: false, rule: "l1.path.read" });
+  });
+
   it("says why, naming what only the shell knows", () => {
     expect(app('read -r f; cat "$f"')).toMatchObject({
       reason: expect.stringMatching(/comes from a line read by read, which only the shell knows at run time/),

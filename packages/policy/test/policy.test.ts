@@ -299,6 +299,8 @@ describe("decide (L1)", () => {
     expect(decide(p, "fetch", { url: "https://evil.com/?api.example.com" })).toMatchObject({
       rule: "l1.network",
     });
+    // A data: URL carries its content: no destination to allow.
+    expect(decide(p, "fetch", { url: "data:text/plain;base64,aGk=" })).toEqual({ allow: true });
     expect(destinationAllowed("docs.example.org", "443", ["*.docs.example.org"])).toBe(false);
     expect(destinationAllowed("::1", "8080", ["[::1]:8080"])).toBe(true);
   });
@@ -534,5 +536,30 @@ describe("environment at spawn", () => {
     expect(tokenShaped("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")).toBe(true);
     expect(tokenShaped("/K7MDENG/bPxRfiCYEXAMPLEKEY+Ab12")).toBe(true);
     expect(tokenShaped("/K7MDENGq/bPxRfiCYEXAMPLEKEYAb12")).toBe(true);
+  });
+});
+
+describe("relativeTo", () => {
+  const policy = (relativeTo?: string): Policy =>
+    PolicySchema.parse({
+      version: 1,
+      server: "files",
+      ...(relativeTo ? { relativeTo } : {}),
+      tools: { read_file: { args: { path: "path.read" }, read: [`${work}/**`] } },
+    });
+
+  it("judges a relative path where the server opens it: its working directory by default", () => {
+    const fromRoot = resolvePolicy(policy(), undefined, { cwd: "/" });
+    expect(decide(fromRoot, "read_file", { path: "readme.txt" })).toMatchObject({ rule: "l1.path.read" });
+    const inWork = resolvePolicy(policy(), undefined, { cwd: work });
+    expect(decide(inWork, "read_file", { path: "readme.txt" })).toEqual({ allow: true });
+  });
+
+  it("or the folder the policy names, whatever the working directory", () => {
+    const p = resolvePolicy(policy(work), undefined, { cwd: "/" });
+    expect(p.relativeTo).toBe(work);
+    expect(decide(p, "read_file", { path: "readme.txt" })).toEqual({ allow: true });
+    expect(decide(p, "read_file", { path: "../work_evil/x" })).toMatchObject({ rule: "l1.path.read" });
+    expect(() => policy("relative/dir")).toThrow(/absolute folder/);
   });
 });

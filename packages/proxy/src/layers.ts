@@ -174,6 +174,7 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
           const roots = tool ? [...new Set([...tool.read.roots, ...tool.write.roots])] : [];
           const finding = validator.inspectArguments(call.arguments, tool?.args ?? {}, {
             cwd,
+            pathBase: resolved.relativeTo,
             home: vars.home,
             roots: roots.length ? roots : [policyLib.canonicalPath(cwd, "/").canonical],
             disabledRules: tool?.disabledRules,

@@ -8,6 +8,11 @@ import { canonicalPath, isWithin, type PathResolver } from "@mcpguard/policy";
 export interface ValidatorContext {
   /** The server's working directory (absolute). */
   cwd: string;
+  /**
+   * The folder a relative path argument is resolved against, when the server does not use its
+   * working directory (the policy's `relativeTo`); default `cwd`.
+   */
+  pathBase?: string;
   /** The server's HOME. */
   home?: string;
   /** Canonical absolute directories that path arguments may resolve into (e.g. the workspace). */
@@ -77,6 +82,11 @@ export class Scope {
   /** The working directory, symlinks resolved, so that lexical paths compare with canonical roots. */
   get cwd(): string {
     return canonicalDir(this.ctx.cwd);
+  }
+
+  /** The folder relative path arguments resolve against, symlinks resolved. */
+  get pathBase(): string {
+    return canonicalDir(this.ctx.pathBase ?? this.ctx.cwd);
   }
 
   /** HOME as given and as resolved: a canonical path lands under the latter. */

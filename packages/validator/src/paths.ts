@@ -38,7 +38,7 @@ export function checkPath(value: string, write: boolean, scope: Scope): Finding 
   // Backslashes count as separators: some servers and libraries treat them so.
   const path = decode(value).replace(BACKSLASH, "/");
   const climbs = DOT_DOT.test(path);
-  const cwd = scope.cwd;
+  const cwd = scope.pathBase;
   const lexical = resolve(cwd, path);
   const roots = scope.ctx.roots;
 

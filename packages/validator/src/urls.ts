@@ -1,5 +1,6 @@
 /**
- * URL arguments, and URLs a command names: only http and https, no user information, and no
+ * URL arguments, and URLs a command names: only http and https (and data:, which names no
+ * destination), no user information, and no
  * internal destination (server-side request forgery), judged on the host the WHATWG parser
  * resolves, so integer, octal, hexadecimal and full-width spellings of an address count.
  */
@@ -43,6 +44,8 @@ function checkDestination(url: URL, scope: Scope): Finding | undefined {
 
 export function checkUrl(value: string, scope: Scope): Finding | undefined {
   const url = parse(value.trim());
+  // A data: URL carries its content in itself: no destination, no file.
+  if (url?.protocol === "data:") return undefined;
   if (!url || !WEB.has(url.protocol)) {
     if (!scope.on("l2.url.scheme")) return undefined;
     const why = url

@@ -22,6 +22,11 @@ describe("l2.url.scheme", () => {
     expect(rule("https://example.com/api?q=1", "url")).toBeUndefined();
     expect(rule("http://api.example.org:8080/v1", "url")).toBeUndefined();
   });
+
+  it("accepts a data: URL, which names no destination", () => {
+    expect(rule("data:text/plain;base64,SGVsbG8sIHdvcmxkIQ==", "url")).toBeUndefined();
+    expect(rule("data:,plain%20text", "url")).toBeUndefined();
+  });
 });
 
 describe("l2.url.credentials", () => {

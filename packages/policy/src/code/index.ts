@@ -2,7 +2,8 @@
  * Programs that take code: where it comes from (an option, a here-document, a pipe, a script
  * file), and what it may reach. Where no kernel layer confines a program (C-app), its code must be
  * read with a grammar and found to compute only: python3 (a tokenizer, python.ts), node (acorn,
- * javascript.ts), sed and awk scripts (sed.ts, awk.ts). perl and ruby code is refused there, for
+ * javascript.ts), sed and awk scripts (sed.ts, awk.ts), sqlite3 scripts (sqlite.ts, SQLite's grammar and
+ * the dot-commands that stay in the database). perl and ruby code is refused there, for
  * want of a grammar. Under every config the files the code names literally are returned, for L1
  * to check like any other path.
  */
@@ -13,6 +14,7 @@ import { awkUse } from "./awk.js";
 import { nodeUse } from "./javascript.js";
 import { pythonUse } from "./python.js";
 import { sedUse } from "./sed.js";
+import { sqliteUse } from "./sqlite.js";
 
 export interface CodeUse {
   /** Why the code is refused (C-app only): it reaches a capability, or cannot be read. */
@@ -84,6 +86,7 @@ export function analyzeCode(name: string, argv: Field[], inv: Invocation, confin
   if (GREP.has(name)) return grepUse(argv);
   if (OTHER_INTERPRETERS.test(name)) return otherUse(name, argv, confined);
   if (name === "make") return makeUse(argv, confined);
+  if (/^sqlite3?$/.test(name)) return sqliteUse(argv, inv, confined);
   return emptyUse();
 }
 

@@ -52,8 +52,11 @@ export type Stdin =
   | { kind: "file" }
   /** A here-document or here-string: its text each way it may expand, or unknown. */
   | { kind: "text"; texts?: string[]; unknown?: Unknown }
-  /** The output of the commands before it in a pipeline. */
-  | { kind: "pipe"; producers: readonly string[] };
+  /**
+   * The output of the commands before it in a pipeline; `paths` when every line is a file within
+   * one of those directories (a find that prints only paths, through line filters: pathStream.ts).
+   */
+  | { kind: "pipe"; producers: readonly string[]; paths?: readonly string[] };
 
 export interface Invocation {
   /** A program found on PATH or by path; a builtin of the shell; a function the script defines. */

@@ -5,6 +5,7 @@
  * depth of nested constructs and a depth of nested scripts (substitutions, `eval`, `sh -c`); past
  * them the reading stops with {@link ReadLimit}.
  */
+
 import { readCall } from "./commands.js";
 import { type Grammar, type ShNode, shellGrammar } from "./grammar.js";
 import type {
@@ -20,6 +21,7 @@ import type {
   Unknown,
 } from "./model.js";
 import { outputShape } from "./output.js";
+import { pathStream } from "./pathStream.js";
 import { type Scope, scalar, unknownValue, widen } from "./scope.js";
 import { expandWord, literalWord, partsWays, wordValues } from "./words.js";
 
@@ -182,11 +184,10 @@ export class Reader {
       // Every command of a pipeline runs in a subshell of its own.
       const before = this.invocations.length;
       this.stmt(cmd.X, scope.fork(), stdin);
-      const producers = this.invocations
-        .slice(before)
-        .map(programName)
-        .filter((n) => n !== "");
-      this.stmt(cmd.Y, scope.fork(), { kind: "pipe", producers });
+      const writers = this.invocations.slice(before);
+      const producers = writers.map(programName).filter((n) => n !== "");
+      const paths = pathStream(writers);
+      this.stmt(cmd.Y, scope.fork(), { kind: "pipe", producers, ...(paths ? { paths } : {}) });
       return;
     }
     if (op === "&&") {

@@ -203,13 +203,30 @@ function xargsRuns(args: Field[], stdin: Stdin, runs: Runs): void {
     if (XARGS_VALUED.includes(option) && word === option && !word.startsWith("--")) i++;
   }
   const producers = stdin.kind === "pipe" ? stdin.producers : undefined;
-  const input = unknownText("the words xargs reads from its input", producers);
   const command = args.slice(i);
   const inner = command.length ? command : [{ text: "echo" }];
-  const argv = replace
-    ? inner.map((f) => (f.text.includes(replace as string) ? { ...input } : f))
-    : [...inner, input];
-  runs.argvs.push({ argv, via: "xargs" });
+  // Lines of a find that prints only paths are files within its start directories.
+  const inputs =
+    stdin.kind === "pipe" && stdin.paths
+      ? stdin.paths.map(
+          (dir): Field => ({
+            text: UNKNOWN_MARK,
+            unknown: { kind: "within", dir, origin: `a file find found under ${dir}` },
+          }),
+        )
+      : [unknownText("the words xargs reads from its input", producers)];
+  for (const input of inputs) {
+    const argv = replace
+      ? inner.map((f) =>
+          f.text === replace
+            ? { ...input }
+            : f.text.includes(replace as string)
+              ? unknownText("a word xargs builds", producers)
+              : f,
+        )
+      : [...inner, input];
+    runs.argvs.push({ argv, via: "xargs" });
+  }
 }
 
 const FIND_EXEC = new Set(["-exec", "-execdir", "-ok", "-okdir"]);
