@@ -46,6 +46,8 @@ const APT_PACKAGES = [
   "firejail",
   "socat",
   "ripgrep",
+  // The headless browser the HTML report's test loads the page in (runner/test/page.test.ts).
+  "chromium",
   // Tools of the shell server's policy that the benign corpus uses beyond coreutils.
   "jq",
   "sqlite3",

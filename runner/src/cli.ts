@@ -212,7 +212,13 @@ function errorLines(summary: ReturnType<typeof summarize>): string {
 function mainTable(markdown: string): string {
   const start = markdown.indexOf("| config | APR");
   const end = markdown.indexOf("\n\n", start);
-  return `${markdown.slice(start, end)}\n`;
+  // The caveats of a partial run stand with the paper's numbers in the terminal too.
+  const partial = "> **Partial run.** ";
+  const caveats = markdown
+    .split("\n")
+    .filter((line) => line.startsWith(partial))
+    .map((line) => `partial run: ${line.slice(partial.length)}\n`);
+  return `${markdown.slice(start, end)}\n${caveats.join("")}`;
 }
 
 export function readRecords(dir: string): TrialRecord[] {

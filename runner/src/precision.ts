@@ -190,21 +190,3 @@ export function renderPrecision(name: string, block: PrecisionBlock | null | und
   }
   return lines;
 }
-
-const html = (text: string) => text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
-
-/** A plain HTML table of a suite's precision: FPR per config and the causes, with their cases. */
-export function precisionHtml(name: string, block: PrecisionBlock | null | undefined): string {
-  if (!block || Object.keys(block).length === 0) return "";
-  const rows = Object.entries(block).map(([config, k]) => {
-    const causes = k.causes
-      .map((c) => `<li>${html(c.cause)} (${c.cases.length}): ${html(c.cases.join(", "))}</li>`)
-      .join("");
-    return `<tr><th>${html(config)}</th><td>${k.failed}/${k.cases}</td><td>${html(wilsonText(k.fpr))}</td><td><ul>${causes}</ul></td></tr>`;
-  });
-  return `<h2>Precision on ${html(name)}</h2>
-<table><tr><th>config</th><th>benign cases failed</th><th>FPR [95% Wilson]</th><th>what broke them (cases)</th></tr>
-${rows.join("\n")}
-</table>
-`;
-}

@@ -6,9 +6,11 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { stringify } from "csv-stringify/sync";
+import { coverageCaveats } from "./caveats.js";
 import { renderEndings, renderErrors } from "./outcomes.js";
+import { renderPage } from "./page/index.js";
 import { renderPeers } from "./peersReport.js";
-import { precisionHtml, renderPrecision } from "./precision.js";
+import { renderPrecision } from "./precision.js";
 import { renderRealServers } from "./realReport.js";
 import { isCoreCategory } from "./scenario.js";
 import type { Interval } from "./stats.js";
@@ -78,6 +80,7 @@ export function renderMarkdown(summary: Summary): string {
       `Distinct hidden behaviours (server · tool groups of hidden attacks): ${summary.hiddenGroups}.`,
     "",
   );
+  for (const caveat of coverageCaveats(summary)) lines.push(`> **Partial run.** ${caveat}`, "");
   lines.push("## Defense effectiveness, beside the paper's Table 1", "");
   lines.push(
     "APR: attacks whose oracle did not fire / attacks. V-APR: the same over the viable attacks. FPR: benign trials whose expect failed. Brackets: 95% Wilson interval over pooled trials.",
@@ -318,166 +321,18 @@ function chartJs(): string {
   return source;
 }
 
-/** Text for HTML content or a quoted attribute value. */
-const escapeHtml = (value: string | number) =>
-  String(value).replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+export { scriptJson } from "./page/html.js";
 
-/**
- * JSON for a JavaScript literal inside <script>: `<`, `>` and `&` escaped, so no `</script>` or
- * `<!--` in a string can end or change the element, and U+2028/U+2029 escaped for older parsers.
- */
-export function scriptJson(value: unknown): string {
-  return JSON.stringify(value).replace(
-    /[<>&\u2028\u2029]/g,
-    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
-}
-
-const PAGE_STYLE = `body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; padding: 0 1rem; color: #222; }
-h1, h2 { font-weight: 600; } .charts { display: grid; grid-template-columns: 1fr 1fr; gap: 1.5rem; }
-table { border-collapse: collapse; margin: 1rem 0; } th, td { border: 1px solid #ccc; padding: .3rem .6rem; text-align: right; }
-th:first-child { text-align: left; } td.na { color: #999; } pre { white-space: pre-wrap; background: #f6f6f6; padding: 1rem; }
-canvas { max-height: 22rem; }
-`;
-
-/** The charts, drawn from `data` (defined just before this script). */
-const CHARTS_SCRIPT = `const whiskers = {
-  id: "whiskers",
-  afterDatasetsDraw(chart) {
-    const { ctx } = chart;
-    chart.data.datasets.forEach((ds, i) => {
-      if (!ds.intervals) return;
-      const meta = chart.getDatasetMeta(i);
-      meta.data.forEach((bar, j) => {
-        const iv = ds.intervals[j];
-        if (!iv) return;
-        const y = chart.scales.y;
-        const lo = y.getPixelForValue(iv.lo * 100), hi = y.getPixelForValue(iv.hi * 100);
-        ctx.save(); ctx.strokeStyle = "#333"; ctx.lineWidth = 1.2; ctx.beginPath();
-        ctx.moveTo(bar.x, lo); ctx.lineTo(bar.x, hi);
-        ctx.moveTo(bar.x - 4, lo); ctx.lineTo(bar.x + 4, lo);
-        ctx.moveTo(bar.x - 4, hi); ctx.lineTo(bar.x + 4, hi);
-        ctx.stroke(); ctx.restore();
-      });
-    });
-  },
-};
-const pctAxis = { y: { min: 0, max: 100, ticks: { callback: (v) => v + "%" } } };
-const series = (key, label, color) => ({
-  label, backgroundColor: color,
-  data: data.metrics.map((m) => (m[key] ? m[key].value * 100 : null)),
-  intervals: data.metrics.map((m) => m[key]),
-});
-new Chart(document.getElementById("rates"), {
-  type: "bar",
-  data: { labels: data.configs, datasets: [series("apr", "APR", "#4e79a7"), series("vapr", "V-APR", "#59a14f"), series("fpr", "FPR", "#e15759")] },
-  options: { scales: pctAxis, animation: false },
-  plugins: [whiskers],
-});
-new Chart(document.getElementById("paper"), {
-  type: "bar",
-  data: {
-    labels: data.configs,
-    datasets: [
-      { label: "APR (ours)", backgroundColor: "#4e79a7", data: data.metrics.map((m) => (m.apr ? m.apr.value * 100 : null)) },
-      { label: "APR (paper)", backgroundColor: "#a0cbe8", data: data.paper.map((p) => (p ? p.apr * 100 : null)) },
-      { label: "V-APR (ours)", backgroundColor: "#59a14f", data: data.metrics.map((m) => (m.vapr ? m.vapr.value * 100 : null)) },
-      { label: "V-APR (paper)", backgroundColor: "#8cd17d", data: data.paper.map((p) => (p ? p.vapr * 100 : null)) },
-    ],
-  },
-  options: { scales: pctAxis, animation: false },
-});
-const palette = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#9c755f"];
-new Chart(document.getElementById("latency"), {
-  type: "line",
-  data: {
-    datasets: Object.entries(data.latency).map(([name, xs], i) => ({
-      label: name, borderColor: palette[i % palette.length], pointRadius: 0, stepped: true, fill: false,
-      data: xs.map((x, k) => ({ x, y: ((k + 1) / xs.length) * 100 })),
-    })),
-  },
-  options: {
-    animation: false, parsing: false,
-    scales: { x: { type: "logarithmic", title: { display: true, text: "ms" } }, y: { min: 0, max: 100, title: { display: true, text: "% of calls" } } },
-  },
-});
-`;
-
-function latencySamples(records: TrialRecord[]): Record<string, number[]> {
-  const samples = new Map<string, number[]>();
-  for (const r of records) {
-    if (r.kind !== "benign" || r.latencyMs === null || r.notRun) continue;
-    samples.set(r.config, [...(samples.get(r.config) ?? []), r.latencyMs]);
-  }
-  for (const list of samples.values()) list.sort((a, b) => a - b);
-  return Object.fromEntries(samples);
-}
-
-/** The APR heat map's rows: category × config. */
-function heatRows(summary: Summary, configs: string[]): string {
-  const categories = [
-    ...new Set(configs.flatMap((n) => Object.keys(summary.configs[n]?.byCategory ?? {}))),
-  ].sort();
-  return categories
-    .map((category) => {
-      const cells = configs
-        .map((n) => {
-          const k = summary.configs[n]?.byCategory[category];
-          if (!k?.apr) return '<td class="na">–</td>';
-          const v = Number(k.apr.value);
-          const title = escapeHtml(`${k.blocked}/${k.attacks} attack cases never fired`);
-          return `<td style="background:hsl(${Math.round(v * 120)},65%,${80 - v * 25}%)" title="${title}">${escapeHtml(pct(v, 0))}</td>`;
-        })
-        .join("");
-      return `<tr><th>${escapeHtml(category)}</th>${cells}</tr>`;
-    })
-    .join("\n");
-}
-
-export function renderHtml(summary: Summary, records: TrialRecord[], markdown: string): string {
-  const configs = sortConfigs(Object.keys(summary.configs));
-  const data = {
-    configs,
-    metrics: configs.map((n) => {
-      const s = summary.configs[n] as ConfigSummary;
-      return { apr: s.apr, vapr: s.vapr, fpr: s.fpr };
-    }),
-    paper: configs.map((n) => paperRow(n) ?? null),
-    latency: latencySamples(records),
-  };
-  const runId = escapeHtml(summary.runId);
-  const counts = `${summary.cases} cases (${summary.attacks} attacks, ${summary.benign} benign), ${summary.trials} trial run(s), viable attacks: ${summary.viable ?? "–"}.`;
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>MCPGuard benchmark — ${runId}</title>
-<style>
-${PAGE_STYLE}</style>
-</head>
-<body>
-<h1>MCPGuard benchmark — run ${runId}</h1>
-<p>${escapeHtml(counts)}</p>
-<div class="charts">
-<div><h2>APR, V-APR, FPR per config (95% Wilson interval)</h2><canvas id="rates"></canvas></div>
-<div><h2>Ours vs the paper's Table 1 (APR, V-APR)</h2><canvas id="paper"></canvas></div>
-<div><h2>Tool call latency, benign cases (CDF)</h2><canvas id="latency"></canvas></div>
-<div><h2>APR by category × config</h2>
-<table><tr><th>category</th>${configs.map((n) => `<th>${escapeHtml(n)}</th>`).join("")}</tr>
-${heatRows(summary, configs)}
-</table></div>
-</div>
-${Object.entries(summary.suites ?? {})
-  .map(([name, suite]) => precisionHtml(name, suite.precision))
-  .join("")}<h2>Summary</h2>
-<pre>${escapeHtml(markdown)}</pre>
-<script>${chartJs()}</script>
-<script>
-const data = ${scriptJson(data)};
-${CHARTS_SCRIPT}</script>
-</body>
-</html>
-`;
+/** index.html: the report page (page/), from the summary and the records alone. */
+export function renderHtml(summary: Summary, records: TrialRecord[]): string {
+  return renderPage({
+    summary,
+    records,
+    paperRow,
+    paperLatency: PAPER.latencyMedianMs,
+    stricter: STRICTER_ORACLES,
+    chartJs: chartJs(),
+  });
 }
 
 /** Write summary.json, summary.md, results.csv and index.html into a run directory. */
@@ -486,5 +341,5 @@ export function writeReports(dir: string, summary: Summary, records: TrialRecord
   writeFileSync(join(dir, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
   writeFileSync(join(dir, "summary.md"), markdown);
   writeFileSync(join(dir, "results.csv"), renderCsv(summary));
-  writeFileSync(join(dir, "index.html"), renderHtml(summary, records, markdown));
+  writeFileSync(join(dir, "index.html"), renderHtml(summary, records));
 }

@@ -4,7 +4,6 @@ import {
   causeOf,
   NO_DECISION_RECORDED,
   NO_DENY_RECORD_L3,
-  precisionHtml,
   renderPrecision,
 } from "../src/precision.ts";
 import { renderMarkdown } from "../src/render.ts";
@@ -135,17 +134,12 @@ describe("the precision of the benign corpus", () => {
     expect(attacksOnly.suites.real?.precision).toBeNull();
   });
 
-  it("renders the tables and the causes in Markdown and in a plain HTML table", () => {
+  it("renders the tables and the causes in Markdown", () => {
     const md = renderPrecision("benign_corpus", precision).join("\n");
     expect(md).toContain("| C-app | 3/4 | 6/8 | 75.0% [");
     expect(md).toMatch(/\| sql \| 3 \| 2\/3 \| 0\/3 \|/);
     expect(md).toContain("  - L1: l1.sql (2 cases, 4 trials): BC-SQ-025, BC-SQ-038");
     expect(renderMarkdown(summary)).toContain("### Precision on `benign_corpus`");
-    const html = precisionHtml("benign_corpus", precision);
-    expect(html).toContain("<h2>Precision on benign_corpus</h2>");
-    expect(html).toContain("<li>L1: l1.sql (2): BC-SQ-025, BC-SQ-038</li>");
-    const hostile = { "C-<b>": precision?.["C-app"] } as NonNullable<typeof precision>;
-    expect(precisionHtml("x", hostile)).toContain("C-&#60;b&#62;");
   });
 });
 

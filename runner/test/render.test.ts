@@ -88,6 +88,10 @@ describe("HTML report", () => {
     const data = JSON.parse(literal);
     expect(data.configs).toEqual(["C0", CONFIG]);
     expect(Object.keys(data.latency)).toEqual([CONFIG]);
+    // Every trial is embedded for the drill-down, its markup escaped in the script and intact in the data.
+    expect(data.cases.map((c: string[]) => c[0])).toContain(CASE);
+    expect(data.trials.some((t: unknown[]) => (t[4] as string[]).includes(EVIDENCE))).toBe(true);
+    expect(code).not.toContain(EVIDENCE);
   });
 
   it("escapes JSON for a script: <, >, &, U+2028 and U+2029, and it still evaluates to the value", () => {

@@ -1,0 +1,140 @@
+/**
+ * The data the report page embeds (through `scriptJson`): the charts' series, and every trial of
+ * the run in a compact form for the per-case drill-down. Built from the summary and the trial
+ * records alone, so `mcpguard report` rebuilds the same page from `trials.ndjson`.
+ */
+import { isUnjudged } from "../outcomes.js";
+import type { Interval } from "../stats.js";
+import { type ConfigSummary, DIRECT, type Summary, sortConfigs } from "../summarize.js";
+import type { TrialRecord } from "../trial.js";
+
+export type PaperRow = { apr: number; vapr: number; fpr: string };
+
+/** How a trial came out, for the drill-down and its filters. */
+export type TrialOutcome = "fired" | "stopped" | "unjudged" | "passed" | "failed" | "not run";
+
+/** [id, category, kind, visibility, server, tool, viable (null: unknown), tags] */
+export type CaseRow = [string, string, string, string | null, string, string, boolean | null, string];
+
+/**
+ * [case index, config index, trial, outcome, evidence, layer, rule, ended, error, latency ms,
+ * start ms, response bytes, response sha256, sink contacts, sink bytes, cwd, not-run reason]
+ */
+export type TrialRow = [
+  number,
+  number,
+  number,
+  TrialOutcome,
+  string[],
+  string | null,
+  string | null,
+  string | null,
+  string | null,
+  number | null,
+  number | null,
+  number,
+  string,
+  number,
+  number,
+  string | null,
+  string | null,
+];
+
+export interface PageData {
+  /** The configs of the core summary, in the design's order (charts). */
+  configs: string[];
+  metrics: { apr: Interval | null; vapr: Interval | null; fpr: Interval | null }[];
+  paper: (PaperRow | null)[];
+  /** Sorted latency samples of benign calls, per config. */
+  latency: Record<string, number[]>;
+  /** Every config with a trial (suites and peers included): the drill-down's columns. */
+  trialConfigs: string[];
+  cases: CaseRow[];
+  trials: TrialRow[];
+}
+
+export function outcomeOf(r: TrialRecord): TrialOutcome {
+  if (r.notRun) return "not run";
+  if (r.kind === "benign") return r.passed ? "passed" : "failed";
+  if (isUnjudged(r)) return "unjudged";
+  return r.fired ? "fired" : "stopped";
+}
+
+function latencySamples(records: TrialRecord[]): Record<string, number[]> {
+  const samples = new Map<string, number[]>();
+  for (const r of records) {
+    if (r.kind !== "benign" || r.latencyMs === null || r.notRun) continue;
+    samples.set(r.config, [...(samples.get(r.config) ?? []), r.latencyMs]);
+  }
+  for (const list of samples.values()) list.sort((a, b) => a - b);
+  return Object.fromEntries(samples);
+}
+
+const round = (v: number | null, digits = 3) => (v === null ? null : Number(v.toFixed(digits)));
+
+/** The cases and trials of the drill-down (the direct baseline is a latency measurement, left out). */
+function drillDown(summary: Summary, records: TrialRecord[]) {
+  const judged = records.filter((r) => r.config !== DIRECT);
+  const trialConfigs = sortConfigs([...new Set(judged.map((r) => r.config))]);
+  const viable = new Map<string, boolean | null>();
+  for (const r of summary.caseResults) if (r.kind === "attack") viable.set(r.id, r.viable ?? null);
+  const caseIndex = new Map<string, number>();
+  const cases: CaseRow[] = [];
+  const ids = [...new Map(judged.map((r) => [r.id, r])).values()].sort((a, b) => a.id.localeCompare(b.id));
+  for (const r of ids) {
+    caseIndex.set(r.id, cases.length);
+    cases.push([
+      r.id,
+      r.category,
+      r.kind,
+      r.visibility,
+      r.server,
+      r.tool,
+      viable.get(r.id) ?? null,
+      (r.tags ?? []).join(" "),
+    ]);
+  }
+  const configIndex = new Map(trialConfigs.map((c, i) => [c, i]));
+  const trials: TrialRow[] = judged
+    .map(
+      (r): TrialRow => [
+        caseIndex.get(r.id) as number,
+        configIndex.get(r.config) as number,
+        r.trial,
+        outcomeOf(r),
+        r.evidence,
+        r.stoppedBy,
+        r.stoppedRule ?? null,
+        r.ended ?? null,
+        r.error,
+        round(r.latencyMs),
+        round(r.startMs, 1),
+        r.responseBytes,
+        r.responseSha256,
+        r.sinkContacts,
+        r.sinkBytes,
+        r.cwd ?? null,
+        r.notRun,
+      ],
+    )
+    .sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
+  return { trialConfigs, cases, trials };
+}
+
+export function pageData(
+  summary: Summary,
+  records: TrialRecord[],
+  paperRow: (config: string) => PaperRow | undefined,
+): PageData {
+  const configs = sortConfigs(Object.keys(summary.configs));
+  return {
+    configs,
+    metrics: configs.map((n) => {
+      const s = summary.configs[n] as ConfigSummary;
+      return { apr: s.apr, vapr: s.vapr, fpr: s.fpr };
+    }),
+    paper: configs.map((n) => paperRow(n) ?? null),
+    latency: latencySamples(records),
+    ...drillDown(summary, records),
+  };
+}
