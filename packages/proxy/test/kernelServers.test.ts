@@ -17,6 +17,7 @@ import {
   FIXTURE,
   MCPGUARD,
   makeWorkspace,
+  processesWith,
   readNdjson,
   toolText,
 } from "./helpers.ts";
@@ -52,7 +53,12 @@ beforeEach(() => {
   mkdirSync(ws);
   writeFileSync(join(ws, "a.txt"), "alpha");
 });
-afterEach(() => rmSync(scratch, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }));
+// A proxy that is still shutting down writes its last audit records (and reopens a log removed
+// from under it): remove the scratch folder once no process started on it is left.
+afterEach(async () => {
+  await eventually(() => processesWith(scratch).length === 0, 10_000);
+  rmSync(scratch, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+});
 
 /** `mcpguard policy derive`, from /, as a desktop client's folder would be: the draft's file. */
 function derive(command: string[], env: NodeJS.ProcessEnv = process.env): string {
