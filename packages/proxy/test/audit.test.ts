@@ -170,6 +170,107 @@ describe("mcpguard audit", () => {
     expect(run("--since", "yesterday").status).toBe(2);
   });
 
+  it("shows kernel refusals as operation and path, and groups the runtime's start-up probes", () => {
+    const file = join(dir, "audit.ndjson");
+    const log = new AuditLog(file, key);
+    const kernel = { type: "kernel", server: "fs", config: "C-ebpf" } as const;
+    log.write({
+      ...kernel,
+      event: "denied",
+      decision: "deny",
+      backend: "landlock",
+      syscall: "openat",
+      errno: 13,
+      pid: 7,
+      comm: "node",
+      path: "/proc/self/mountinfo",
+    });
+    log.write({
+      ...kernel,
+      event: "denied",
+      decision: "deny",
+      backend: "landlock",
+      syscall: "openat",
+      errno: 13,
+      pid: 7,
+      comm: "node",
+      path: "/usr/share/locale/locale.alias",
+    });
+    log.write({
+      type: "decision",
+      server: "fs",
+      tool: "read_file",
+      config: "C-ebpf",
+      layer: "L1",
+      rule: null,
+      decision: "allow",
+      reason: "allowed",
+      latencyMs: 0.1,
+      argsDigest: "x",
+    });
+    // After the first call, a read of /proc is the server's doing: always listed.
+    log.write({
+      ...kernel,
+      event: "denied",
+      decision: "deny",
+      backend: "landlock",
+      syscall: "openat",
+      errno: 13,
+      pid: 7,
+      comm: "node",
+      path: "/proc/1/environ",
+    });
+    log.write({
+      ...kernel,
+      event: "denied",
+      decision: "deny",
+      backend: "landlock",
+      syscall: "renameat2",
+      errno: 18,
+      pid: 7,
+      comm: "mv",
+      path: "/ws/a",
+      to: "/tmp/a",
+    });
+    log.write({
+      ...kernel,
+      event: "deny",
+      decision: "deny",
+      backend: "cgroup",
+      op: "connect4",
+      addr: "10.0.0.1",
+      port: 443,
+    });
+    log.close();
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, [MCPGUARD, "audit", "--file", file, "--audit-key", key.path, ...args], {
+        encoding: "utf8",
+      });
+    const grouped = run();
+    expect(grouped.status, grouped.stderr).toBe(0);
+    expect(grouped.stdout).not.toContain("mountinfo");
+    expect(grouped.stdout).not.toContain("locale.alias");
+    expect(grouped.stdout).toContain("denied open /proc/1/environ (landlock errno 13) by node[7]");
+    expect(grouped.stdout).toContain("denied rename /ws/a to /tmp/a (landlock errno 18) by mv[7]");
+    expect(grouped.stdout).toContain("denied connect 10.0.0.1:443 (cgroup)");
+    expect(grouped.stdout).toMatch(
+      /4 of 6 events, and 2 kernel refusals of runtime start-up probes .*--all lists them/,
+    );
+    const all = run("--all");
+    expect(all.stdout).toContain("denied open /proc/self/mountinfo (landlock errno 13) by node[7]");
+    expect(all.stdout).toMatch(/\n6 of 6 events\n/);
+    // A reader that stops early is no error, and no stack trace.
+    const head = spawnSync(
+      "sh",
+      [
+        "-c",
+        `${JSON.stringify(process.execPath)} ${JSON.stringify(MCPGUARD)} audit --all --file ${JSON.stringify(file)} --audit-key ${JSON.stringify(key.path)} | head -1`,
+      ],
+      { encoding: "utf8" },
+    );
+    expect(head.stderr).toBe("");
+  });
+
   it("reads durations and ISO times for --since", () => {
     expect(parseSince("10m", 1_000_000)).toBe(400_000);
     expect(parseSince("2026-01-01T00:00:00Z")).toBe(Date.parse("2026-01-01T00:00:00Z"));

@@ -4,19 +4,29 @@ import { auditFiles } from "../audit.js";
 import { AuditSetupError, auditKeyPath, loadAuditKey } from "../auditKey.js";
 import { AuditRecord, firstIssue } from "../auditRecords.js";
 import { type VerifyReport, verifyAuditLog } from "../auditVerify.js";
+import { describeDenial } from "../startupDenials.js";
 
 const KEY_HELP = `  --audit-key FILE  the key the log is sealed with (default: $MCPGUARD_AUDIT_KEY, else
                     /var/lib/mcpguard/audit.key for root, ~/.local/state/mcpguard/audit.key otherwise)`;
 
 const HELP = `usage: mcpguard audit [--file FILE] [--since TIME] [--decision allow|deny|modify] [--server NAME]
-                     [--config NAME] [--layer NAME] [--json] [--audit-key FILE]
+                     [--config NAME] [--layer NAME] [--all] [--json] [--audit-key FILE]
        mcpguard audit verify [--audit-key FILE] [FILE]
 
-Read an audit log and its rotated files, oldest first. The last line says whether the log checks
-out against its key; \`mcpguard audit verify\` says where it does not.
+Read an audit log and its rotated files, oldest first: one line per event, with the kernel's
+refusals as operation and path. The last line says whether the log checks out against its key;
+\`mcpguard audit verify\` says where it does not.
   --file FILE       the audit log (default: $MCPGUARD_AUDIT_LOG)
   --since TIME      an ISO time, or a duration back from now: 30s, 10m, 2h, 7d
-  --json            print the matching events as NDJSON instead of a table
+  --decision D      only allow, deny or modify (kernel refusals are deny, kernel observations
+                    observe)
+  --server NAME     only this server (as the proxy names it, never as the server calls itself)
+  --config NAME     only this config (C0, C-AB, C-app, C-ebpf, C-full, C-AB+ebpf)
+  --layer NAME      only decisions of this layer (L1, L2, AB)
+  --all             also list the refusals every runtime meets while it starts (reads under /proc,
+                    /sys and the locale folders before the session's first tool call); without it
+                    they are counted in one line
+  --json            print every matching event as NDJSON instead of a table (nothing grouped)
 ${KEY_HELP}
 `;
 
@@ -94,9 +104,51 @@ function describe(e: AuditRecord): string {
         e.claimedName !== undefined ? `, server calls itself ${JSON.stringify(e.claimedName)}` : "";
       return `${e.event}${status}${withheld}${claimed}`;
     }
-    default:
-      return `${e.event} ${e.decision}`;
+    default: {
+      // A kernel event: what was refused or seen, by which process, and how.
+      const k = e as Record<string, unknown>;
+      const what = describeDenial({ ...k, type: e.event } as Parameters<typeof describeDenial>[0]);
+      const errno = typeof k.errno === "number" ? ` errno ${k.errno}` : "";
+      const by =
+        typeof k.comm === "string" ? ` by ${k.comm}${typeof k.pid === "number" ? `[${k.pid}]` : ""}` : "";
+      const backend = typeof k.backend === "string" ? ` (${k.backend}${errno})` : errno;
+      if (what) return `${e.decision === "deny" ? "denied" : e.event} ${what}${backend}${by}`;
+      if (e.event === "exec" && typeof k.filename === "string") return `exec ${k.filename}${by}`;
+      if (e.event === "exit" && typeof k.pid === "number")
+        return `process ${k.pid} exited${typeof k.code === "number" ? ` ${k.code}` : ""}`;
+      return `${e.event} ${e.decision}${backend}${by}`;
+    }
   }
+}
+
+/** What every runtime reads at start and does without: refusals here are noise, not an attack. */
+const RUNTIME_PROBE = /^(\/proc|\/sys|\/usr\/share\/locale|\/usr\/lib\/locale)(\/|$)/;
+
+/**
+ * Kernel refusals of runtime probes before the session's first tool call. An attack that reads
+ * /proc in a tool call comes after it, and is listed; one at start is counted in the summary line.
+ */
+function startupNoise(events: AuditRecord[]): Set<AuditRecord> {
+  // Within a writer session, `seq` orders the records (times can tie within a millisecond).
+  const order = (e: AuditRecord) => {
+    const { session, seq } = e as { session?: unknown; seq?: unknown };
+    return typeof session === "string" && typeof seq === "number" ? { session, seq } : undefined;
+  };
+  const firstCall = new Map<string, number>();
+  for (const e of events) {
+    const at = order(e);
+    if (e.type === "decision" && at && at.seq < (firstCall.get(at.session) ?? Number.POSITIVE_INFINITY))
+      firstCall.set(at.session, at.seq);
+  }
+  const noise = new Set<AuditRecord>();
+  for (const e of events) {
+    if (e.type !== "kernel" || e.decision !== "deny") continue;
+    const path = (e as { path?: unknown }).path;
+    const at = order(e);
+    if (!at || typeof path !== "string" || !RUNTIME_PROBE.test(path)) continue;
+    if (at.seq < (firstCall.get(at.session) ?? Number.POSITIVE_INFINITY)) noise.add(e);
+  }
+  return noise;
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -143,6 +195,7 @@ export async function main(argv: string[]): Promise<number> {
     config: { type: "string" },
     layer: { type: "string" },
     json: { type: "boolean" },
+    all: { type: "boolean" },
     "audit-key": { type: "string" },
     help: { type: "boolean", short: "h" },
   });
@@ -172,8 +225,14 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`${integrityLine}\n`);
     return 0;
   }
-  for (const e of matching) process.stdout.write(`${e.time}  ${e.server}  ${e.config}  ${describe(e)}\n`);
-  process.stdout.write(`${matching.length} of ${events.length} events\n${integrityLine}\n`);
+  const noise = values.all ? new Set<AuditRecord>() : startupNoise(events);
+  const shown = matching.filter((e) => !noise.has(e));
+  for (const e of shown) process.stdout.write(`${e.time}  ${e.server}  ${e.config}  ${describe(e)}\n`);
+  const grouped = matching.length - shown.length;
+  const hidden = grouped
+    ? `, and ${grouped} kernel refusal${grouped === 1 ? "" : "s"} of runtime start-up probes (/proc, /sys, locales; --all lists them)`
+    : "";
+  process.stdout.write(`${shown.length} of ${events.length} events${hidden}\n${integrityLine}\n`);
   return 0;
 }
 
