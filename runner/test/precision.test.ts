@@ -1,11 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { compareSummaries, DEFAULT_THRESHOLDS } from "../src/compare.ts";
-import {
-  causeOf,
-  NO_DECISION_RECORDED,
-  NO_DENY_RECORD_L3,
-  renderPrecision,
-} from "../src/precision.ts";
+import { causeOf, NO_DECISION_RECORDED, NO_DENY_RECORD_L3, renderPrecision } from "../src/precision.ts";
 import { renderMarkdown } from "../src/render.ts";
 import { summarize } from "../src/summarize.ts";
 import type { TrialRecord } from "../src/trial.ts";

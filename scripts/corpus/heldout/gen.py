@@ -56,5 +56,10 @@ def main():
         with open(os.path.join(OUT, cid + ".json"), "w", encoding="utf-8") as fh:
             json.dump(doc, fh, indent=2, ensure_ascii=False); fh.write("\n")
     print(len(allc), "cases written;", problems, "problems")
+    # The repository's JSON style is biome's (the lint checks it); the generator's indent=2 is close.
+    biome = os.path.join(os.path.dirname(__file__), "..", "..", "..", "node_modules", ".bin", "biome")
+    if os.path.exists(biome):
+        import subprocess
+        subprocess.run([biome, "format", "--write", OUT], check=False, stdout=subprocess.DEVNULL)
 
 main()
