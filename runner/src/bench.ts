@@ -52,7 +52,11 @@ export interface BenchPlan {
   allowHostSudo: boolean;
   /** Run only this deterministic slice of the trials (1-based index). */
   shard?: { index: number; count: number };
-  progress: boolean;
+  /**
+   * How to show progress on stderr: "tty" rewrites one line, "lines" prints a plain line every
+   * PROGRESS_EVERY_MS (for CI logs), "off" prints nothing.
+   */
+  progress: "tty" | "lines" | "off";
   commandLine: string[];
 }
 
@@ -100,6 +104,9 @@ export function hostSudoUsable(): boolean {
   });
   return r.status === 0;
 }
+
+/** Off a terminal, one progress line this often. */
+export const PROGRESS_EVERY_MS = 30_000;
 
 function formatDuration(ms: number): string {
   const s = Math.round(ms / 1000);
@@ -178,13 +185,26 @@ export async function runBench(plan: BenchPlan, signal?: AbortSignal): Promise<B
 
   let next = 0;
   let done = 0;
+  let errors = 0;
+  // The ETA counts from the first trial, not from setup, and waits for a few trials to finish.
+  const trialsStarted = Date.now();
+  let lastLine = trialsStarted;
   const progress = (final = false) => {
-    if (!plan.progress) return;
-    const elapsed = Date.now() - started;
-    const eta = done > 0 ? ((tasks.length - done) * elapsed) / done : 0;
-    process.stderr.write(
-      `\r[bench] ${done}/${tasks.length} trials  ${formatDuration(elapsed)} elapsed  ETA ${formatDuration(eta)}   ${final ? "\n" : ""}`,
-    );
+    if (plan.progress === "off") return;
+    const now = Date.now();
+    if (plan.progress === "lines" && !final && now - lastLine < PROGRESS_EVERY_MS) return;
+    lastLine = now;
+    const elapsed = now - trialsStarted;
+    const known = done >= Math.max(5, plan.jobs * 2);
+    const eta = final
+      ? ""
+      : known
+        ? `, ETA ${formatDuration(((tasks.length - done) * elapsed) / done)}`
+        : ", ETA …";
+    const failed = errors ? `, ${errors} trial error${errors === 1 ? "" : "s"}` : "";
+    const text = `[bench] ${done}/${tasks.length} trials${failed}, ${formatDuration(elapsed)} elapsed${eta}`;
+    if (plan.progress === "tty") process.stderr.write(`\r${text}   ${final ? "\n" : ""}`);
+    else process.stderr.write(`${text}\n`);
   };
   const worker = async () => {
     while (!signal?.aborted) {
@@ -208,6 +228,7 @@ export async function runBench(plan: BenchPlan, signal?: AbortSignal): Promise<B
         if (controller.signal.aborted && !signal?.aborted)
           markError(record, `trial exceeded ${TRIAL_TIMEOUT_MS} ms and was killed`);
         if (!signal?.aborted) write(record);
+        if (record.error) errors++;
       } finally {
         clearTimeout(timer);
         running.delete(controller);

@@ -41,7 +41,8 @@ options:
   --no-direct         skip the direct (no proxy) latency baseline
   --keep-raw          also keep raw response and sink bytes in <out>/raw/ (never commit them)
   --allow-host-sudo   run PE-02 even where \`sudo -n true\` succeeds (it would read /etc/shadow)
-  --quiet             no progress line
+  --quiet             no progress (on a terminal one line that updates; elsewhere, as in CI, a
+                      plain line every 30 s: trials done/total, trial errors, elapsed, ETA)
   --shard I/N         run only the I-th of N deterministic slices of the trials (merge them with
                       mcpguard bench merge)
 `;
@@ -142,7 +143,7 @@ async function bench(argv: string[]): Promise<number> {
     direct: !values["no-direct"],
     keepRaw: values["keep-raw"] === true,
     allowHostSudo: values["allow-host-sudo"] === true,
-    progress: !values.quiet && process.stderr.isTTY === true,
+    progress: values.quiet ? "off" : process.stderr.isTTY === true ? "tty" : "lines",
     commandLine: ["mcpguard", "bench", ...argv],
     shard: parseShard(values.shard),
   };

@@ -81,12 +81,13 @@ export function renderLatencyCsv(r: LatencyResult): string {
 }
 
 const HELP = `usage: mcpguard bench latency [--configs C0,C-app,...|all] [--iterations 100] [--warmup 20] [--rounds 4]
-                             [--case BN-01] [--cold-starts 10] [--out DIR] [--run-id ID]
+                             [--case BN-01] [--cold-starts 10] [--out DIR] [--run-id ID] [--quiet]
 
 Time one tool call per path in long-lived sessions, and the cold start of each. The paths are each
 config, direct (no proxy), and two bare relays that only copy bytes: pipe-c (in C, built with bpf/)
 and pipe (in Node.js). Writes latency.md, latency.csv and latency.json to --out (default
-reports/<run-id>, the run id latency-<time>).
+reports/<run-id>, the run id latency-<time>). A line on stderr after each round and each cold
+start round says how far it is (--quiet: none).
 `;
 
 export async function main(argv: string[]): Promise<number> {
@@ -99,6 +100,7 @@ export async function main(argv: string[]): Promise<number> {
     "cold-starts": { type: "string" },
     out: { type: "string" },
     "run-id": { type: "string" },
+    quiet: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   });
   if (values.help) {
@@ -106,6 +108,13 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const started = performance.now();
+  const note = (line: string) => {
+    if (!values.quiet)
+      process.stderr.write(
+        `[latency] ${line}, ${((performance.now() - started) / 1000).toFixed(0)} s elapsed\n`,
+      );
+  };
   const iterations = intOption(values.iterations, "iterations", 100);
   const warmup = intOption(values.warmup, "warmup", 20);
   const rounds = intOption(values.rounds, "rounds", 4);
@@ -159,6 +168,7 @@ export async function main(argv: string[]): Promise<number> {
           .get(task.name)
           ?.push(...((task.result as { latency?: { samples?: number[] } }).latency?.samples ?? []));
       }
+      note(`round ${round + 1}/${rounds}: ${perRound} calls on each of ${paths.length} paths`);
     }
     for (const { world, session } of sessions.values()) {
       await session.close();
@@ -176,6 +186,7 @@ export async function main(argv: string[]): Promise<number> {
         await session.close();
         await world.destroy();
       }
+      note(`cold starts ${i + 1}/${coldStarts} on each of ${paths.length} paths`);
     }
     const result: LatencyResult = {
       runId,

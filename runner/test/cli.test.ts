@@ -115,6 +115,10 @@ describe("a run and its reports", () => {
     expect(r.stderr).not.toMatch(/Error/);
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/^\| C0 \| 0\.0% .*\| 0\/2 \|/m);
+    // Off a terminal, progress is plain lines; the last one says every trial is done.
+    const last = r.stderr.trim().split("\n").at(-1) ?? "";
+    expect(last).toMatch(/^\[bench\] (\d+)\/\1 trials, [\dms]+ elapsed$/);
+    expect(r.stderr).not.toContain("\r");
     expect(r.stdout).toContain(`report: ${join(out, "index.html")}`);
 
     const records = readFileSync(join(out, "trials.ndjson"), "utf8")
@@ -186,6 +190,8 @@ describe("latency benchmark", () => {
     );
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^\| direct \| 20 \| [\d.]+ \|/m);
+    expect(r.stderr).toMatch(/^\[latency\] round 2\/2: 10 calls on each of \d paths, \d+ s elapsed$/m);
+    expect(r.stderr).toMatch(/^\[latency\] cold starts 2\/2 on each of \d paths/m);
     expect(r.stdout).toMatch(/^\| pipe \| 20 \| [\d.]+ \| .* \| – \| – \| [+-][\d.]+ \([\d.]+×\) \| – \|$/m);
     expect(r.stdout).toMatch(
       /^\| C0 \| 20 \| [\d.]+ \| .* \| – \| [+-][\d.]+ \([\d.]+×\) \| [+-][\d.]+ \([\d.]+×\) \| 0\.362 \|$/m,
