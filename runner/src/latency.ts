@@ -30,8 +30,43 @@ export interface LatencyResult {
   warmup: number;
   rounds: number;
   calls: Record<string, Latency>;
+  /** The p50 of each path in each round: differences are taken round by round, on the same machine state. */
+  roundP50s?: Record<string, number[]>;
   coldStart: Record<string, Latency>;
 }
+
+/** The median of the per-round differences (or ratios) of `a` against `b`, with their range over the rounds. */
+export interface RoundDelta {
+  median: number;
+  lo: number;
+  hi: number;
+  rounds: number;
+}
+
+function median(values: number[]): number {
+  const v = [...values].sort((x, y) => x - y);
+  const mid = Math.floor(v.length / 2);
+  return v.length % 2 ? (v[mid] as number) : ((v[mid - 1] as number) + (v[mid] as number)) / 2;
+}
+
+/** `a - b` (or `a / b`) round by round: what a config adds, with the machine's drift between rounds taken out. */
+export function roundDelta(
+  a: number[] | undefined,
+  b: number[] | undefined,
+  kind: "diff" | "ratio",
+): RoundDelta | null {
+  if (!a || !b || a.length === 0 || a.length !== b.length) return null;
+  const values = a.map((x, i) => (kind === "diff" ? x - (b[i] as number) : x / (b[i] as number)));
+  if (values.some((v) => !Number.isFinite(v))) return null;
+  return { median: median(values), lo: Math.min(...values), hi: Math.max(...values), rounds: values.length };
+}
+
+const roundText = (d: RoundDelta | null, kind: "diff" | "ratio") =>
+  d === null
+    ? "–"
+    : kind === "diff"
+      ? `${d.median >= 0 ? "+" : ""}${d.median.toFixed(3)} [${d.lo.toFixed(3)}, ${d.hi.toFixed(3)}]`
+      : `${d.median.toFixed(2)}× [${d.lo.toFixed(2)}, ${d.hi.toFixed(2)}]`;
 
 /** Paths that are not configs: nothing is compared with them but direct. */
 const BASELINES = new Set([DIRECT, PIPE_C, PIPE]);
@@ -56,6 +91,26 @@ export function renderLatency(r: LatencyResult): string {
       return `| ${p} | ${s.n} | ${ms(s.p50)} | ${ms(s.p95)} | ${ms(s.p99)} | ${ms(s.mean)} ± ${ms(s.sd)} | ${p === "C0" || baseline ? "–" : diff(s, r.calls.C0)} | ${baseline ? "–" : diff(s, r.calls[PIPE])} | ${p === DIRECT ? "–" : diff(s, r.calls[DIRECT])} | ${paper === undefined ? "–" : paper.toFixed(3)} |`;
     }),
     "",
+    ...(r.roundP50s && r.rounds > 1
+      ? [
+          `## Round by round (${r.rounds} rounds): median of the per-round differences of p50 [min, max]`,
+          "",
+          "Each round times every path one after the other, so a difference taken within a round holds the machine's state still; the median over rounds is the figure to quote, the range how much it moved.",
+          "",
+          "| path | vs C0 [ms] | vs pipe | vs direct [ms] |",
+          "|---|---:|---:|---:|",
+          ...paths
+            .filter((p) => p !== DIRECT)
+            .map((p) => {
+              const rp = r.roundP50s as Record<string, number[]>;
+              const c0 =
+                p === "C0" || BASELINES.has(p) ? "–" : roundText(roundDelta(rp[p], rp.C0, "diff"), "diff");
+              const pipe = BASELINES.has(p) ? "–" : roundText(roundDelta(rp[p], rp[PIPE], "ratio"), "ratio");
+              return `| ${p} | ${c0} | ${pipe} | ${roundText(roundDelta(rp[p], rp[DIRECT], "diff"), "diff")} |`;
+            }),
+          "",
+        ]
+      : []),
     `\`${PIPE_C}\` (in C) and \`${PIPE}\` (in Node.js) are bare relays that only copy bytes: the floor of any stdio proxy, and of any Node.js proxy, on this machine.`,
     `Paper: C-full +${PAPER.cFullOverC0MedianMs} ms median over C0, p95 ${PAPER.cFullP95Ms} ms.`,
     "",
@@ -81,7 +136,7 @@ export function renderLatencyCsv(r: LatencyResult): string {
 }
 
 const HELP = `usage: mcpguard bench latency [--configs C0,C-app,...|all] [--iterations 100] [--warmup 20] [--rounds 4]
-                             [--case BN-01] [--cold-starts 10] [--out DIR] [--run-id ID] [--quiet]
+                             [--case|--cases BN-01] [--cold-starts 10] [--out DIR] [--run-id ID] [--quiet]
 
 Time one tool call per path in long-lived sessions, and the cold start of each. The paths are each
 config, direct (no proxy), and two bare relays that only copy bytes: pipe-c (in C, built with bpf/)
@@ -97,6 +152,8 @@ export async function main(argv: string[]): Promise<number> {
     warmup: { type: "string" },
     rounds: { type: "string" },
     case: { type: "string" },
+    /** `mcpguard bench`'s spelling, kept as an alias (one case here). */
+    cases: { type: "string" },
     "cold-starts": { type: "string" },
     out: { type: "string" },
     "run-id": { type: "string" },
@@ -122,7 +179,9 @@ export async function main(argv: string[]): Promise<number> {
   if (iterations < rounds || rounds < 1)
     throw new UsageError("--iterations must be at least --rounds, and --rounds at least 1");
   const configs = resolveConfigs(values.configs);
-  const { scenarios } = selectScenarios(values.case ?? "BN-01");
+  if (values.case !== undefined && values.cases !== undefined)
+    throw new UsageError("give --case or its alias --cases, not both");
+  const { scenarios } = selectScenarios(values.case ?? values.cases ?? "BN-01");
   const scenario = scenarios[0];
   if (!scenario || scenarios.length !== 1) throw new UsageError("--case takes one case id");
   const runId = values["run-id"] ?? `latency-${new Date().toISOString().replace(/[-:]/g, "").slice(0, 15)}`;
@@ -151,6 +210,7 @@ export async function main(argv: string[]): Promise<number> {
       });
     };
     const samples = new Map<string, number[]>(paths.map((p) => [p, []]));
+    const roundP50s = new Map<string, number[]>(paths.map((p) => [p, []]));
     const perRound = Math.ceil(iterations / rounds);
     for (let round = 0; round < rounds; round++) {
       const bench = new Bench({
@@ -164,9 +224,10 @@ export async function main(argv: string[]): Promise<number> {
       await bench.run();
       for (const task of bench.tasks) {
         if (task.result.state === "errored") throw new Error(`${task.name}: ${task.result.error?.message}`);
-        samples
-          .get(task.name)
-          ?.push(...((task.result as { latency?: { samples?: number[] } }).latency?.samples ?? []));
+        const taken = (task.result as { latency?: { samples?: number[] } }).latency?.samples ?? [];
+        samples.get(task.name)?.push(...taken);
+        const p50 = latencyStats(taken).p50;
+        if (p50 !== null) roundP50s.get(task.name)?.push(p50);
       }
       note(`round ${round + 1}/${rounds}: ${perRound} calls on each of ${paths.length} paths`);
     }
@@ -195,6 +256,7 @@ export async function main(argv: string[]): Promise<number> {
       warmup,
       rounds,
       calls: Object.fromEntries(paths.map((p) => [p, latencyStats(samples.get(p) as number[])])),
+      roundP50s: Object.fromEntries(roundP50s),
       coldStart: coldStarts
         ? Object.fromEntries(paths.map((p) => [p, latencyStats(cold.get(p) as number[])]))
         : {},

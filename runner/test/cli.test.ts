@@ -191,6 +191,9 @@ describe("latency benchmark", () => {
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^\| direct \| 20 \| [\d.]+ \|/m);
     expect(r.stderr).toMatch(/^\[latency\] round 2\/2: 10 calls on each of \d paths, \d+ s elapsed$/m);
+    // Differences taken within each round, their median and range over the rounds.
+    expect(r.stdout).toContain("## Round by round (2 rounds)");
+    expect(r.stdout).toMatch(/^\| C0 \| – \| [\d.]+× \[[\d.]+, [\d.]+\] \| [+-][\d.]+ \[-?[\d.]+, -?[\d.]+\] \|$/m);
     expect(r.stderr).toMatch(/^\[latency\] cold starts 2\/2 on each of \d paths/m);
     expect(r.stdout).toMatch(/^\| pipe \| 20 \| [\d.]+ \| .* \| – \| – \| [+-][\d.]+ \([\d.]+×\) \| – \|$/m);
     expect(r.stdout).toMatch(
@@ -218,5 +221,6 @@ describe("latency benchmark", () => {
     expect(mcpguard("bench", "latency", "--iterations", "1", "--rounds", "3").stderr).toMatch(
       /--iterations must be at least --rounds/,
     );
-  });
+    // Two spawned runs of up to 120 s each (the helper's timeout) on a busy machine.
+  }, 300_000);
 });

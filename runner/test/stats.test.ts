@@ -62,3 +62,15 @@ describe("quantile", () => {
     expect(quantile([], 0.5)).toBeNull();
   });
 });
+
+describe("bench latency's round-by-round differences", () => {
+  it("takes the median of per-round differences and ratios, with their range", async () => {
+    const { roundDelta } = await import("../src/latency.ts");
+    // A machine that drifts from round to round: the per-round difference stays 1 ms.
+    expect(roundDelta([2, 5, 3], [1, 4, 2], "diff")).toEqual({ median: 1, lo: 1, hi: 1, rounds: 3 });
+    expect(roundDelta([2, 6, 3, 9], [1, 3, 3, 3], "ratio")).toEqual({ median: 2, lo: 1, hi: 3, rounds: 4 });
+    expect(roundDelta([1, 2], [1], "diff")).toBeNull();
+    expect(roundDelta([1], [0], "ratio")).toBeNull();
+    expect(roundDelta(undefined, [1], "diff")).toBeNull();
+  });
+});
