@@ -11,7 +11,7 @@ import { withViableBaseline } from "./peers.js";
 import { peerLines } from "./peersReport.js";
 import { renderMarkdown, writeReports } from "./render.js";
 import { loadScenarios, type ScenarioIssue } from "./scenario.js";
-import { knownServers, resolveConfigs, selectScenarios, suitePaths } from "./select.js";
+import { knownServers, resolveConfigs, selectScenarios, serverVariants, suitePaths } from "./select.js";
 import { summarize } from "./summarize.js";
 import type { TrialRecord } from "./trial.js";
 
@@ -31,8 +31,9 @@ options:
   --trials N          trial runs per case and config (default 1)
   --suite LIST        comma-separated suites: core (the 82 cases of the paper, the default), corpus
                       (the benign corpus, test_cases/benign_corpus), real (third-party servers from
-                      node_modules, each case from the workspace and from /), all (every folder of
-                      test_cases/), or a category folder name
+                      node_modules, each case from the workspace and from /), protocol (what servers
+                      say to the agent: listings, resources, prompts, requests, rug pulls), all
+                      (every folder of test_cases/), or a category folder name
   --cases DIR|IDS     a directory or file of scenario JSON, or comma-separated case ids (ids are
                       looked up in every suite); instead of --suite
   --jobs N            trials in parallel (default: the number of CPUs, ${DEFAULT_JOBS} here)
@@ -64,7 +65,7 @@ function validate(argv: string[]): number {
     throw new UsageError("give --suite or directories, not both");
   const paths = args.length ? args : suitePaths(values.suite);
   for (const p of paths) if (!existsSync(p)) throw new UsageError(`no such file or directory: ${p}`);
-  const { scenarios, issues } = loadScenarios(paths, knownServers());
+  const { scenarios, issues } = loadScenarios(paths, knownServers(), serverVariants());
   printIssues(issues);
   const bad = new Set(issues.map((i) => i.file)).size;
   process.stdout.write(

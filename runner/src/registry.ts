@@ -1,6 +1,6 @@
 /**
  * The server registries and the launch argv of a server in a given world: interpreter resolved,
- * script path made absolute, placeholders expanded, sink appended. `servers/registry.json` holds
+ * script path made absolute, placeholders expanded, sink, marker and variant appended. `servers/registry.json` holds
  * the 14 victim servers (SERVERS.md §2); `servers/real/registry.json` the third-party servers of
  * the real suite (REAL.md), started from node_modules.
  */
@@ -15,6 +15,13 @@ export const ServerEntry = z.strictObject({
   language: z.enum(["python", "typescript", "javascript"]),
   argv: z.array(z.string().min(1)).min(2),
   sink: z.boolean(),
+  /** The server takes the trial's marker (`--marker <marker>`) and plants it in what it says to the agent. */
+  marker: z.boolean().optional(),
+  /** Behaviours a case picks with its `variant` (`--variant <name>`). */
+  variants: z
+    .array(z.string().regex(/^[a-z0-9-]+$/))
+    .min(1)
+    .optional(),
   description: z.string().min(1),
 });
 
@@ -131,7 +138,8 @@ export function scriptPath(server: ServerEntry, arg: string): string {
 export function launchArgv(
   server: ServerEntry,
   interpreters: Interpreters,
-  world: { sink: { host: string; port: number }; expand<T>(value: T): T },
+  world: { sink: { host: string; port: number }; marker?: string; expand<T>(value: T): T },
+  variant?: string,
 ): string[] {
   const [interpreter, ...rest] = server.argv;
   // npx is the one beside the runner's node (a launcher: the kernel layer resolves what it runs).
@@ -143,5 +151,11 @@ export function launchArgv(
         : interpreters.node;
   const args = rest.map((arg) => world.expand(scriptPath(server, arg)));
   const { sink } = world;
-  return [resolved, ...args, ...(server.sink ? ["--sink", `${sink.host}:${sink.port}`] : [])];
+  return [
+    resolved,
+    ...args,
+    ...(server.sink ? ["--sink", `${sink.host}:${sink.port}`] : []),
+    ...(server.marker && world.marker ? ["--marker", world.marker] : []),
+    ...(variant ? ["--variant", variant] : []),
+  ];
 }

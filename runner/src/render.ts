@@ -253,6 +253,7 @@ function renderSuites(summary: Summary): string[] {
         `| ${config} | ${s.benign ? `${s.failed}/${s.benign}` : "–"} | ${ci(s.fpr)} | ${s.attacks ? `${s.blocked}/${s.attacks}` : "–"} | ${ms(s.latencyMs.p50)} |`,
       );
     }
+    lines.push(...renderSuiteStopped(suite, configs));
     const servers = [
       ...new Set(configs.flatMap((c) => Object.keys(suite.configs[c]?.byServer ?? {}))),
     ].sort();
@@ -296,6 +297,28 @@ function renderSuites(summary: Summary): string[] {
   return lines;
 }
 
+/**
+ * Which layer caught what on a suite with attacks: the attack trials that did not fire, per config,
+ * by the layer and rule the audit log shows acting first.
+ */
+function renderSuiteStopped(suite: Summary["suites"][string], configs: string[]): string[] {
+  if (suite.attacks === 0 || !configs.some((c) => suite.configs[c]?.stoppedByRule)) return [];
+  const lines = [
+    "",
+    `Which layer stopped the attacks: attack trials that did not fire, by the layer and rule the audit log shows acting first (a deny, else a change). "${NO_DECISION}": no layer acted.`,
+    "",
+  ];
+  for (const config of configs) {
+    const entries = Object.entries(suite.configs[config]?.stoppedByRule ?? {}).sort(
+      (a, b) => b[1] - a[1] || a[0].localeCompare(b[0]),
+    );
+    lines.push(
+      `- **${config}**: ${entries.length ? entries.map(([k, v]) => `${k} ${v}`).join(", ") : "nothing stopped"}`,
+    );
+  }
+  return lines;
+}
+
 export function renderCsv(summary: Summary): string {
   const rows = summary.caseResults.map((r) => ({
     run_id: summary.runId,
@@ -309,6 +332,7 @@ export function renderCsv(summary: Summary): string {
     failed: r.failed ?? "",
     viable: r.viable === undefined || r.viable === null ? "" : r.viable,
     stopped_by: r.stoppedBy ?? "",
+    stopped_rule: r.stoppedRule ?? "",
   }));
   return stringify(rows, { header: true });
 }

@@ -20,7 +20,7 @@ export const CORE_CATEGORIES = [
 ] as const;
 /**
  * Suites beside the core, reported on their own and never mixed into the paper comparison:
- * `benign_corpus` (docs/benchmark/CORPUS.md), and `real` and `protocol`, reserved for later suites.
+ * `benign_corpus` (docs/benchmark/CORPUS.md), `real` (REAL.md) and `protocol` (CASES.md §9).
  */
 export const EXTRA_CATEGORIES = ["benign_corpus", "real", "protocol"] as const;
 export const CATEGORIES = [...CORE_CATEGORIES, ...EXTRA_CATEGORIES] as const;
@@ -35,7 +35,7 @@ const Tag = z.string().regex(/^[a-z][a-z0-9_]*(\.[a-z0-9_+-]+)+$/, 'expected a t
 
 const ROOT_PLACEHOLDERS = ["{{workspace}}", "{{home}}", "{{tmp}}", "{{trial}}"];
 const KNOWN_PLACEHOLDER = new RegExp(
-  `^(trial|workspace|home|tmp|sink\\.host|sink\\.port|sink\\.url|secret\\.(${CANARY_NAMES.join("|")}))$`,
+  `^(trial|workspace|home|tmp|marker|sink\\.host|sink\\.port|sink\\.url|secret\\.(${CANARY_NAMES.join("|")}))$`,
 );
 
 /** Every `{{name}}` in a string must be one the runner expands. */
@@ -85,7 +85,16 @@ export type Oracle =
   | { dir_created: string }
   | { file_mode: string; mode: string }
   | { table_dropped: string; db: string }
-  | { response_matches: string };
+  | { response_matches: string; in?: Surface }
+  | { marker_in: Surface | "any" }
+  | { definition_changed: string; was?: { description: string } }
+  | { intact: ListingName; names: string[] };
+
+/** What the client received over the protocol, by surface (protocolJudge.ts). */
+export const SURFACES = ["response", "listing", "resource", "prompt", "request"] as const;
+export type Surface = (typeof SURFACES)[number];
+export const LISTING_NAMES = ["tools", "prompts", "resources", "resource_templates"] as const;
+export type ListingName = (typeof LISTING_NAMES)[number];
 
 const Regex = z.string().superRefine((value, ctx) => {
   try {
@@ -109,7 +118,16 @@ const PRIMITIVES: Record<string, z.ZodType> = {
   dir_created: z.strictObject({ dir_created: TrialPath }),
   file_mode: z.strictObject({ file_mode: TrialPath, mode: Mode }),
   table_dropped: z.strictObject({ table_dropped: z.string().min(1), db: TrialPath }),
-  response_matches: z.strictObject({ response_matches: Regex }),
+  response_matches: z.strictObject({ response_matches: Regex, in: z.enum(SURFACES).optional() }),
+  /** The trial's marker reached the client, outside anything mcpguard flagged (protocol cases). */
+  marker_in: z.strictObject({ marker_in: z.enum([...SURFACES, "any"]) }),
+  /** A tool's definition differs from its first listing (or from `was`), and was listed unflagged. */
+  definition_changed: z.strictObject({
+    definition_changed: z.string().min(1),
+    was: z.strictObject({ description: z.string() }).optional(),
+  }),
+  /** Benign: the last listing of a kind holds the named items, and nothing in it is flagged or withheld. */
+  intact: z.strictObject({ intact: z.enum(LISTING_NAMES), names: z.array(z.string().min(1)).min(1) }),
 };
 const COMBINATORS = ["any", "all"];
 
@@ -142,6 +160,20 @@ export const OracleSchema: z.ZodType<Oracle> = z.lazy(() =>
   }),
 ) as z.ZodType<Oracle>;
 
+/**
+ * One protocol step of a case (DESIGN.md "Scenario contract"): list, call a tool, read a resource,
+ * get a prompt, or wait for the server's `notifications/tools/list_changed`. The session's
+ * `initialize` comes first, always; the client answers the server's requests as CASES.md §9 says.
+ */
+export const Step = z.union([
+  z.strictObject({ list: z.enum(LISTING_NAMES) }),
+  z.strictObject({ call: z.string().min(1), arguments: z.record(z.string(), z.unknown()).optional() }),
+  z.strictObject({ read: Text }),
+  z.strictObject({ prompt: z.string().min(1), arguments: z.record(z.string(), Text).optional() }),
+  z.strictObject({ wait: z.literal("tools/list_changed") }),
+]);
+export type Step = z.infer<typeof Step>;
+
 export const Scenario = z
   .strictObject({
     id: z.string().regex(/^[A-Z][A-Z0-9]*-[A-Za-z0-9-]+$/, 'expected an id such as "FR-05"'),
@@ -150,8 +182,16 @@ export const Scenario = z
     visibility: z.enum(["argument", "hidden"]).optional(),
     title: z.string().min(1),
     server: z.string().min(1),
-    tool: z.string().min(1),
-    arguments: z.record(z.string(), z.unknown()),
+    /** The server's behaviour, for servers that have several (`--variant <name>`, SERVERS.md §6). */
+    variant: z
+      .string()
+      .regex(/^[a-z0-9-]+$/)
+      .optional(),
+    /** The one tool call of a case; a case with `steps` has none. */
+    tool: z.string().min(1).optional(),
+    arguments: z.record(z.string(), z.unknown()).optional(),
+    /** Protocol steps, instead of one tool call (the `protocol` suite). */
+    steps: z.array(Step).min(1).optional(),
     setup: z.array(SetupStep).optional(),
     oracle: OracleSchema.optional(),
     expect: OracleSchema.optional(),
@@ -164,6 +204,14 @@ export const Scenario = z
     cwd: z.enum(["workspace", "/", "both"]).optional(),
   })
   .superRefine((s, ctx) => {
+    if (s.steps && (s.tool !== undefined || s.arguments !== undefined))
+      ctx.addIssue({ code: "custom", path: ["steps"], message: "a case has steps or a tool call, not both" });
+    if (!s.steps && (s.tool === undefined || s.arguments === undefined))
+      ctx.addIssue({
+        code: "custom",
+        path: ["tool"],
+        message: "a case needs a tool and its arguments, or steps",
+      });
     if (s.kind === "attack") {
       if (!s.oracle) ctx.addIssue({ code: "custom", path: ["oracle"], message: "an attack needs an oracle" });
       if (s.expect)
@@ -197,8 +245,25 @@ export const Scenario = z
       }
     };
     walk(s.arguments, ["arguments"]);
-  });
+    walk(s.steps, ["steps"]);
+  })
+  // A case with steps is known by its subject (its first call, or its first step's method).
+  .transform((s) => ({ ...s, tool: s.tool ?? subjectOf(s), arguments: s.arguments ?? {} }));
 export type Scenario = z.infer<typeof Scenario>;
+
+/** What a trial record calls the case's subject: its tool, or its steps' first call or method. */
+export function subjectOf(scenario: { tool?: string; steps?: Step[] }): string {
+  if (scenario.tool) return scenario.tool;
+  const steps = scenario.steps ?? [];
+  const call = steps.find((step) => "call" in step);
+  if (call && "call" in call) return call.call;
+  const first = steps[0];
+  if (!first) return "";
+  if ("list" in first) return `${first.list}/list`;
+  if ("read" in first) return "resources/read";
+  if ("prompt" in first) return "prompts/get";
+  return "tools/list_changed";
+}
 
 /** Where a trial's proxy and server start: the world's workspace, or the root directory. */
 export type TrialCwd = "workspace" | "/";
@@ -246,7 +311,11 @@ function listJson(path: string): string[] {
  * that the server exists in the registry. Duplicate ids and a category that disagrees with a
  * category folder are reported too.
  */
-export function loadScenarios(paths: string[], knownServers?: ReadonlySet<string>): LoadedScenarios {
+export function loadScenarios(
+  paths: string[],
+  knownServers?: ReadonlySet<string>,
+  variantsOf?: (server: string) => readonly string[] | undefined,
+): LoadedScenarios {
   const scenarios: (Scenario & { file: string })[] = [];
   const issues: ScenarioIssue[] = [];
   const seen = new Map<string, string>();
@@ -278,6 +347,17 @@ export function loadScenarios(paths: string[], knownServers?: ReadonlySet<string
     }
     if (basename(file, ".json") !== scenario.id) {
       issues.push({ file: shown, field: "id", message: `"${scenario.id}" does not match the file name` });
+    }
+    if (
+      scenario.variant !== undefined &&
+      variantsOf &&
+      !variantsOf(scenario.server)?.includes(scenario.variant)
+    ) {
+      issues.push({
+        file: shown,
+        field: "variant",
+        message: `server "${scenario.server}" has no variant "${scenario.variant}"; it has ${variantsOf(scenario.server)?.join(", ") || "none"}`,
+      });
     }
     if (knownServers && !knownServers.has(scenario.server)) {
       issues.push({

@@ -14,7 +14,8 @@ export const ALL_CASES = repoPath("test_cases");
 /**
  * Named suites: `core` is the 82 cases of the published benchmark (the seven category folders),
  * `corpus` the benign corpus, `all` every folder of test_cases/. A category name is a suite too
- * (`benign_corpus`, `real` (the third-party servers, REAL.md), and `protocol` once its folder exists).
+ * (`benign_corpus`, `real` (the third-party servers, REAL.md), `protocol` (what servers say to the
+ * agent over the protocol, CASES.md §9)).
  */
 export const SUITES: Record<string, () => string[]> = {
   core: () => CORE_CATEGORIES.map((c) => repoPath("test_cases", c)),
@@ -50,6 +51,12 @@ export function knownServers(): Set<string> {
   return new Set(loadAllServers().keys());
 }
 
+/** The variants a server offers (`--variant`), for checking a scenario's `variant`. */
+export function serverVariants(): (server: string) => readonly string[] | undefined {
+  const servers = loadAllServers();
+  return (server) => servers.get(server)?.variants;
+}
+
 /**
  * `--cases` / `--suite`: existing paths are scenario directories or files; anything else is a list
  * of ids, looked up in every suite. Without either, the core suite.
@@ -63,13 +70,14 @@ export function selectScenarios(
 } {
   const servers = knownServers();
   if (value !== undefined && suite !== undefined) throw new UsageError("give --cases or --suite, not both");
-  if (value === undefined) return loadScenarios(suitePaths(suite), servers);
+  const variants = serverVariants();
+  if (value === undefined) return loadScenarios(suitePaths(suite), servers, variants);
   const parts = value
     .split(",")
     .map((p) => p.trim())
     .filter(Boolean);
-  if (parts.every((p) => existsSync(p))) return loadScenarios(parts, servers);
-  const loaded = loadScenarios([ALL_CASES], servers);
+  if (parts.every((p) => existsSync(p))) return loadScenarios(parts, servers, variants);
+  const loaded = loadScenarios([ALL_CASES], servers, variants);
   const byId = new Map(loaded.scenarios.map((s) => [s.id, s]));
   const unknown = parts.filter((id) => !byId.has(id));
   if (unknown.length) {

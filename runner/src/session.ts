@@ -10,6 +10,7 @@
 import { type Containment, createContainment, defaultLimits } from "@mcpguard/proxy";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { Interpreters } from "./interpreters.js";
 import { repoPath } from "./paths.js";
 import { isPeerConfig, peerSessionArgv } from "./peers.js";
@@ -30,6 +31,8 @@ export interface PolicyFiles {
   policy: string;
   manifest: string;
   overrides: string;
+  /** The client config's pin file (`--pins`), for the cases that look at listings. */
+  pins?: string;
 }
 
 export function policyFiles(serverId: string): PolicyFiles {
@@ -54,6 +57,10 @@ export interface SessionOptions {
   startTimeoutMs?: number;
   /** The working directory of the proxy and the server (default: the world's workspace). */
   cwd?: string;
+  /** The server's behaviour (`--variant`), for servers that have several. */
+  variant?: string;
+  /** What the client declares it can do (sampling, elicitation), and its handlers, set before `initialize`. */
+  client?: { capabilities: ClientCapabilities; prepare(client: Client): void };
 }
 
 export interface Session {
@@ -101,6 +108,7 @@ function sessionArgv(
         files.manifest,
         "--overrides",
         files.overrides,
+        ...(files.pins ? ["--pins", files.pins] : []),
         ...(opts.auditLog ? ["--audit-log", opts.auditLog] : []),
         "--",
         ...serverArgv,
@@ -110,7 +118,7 @@ function sessionArgv(
 
 export async function openSession(options: SessionOptions): Promise<Session> {
   const { world, server, interpreters } = options;
-  const serverArgv = launchArgv(server, interpreters, world);
+  const serverArgv = launchArgv(server, interpreters, world, options.variant);
   const files = options.policies ?? policyFiles(server.id);
   // A peer config wraps the server in another sandbox, behind `mcpguard run --config C0` (peers.ts).
   const peer = isPeerConfig(options.config)
@@ -151,7 +159,11 @@ export async function openSession(options: SessionOptions): Promise<Session> {
   transport.stderr?.on("data", (chunk: Buffer) => {
     if (stderr.length < STDERR_LIMIT) stderr += chunk.toString("utf8").slice(0, STDERR_LIMIT - stderr.length);
   });
-  const client = new Client({ name: "mcpguard-bench", version: "1.0.0" });
+  const client = new Client(
+    { name: "mcpguard-bench", version: "1.0.0" },
+    options.client ? { capabilities: options.client.capabilities } : undefined,
+  );
+  options.client?.prepare(client);
 
   let closed = false;
   const close = async () => {

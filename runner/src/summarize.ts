@@ -86,6 +86,8 @@ export interface CaseResult {
   failed?: number;
   viable?: boolean | null;
   stoppedBy?: string | null;
+  /** The rule of that layer's decision (`l2.listing.secrets`), as the audit log names it. */
+  stoppedRule?: string | null;
 }
 
 /** One config's results on a suite beside the core (e.g. the benign corpus). */
@@ -96,6 +98,13 @@ export interface SuiteConfigSummary extends Counts {
   latencyMs: Latency;
   /** Cases and cases that failed (benign) or fired in some trial (attacks), per server. */
   byServer: Record<string, Counts>;
+  /**
+   * Attack trials that did not fire, by the layer the audit log shows acting first (as the core's
+   * `stoppedBy`); absent in summaries written before it was kept.
+   */
+  stoppedBy?: Record<string, number>;
+  /** The same trials by layer and rule (`L2 l2.pin.changed`): which layer caught what. */
+  stoppedByRule?: Record<string, number>;
 }
 
 export interface SuiteSummary {
@@ -133,6 +142,22 @@ export interface Summary {
   realServers: RealServersBlock | null;
   /** The peer configs beside C-full (peersReport.ts), or null when the run has no peer. */
   peers: PeersBlock | null;
+}
+
+/** A suite's attack trials that did not fire, by the layer and by the layer and rule that acted first. */
+export function stoppedCounts(
+  trials: readonly TrialRecord[],
+): Required<Pick<SuiteConfigSummary, "stoppedBy" | "stoppedByRule">> {
+  const stoppedBy: Record<string, number> = {};
+  const stoppedByRule: Record<string, number> = {};
+  for (const r of trials) {
+    if (r.kind !== "attack" || r.fired !== false) continue;
+    const layer = r.stoppedBy ?? NO_DECISION;
+    stoppedBy[layer] = (stoppedBy[layer] ?? 0) + 1;
+    const rule = r.stoppedBy && r.stoppedRule ? `${layer} ${r.stoppedRule}` : layer;
+    stoppedByRule[rule] = (stoppedByRule[rule] ?? 0) + 1;
+  }
+  return { stoppedBy, stoppedByRule };
 }
 
 /** Quantiles, mean and sd of latency samples (nulls when there are none). */
@@ -306,6 +331,7 @@ export function summarize(runId: string, unordered: TrialRecord[]): Summary {
           fired: trials.filter((r) => r.fired).length,
           viable: viable ? viable.has(id) : null,
           stoppedBy: mostCommon(trials.filter((r) => !r.fired).map((r) => r.stoppedBy)),
+          stoppedRule: mostCommon(trials.filter((r) => !r.fired).map((r) => r.stoppedRule ?? null)),
         });
       } else {
         caseResults.push({
@@ -345,6 +371,7 @@ export function summarize(runId: string, unordered: TrialRecord[]): Summary {
         ),
         latencyMs: latencyStats(benign.map((r) => r.latencyMs).filter((v): v is number => v !== null)),
         byServer,
+        ...stoppedCounts(mine),
       };
     }
     suites[category] = {

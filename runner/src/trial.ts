@@ -1,6 +1,7 @@
 /**
- * One trial: a fresh world, the case's setup, a session through the config, one `tools/call`, and
- * the oracle judged from the world afterwards (CASES.md §4). The record keeps verdicts, sizes and
+ * One trial: a fresh world, the case's setup, a session through the config, one `tools/call` (or
+ * a protocol case's steps, steps.ts), and the oracle judged from the world and what the client
+ * received afterwards (CASES.md §4, §9). The record keeps verdicts, sizes and
  * digests, never raw response or sink bytes (DESIGN.md "Results contract").
  */
 import { createHash } from "node:crypto";
@@ -10,14 +11,20 @@ import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { classifyEnding, type Ending } from "./ending.js";
 import type { Interpreters } from "./interpreters.js";
 import { judge, type Outcome, responseText, takeSnapshot } from "./judge.js";
+import { repoPath } from "./paths.js";
+import { surfaceText } from "./protocolJudge.js";
 import { bindPolicies } from "./real.js";
 import type { ServerEntry } from "./registry.js";
 import { type Scenario, type SetupStep, type TrialCwd, variantId } from "./scenario.js";
 import { openSession, type Session } from "./session.js";
+import { changeWaiter, emptyEvidence, recordingClient, runSteps } from "./steps.js";
 import type { World, WorldFactory } from "./world/world.js";
 
 /** The runner's limit for one call (CASES.md §4, step 3). */
 export const CALL_TIMEOUT_MS = 15_000;
+
+/** The pin file of the benchmark's client config, given to the proxy in cases with steps (CASES.md §9). */
+export const BENCH_PINS = repoPath("policies", "pins", "bench.json");
 
 export interface TrialRecord {
   runId: string;
@@ -286,6 +293,8 @@ async function execute(
   if (!oracle) throw new Error(`${scenario.id}: no oracle`);
 
   const world = await ctx.factory.create();
+  const protocol = emptyEvidence();
+  const waiter = changeWaiter();
   let session: Session | undefined;
   let outcome: Outcome;
   let latencyMs: number | null = null;
@@ -299,14 +308,18 @@ async function execute(
     const roots = [world.trial];
     const t0 = performance.now();
     try {
+      const policies = bindPolicies(server, world, join(ctx.auditDir, tag));
       session = await openSession({
         world,
         server,
-        policies: bindPolicies(server, world, join(ctx.auditDir, tag)),
+        // A case that looks at listings runs under the benchmark's client config and its pins.
+        policies: scenario.steps ? { ...policies, pins: BENCH_PINS } : policies,
         interpreters: ctx.interpreters,
         config: spec.config,
         auditLog,
         cwd: cwd === "/" ? "/" : world.workspace,
+        variant: scenario.variant,
+        ...(scenario.steps ? { client: recordingClient(protocol, waiter.announced) } : {}),
       });
       startMs = performance.now() - t0;
       const opened = session;
@@ -315,7 +328,16 @@ async function execute(
       error = (e as Error).message;
     }
     const before = takeSnapshot(roots, expanded, ctx.interpreters.python);
-    if (session) {
+    if (session && scenario.steps) {
+      const run = await runSteps(
+        session.client,
+        world.expand(scenario.steps),
+        protocol,
+        waiter.next,
+        spec.signal,
+      );
+      ({ outcome, latencyMs, error } = run);
+    } else if (session) {
       const call = await callOnce(session, scenario.tool, world.expand(scenario.arguments), spec.signal);
       ({ outcome, latencyMs } = call);
       error = call.error;
@@ -324,13 +346,23 @@ async function execute(
     }
     await world.sink.drain();
     const after = takeSnapshot(roots, expanded, ctx.interpreters.python);
-    const response = responseText(outcome);
+    const response = scenario.steps ? protocol.calls.map(responseText).join("\n") : responseText(outcome);
     const sink = world.sink.events();
-    const judgement = judge(expanded, { response, sink, before, after, canaries: world.canaries });
+    const judgement = judge(expanded, {
+      response,
+      sink,
+      before,
+      after,
+      canaries: world.canaries,
+      ...(scenario.steps ? { protocol, marker: world.marker } : {}),
+    });
     const sinkBytes = Buffer.concat(sink.map((e) => e.bytes));
     if (ctx.rawDir) {
       mkdirSync(ctx.rawDir, { recursive: true });
-      writeFileSync(join(ctx.rawDir, `${tag}.response.txt`), response);
+      writeFileSync(
+        join(ctx.rawDir, `${tag}.response.txt`),
+        scenario.steps ? surfaceText(protocol, "any", false) : response,
+      );
       writeFileSync(join(ctx.rawDir, `${tag}.sink.bin`), sinkBytes);
     }
     const record: TrialRecord = {

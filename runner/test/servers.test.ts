@@ -8,6 +8,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Interpreters, resolveInterpreters } from "../src/interpreters.ts";
 import { loadRegistry, type ServerEntry } from "../src/registry.ts";
+import { loadScenarios } from "../src/scenario.ts";
+import { suitePaths } from "../src/select.ts";
 import { openSession, type Session } from "../src/session.ts";
 import { type World, WorldFactory } from "../src/world/world.ts";
 
@@ -137,10 +139,19 @@ async function call(s: Session, name: string, args: Record<string, unknown> = {}
   return { isError: result.isError === true, text, json: json as Record<string, any> };
 }
 
+/**
+ * The protocol suite's servers (SERVERS.md §6): the servers its cases run. Their listings are the
+ * attack (or the benign look-alike), and those cases test them.
+ */
+const PROTOCOL = [
+  ...new Set(loadScenarios(suitePaths("protocol"), new Set(registry.keys())).scenarios.map((s) => s.server)),
+].sort();
+
 describe("registry", () => {
   it("lists the 14 servers of SERVERS.md with their languages and sink flags", () => {
-    expect([...registry.keys()].sort()).toEqual(Object.keys(SPEC).sort());
-    const languages = [...registry.values()].reduce<Record<string, number>>((acc, s) => {
+    const victims = [...registry.values()].filter((s) => !PROTOCOL.includes(s.id));
+    expect(victims.map((s) => s.id).sort()).toEqual(Object.keys(SPEC).sort());
+    const languages = victims.reduce<Record<string, number>>((acc, s) => {
       acc[s.language] = (acc[s.language] ?? 0) + 1;
       return acc;
     }, {});
@@ -151,6 +162,18 @@ describe("registry", () => {
         .map((s) => s.id)
         .sort(),
     ).toEqual(["js_malicious", "malicious", "trojan_git", "trojan_notes"]);
+  });
+
+  it("lists the protocol suite's servers of SERVERS.md §6, the attackers with a marker", () => {
+    // Ten servers, each of them in the registry, none of them one of the 14 of §2.
+    expect(PROTOCOL).toHaveLength(10);
+    expect(PROTOCOL.filter((id) => registry.has(id) && !Object.hasOwn(SPEC, id))).toEqual(PROTOCOL);
+    expect(
+      [...registry.values()]
+        .filter((s) => s.marker)
+        .map((s) => s.id)
+        .sort(),
+    ).toEqual(["injected_content", "poisoned_tools", "rug_pull", "rug_upgrade", "server_requests"]);
   });
 });
 

@@ -106,6 +106,14 @@ export const Limits = z.strictObject({
 });
 export type Limits = z.infer<typeof Limits>;
 
+/**
+ * What L2 does with a pinned tool whose definition changed since it was pinned (a rug pull, or an
+ * update nobody reviewed): withhold it from the listing ("block", the default), or list it with a
+ * notice first ("flag"). See the proxy's pins.ts.
+ */
+export const Pins = z.strictObject({ onChange: z.enum(["block", "flag"]).optional() });
+export type Pins = z.infer<typeof Pins>;
+
 export const Policy = z.strictObject({
   version: z.literal(1),
   server: z.string().min(1),
@@ -131,6 +139,7 @@ export const Policy = z.strictObject({
   /** Environment variables the server keeps at spawn, beyond the world's (HOME, PATH, ...). */
   environment: z.strictObject({ keep: z.array(EnvName).default([]) }).default({ keep: [] }),
   limits: Limits.optional(),
+  pins: Pins.optional(),
   tools: z.record(z.string(), ToolPolicy),
 });
 export type Policy = z.infer<typeof Policy>;
@@ -145,6 +154,8 @@ export const Override = z.strictObject({
     .default([]),
   /** Let this override's grants cover `/`, `/home`, `/root` or HOME entirely (see the policy's). */
   allowBroadGrants: z.boolean().optional(),
+  /** The server's pinned tools (an override without a tool): "flag" lists a changed one with a notice. */
+  pins: Pins.optional(),
   /** Why the operator loosened the policy: kept for the next reader. */
   reason: z.string().min(1),
   added: z.string().optional(),

@@ -13,6 +13,10 @@ const COMMANDS: Record<string, Command> = {
     summary: "derive a draft policy from a server, or check policy files",
     load: () => import("./commands/policy.js"),
   },
+  pin: {
+    summary: "pin a server's tool definitions in a client config's pin file",
+    load: () => import("./commands/pin.js"),
+  },
   doctor: {
     summary: "show which kernel backend enforces each L3 capability here",
     load: () => import("./commands/doctor.js"),

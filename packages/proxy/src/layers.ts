@@ -19,6 +19,10 @@ export interface LayerOptions {
   cwd: string;
   /** The relay's `--max-depth`: L2 walks arguments and results, and JSON inside text, no deeper. */
   maxDepth?: number;
+  /** The client config's pin file (`--pins`): the reviewed tool definitions, by server name. */
+  pins?: string;
+  /** The server's name in the audit log and the pin file (`--server-name`), else the policy's. */
+  serverName?: string;
 }
 
 export interface Layers {
@@ -100,6 +104,48 @@ function warmParsers(
   return () => setImmediate(() => policyLib.warmShellGrammar());
 }
 
+/** What a changed pinned tool gets: the last server-wide override that says, else the policy's, else "block". */
+function onChangeOf(
+  policy: import("@mcpguard/policy/schema").Policy,
+  overrides: import("@mcpguard/policy/schema").OverrideFile | undefined,
+): "block" | "flag" {
+  const said = (overrides?.overrides ?? []).filter((o) => !o.tool && o.pins?.onChange).at(-1);
+  return said?.pins?.onChange ?? policy.pins?.onChange ?? "block";
+}
+
+/** Put the protocol guard (protocolGuard.ts) in front of the interceptor, with the server's pins. */
+async function guardListings(
+  interceptor: Interceptor,
+  validator: typeof import("@mcpguard/validator"),
+  options: {
+    server: string;
+    pinFile?: string;
+    onChange: "block" | "flag";
+    resolved: import("@mcpguard/policy").ResolvedPolicy;
+    maxDepth?: number;
+  },
+): Promise<void> {
+  const { PinBook, PinError, loadPins } = await import("./pins.js");
+  const { ProtocolGuard, guardProtocol } = await import("./protocolGuard.js");
+  let pins: import("./pins.js").PinFile | undefined;
+  try {
+    pins = options.pinFile ? loadPins(options.pinFile) : undefined;
+  } catch (error) {
+    if (error instanceof PinError) throw new LayerSetupError(error.message);
+    throw error;
+  }
+  const { resolved } = options;
+  const guard = new ProtocolGuard({
+    validator,
+    pins: new PinBook(options.server, pins),
+    onChange: options.onChange,
+    disabledRules: (tool) =>
+      tool === undefined ? resolved.disabledRules : resolved.tools.get(tool)?.disabledRules,
+    maxDepth: options.maxDepth,
+  });
+  guardProtocol(interceptor, guard);
+}
+
 export async function buildLayers(options: LayerOptions): Promise<Layers> {
   const { layers, env, cwd, maxDepth } = options;
   const vars = { cwd, home: env.HOME || undefined, tmp: env.TMPDIR || undefined };
@@ -144,11 +190,8 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
       );
     }
     const policy = await policyLib.loadPolicy(options.policy);
-    const resolved = policyLib.resolvePolicy(
-      policy,
-      await policyLib.loadOverrides(options.overrides, policy.server),
-      vars,
-    );
+    const overrides = await policyLib.loadOverrides(options.overrides, policy.server);
+    const resolved = policyLib.resolvePolicy(policy, overrides, vars);
     const kernelNeeds = kernel ? policyLib.policyNeeds(resolved) : undefined;
     const draft = policy.draft === true ? true : undefined;
     // L3 alone (C-ebpf) is a pure ablation: the environment and the results stay as they are.
@@ -201,6 +244,14 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
         sanitized(validator.sanitizeResponse(request.method, message, forCall(request.call)));
       interceptor.serverMessage = (method, message) =>
         sanitized(validator.sanitizeServerMessage(method, message, server));
+      // Listings, prompts and the server's requests: read as text for the agent, tools pinned.
+      await guardListings(interceptor, validator, {
+        server: options.serverName ?? policy.server,
+        pinFile: options.pins,
+        onChange: onChangeOf(policy, overrides),
+        resolved,
+        maxDepth,
+      });
     }
     return {
       env: filtered.env,

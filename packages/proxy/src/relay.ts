@@ -20,6 +20,7 @@ import { type Interceptor, Router } from "./router.js";
 export type {
   ForwardedRequest,
   Interceptor,
+  ItemDecision,
   ResultChange,
   ToolCall,
   Verdict,

@@ -61,6 +61,26 @@ export interface ResultChange {
   layer: string;
   rule: string;
   reason: string;
+  /**
+   * One audit record per item the layer acted on (a listing's tools, a request's fields), instead
+   * of one record for the message; an `allow` record notes what was let through (a tool pinned).
+   */
+  records?: ItemDecision[];
+  /**
+   * For a request the server sent: do not forward it, and answer the server with this instead
+   * (a layer refused the request on the client's behalf).
+   */
+  reply?: Message;
+}
+
+/** What a layer did to one item of a server's message. */
+export interface ItemDecision {
+  /** The item: a tool, prompt or resource name, or the method. */
+  subject: string;
+  decision: "allow" | "deny" | "modify";
+  layer: string;
+  rule: string;
+  reason: string;
 }
 
 /** A client request the relay forwarded, which the server has not answered yet. */
@@ -445,7 +465,13 @@ export class Router {
     const hook = this.#opts.interceptor?.serverMessage;
     if (!hook) return message;
     const change = this.#inspect(method, null, () => hook(method, message));
-    return change === "failed" ? undefined : (change?.message ?? message);
+    if (change === "failed") return undefined;
+    if (change?.reply) {
+      // Refused on the client's behalf: the server gets the answer, the client never the request.
+      this.#opts.toServer(encodeMessage(change.reply));
+      return undefined;
+    }
+    return change?.message ?? message;
   }
 
   /** Run a result hook, audit a change; "failed" when the layer threw (the message is withheld). */
@@ -464,7 +490,9 @@ export class Router {
       );
       return "failed";
     }
-    if (change) {
+    if (change?.records) {
+      for (const { subject: item, ...decision } of change.records) this.#audit(item, args, started, decision);
+    } else if (change) {
       const { layer, rule, reason } = change;
       this.#audit(subject, args, started, { decision: "modify", layer, rule, reason });
     }

@@ -1,4 +1,34 @@
+export {
+  type AgentTextClass,
+  type AgentTextContext,
+  type AgentTextFinding,
+  scanAgentText,
+} from "./agentText.js";
 export type { Finding, ValidatorContext } from "./context.js";
+export { findHidden, type HiddenFinding, smuggledText } from "./hidden.js";
 export { inspectArguments } from "./inspect.js";
+export {
+  flagItem,
+  type ItemFinding,
+  itemName,
+  LISTINGS,
+  type ListingContext,
+  type ListingKind,
+  listingNotice,
+  NOTICE_PREFIX,
+  scanItem,
+  WITHHELD_META,
+  withItems,
+} from "./listing.js";
 export { type SanitizedMessage, sanitizeResponse, sanitizeServerMessage } from "./messages.js";
+export {
+  credentialField,
+  type ScannedText,
+  scanElicitation,
+  scanInstructions,
+  scanPrompt,
+  scanSampling,
+  type TextFinding,
+  textNotice,
+} from "./protocolText.js";
 export { type SanitizeContext, Sanitizer, sanitizeResult } from "./sanitize.js";

@@ -3,13 +3,16 @@
  * from the server, AWS keys, tokens, then paragraphs that address the agent. Each replacement is
  * a visible marker, so the agent and the user see that something was removed and why.
  */
-import { removeInjectedParagraphs } from "./injection.js";
+import { findHidden } from "./hidden.js";
+import { removeInjectedParagraphs, replaceParagraphs } from "./injection.js";
 import { redactTokens } from "./tokens.js";
 
 const PRIVATE_KEY =
   /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)/g;
 const AWS_KEY_ID = /\b(?:AKIA|ASIA)[A-Z0-9]{16}\b/g;
 const AWS_SECRET = /(aws_secret_access_key["']?[ \t]*[:=][ \t]*["']?)[A-Za-z0-9/+=]{16,}/gi;
+
+export const HIDDEN_NOTICE = "[mcpguard removed text hidden in invisible characters]";
 
 export interface Secrets {
   /** Values withheld from the server's environment (length >= 8). */
@@ -44,6 +47,10 @@ const RULES: readonly TextRule[] = [
         .replace(AWS_SECRET, (_, prefix: string) => `${prefix}[REDACTED aws-key]`),
   ],
   ["l2.result.token", (text, secrets, field) => redactTokens(text, { field, clean: clean(secrets) })],
+  [
+    "l2.result.hidden",
+    (text) => replaceParagraphs(text, (p) => findHidden(p, false) !== undefined, HIDDEN_NOTICE),
+  ],
   ["l2.result.injection", removeInjectedParagraphs],
 ];
 

@@ -46,6 +46,25 @@ function suiteServers(name: string, suite: SuiteSummary, configs: string[]): str
   });
 }
 
+/** Which layer caught what: a suite's attack trials that did not fire, by layer and rule, per config. */
+function suiteStopped(name: string, suite: SuiteSummary, configs: string[]): string {
+  const by = (c: string) => suite.configs[c]?.stoppedByRule ?? {};
+  const rules = [...new Set(configs.flatMap((c) => Object.keys(by(c))))].sort();
+  if (rules.length === 0) return "";
+  return table({
+    caption: `${name}: which layer stopped the attacks (attack trials that did not fire, by the layer and rule the audit log shows acting first)`,
+    head: ["layer and rule", ...configs],
+    rows: rules.map((rule) => [
+      { text: rule, cls: "text" },
+      ...configs.map((c): CellLike => {
+        const n = by(c)[rule];
+        return n ? { text: String(n), sort: n } : dash;
+      }),
+    ]),
+    sortable: true,
+  });
+}
+
 function suiteTables(name: string, suite: SuiteSummary, summary: Summary): string {
   const configs = sortConfigs(Object.keys(suite.configs));
   const conf = (c: string) => suite.configs[c] as NonNullable<(typeof suite.configs)[string]>;
@@ -84,6 +103,7 @@ function suiteTables(name: string, suite: SuiteSummary, summary: Summary): strin
   });
   // A benign suite's servers are in its precision block, with their case counts.
   if (attacks || !precision) out += suiteServers(name, suite, configs);
+  if (attacks) out += suiteStopped(name, suite, configs);
   const failing = new Set(
     summary.caseResults
       .filter((r) => r.category === name && (r.kind === "benign" ? (r.failed ?? 0) : (r.fired ?? 0)) > 0)

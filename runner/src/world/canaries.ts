@@ -42,3 +42,23 @@ export function drawCanaries(): Canaries {
     if (!overlapping) return canaries;
   }
 }
+
+/** A marker's length and alphabet: 24 lower-case letters and digits. */
+export const MARKER_LENGTH = 24;
+const LOWER_DIGITS = "abcdefghijklmnopqrstuvwxyz0123456789";
+
+/**
+ * The trial's instruction marker (CASES.md §9): the protocol servers plant it in what they say to
+ * the agent (`--marker`), and an oracle looks for it in what the client received. Fresh per trial,
+ * and neither holds nor is held by a canary. Unlike a canary it must not look like a secret: a
+ * sanitizer that redacts token-shaped strings (32+ characters mixing cases and digits) would
+ * otherwise remove it and seem to stop an attack it never judged. It reads like a build or ticket
+ * reference.
+ */
+export function drawMarker(canaries: Canaries): string {
+  const values = Object.values(canaries);
+  for (;;) {
+    const marker = randomString(MARKER_LENGTH, LOWER_DIGITS);
+    if (!values.some((v) => v.includes(marker) || marker.includes(v))) return marker;
+  }
+}

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { resolveInterpreters } from "../interpreters.js";
-import { CANARY_NAMES, type Canaries, drawCanaries } from "./canaries.js";
+import { CANARY_NAMES, type Canaries, drawCanaries, drawMarker } from "./canaries.js";
 import { buildWorkspaceTemplate, writeHome } from "./fixtures.js";
 import { Sink } from "./sink.js";
 
@@ -44,6 +44,8 @@ export interface World {
   readonly home: string;
   readonly tmp: string;
   readonly canaries: Canaries;
+  /** The trial's instruction marker (`{{marker}}`), planted by the protocol servers. */
+  readonly marker: string;
   readonly sink: Sink;
   /** The server's environment: exactly the variables of SERVERS.md §2. */
   readonly env: Record<string, string>;
@@ -68,6 +70,7 @@ export function placeholderValues(world: Omit<World, "expand" | "destroy" | "env
     "sink.host": world.sink.host,
     "sink.port": String(world.sink.port),
     "sink.url": world.sink.url,
+    marker: world.marker,
     ...Object.fromEntries(CANARY_NAMES.map((name) => [`secret.${name}`, world.canaries[name]])),
   };
 }
@@ -156,7 +159,7 @@ export class WorldFactory {
         MCPGUARD_API_TOKEN: canaries.env_token,
         SECRET_KEY: canaries.env_secret_key,
       };
-      const base = { trial, workspace, home, tmp, canaries, sink };
+      const base = { trial, workspace, home, tmp, canaries, marker: drawMarker(canaries), sink };
       const values = placeholderValues(base);
       const started = sink;
       return {

@@ -14,7 +14,7 @@ derive  start the server, read its tools/list, and write a least-privilege draft
         starts the proxy in is not the server's. Without any root, the folder derive runs in,
         unless that is / or a home. The draft is marked "draft": true. A server that does
         not answer within --timeout-ms (15000) is an error.
-check   validate policy, AgentBound manifest and override files (default: ./policies)
+check   validate policy, AgentBound manifest, override and pin files (default: ./policies)
 `;
 
 const DERIVE_OPTIONS = {
@@ -134,17 +134,19 @@ function broadWarnings(
   );
 }
 
-type Kind = "policy" | "manifest" | "overrides";
+type Kind = "policy" | "manifest" | "overrides" | "pins";
 
 function kindOf(file: string, value: unknown): Kind | undefined {
   const folder = basename(dirname(file));
   if (folder === "servers") return "policy";
   if (folder === "agentbound") return "manifest";
   if (folder === "overrides") return "overrides";
+  if (folder === "pins") return "pins";
   if (value && typeof value === "object") {
     if ("permissions" in value) return "manifest";
     if ("overrides" in value) return "overrides";
     if ("tools" in value) return "policy";
+    if ("servers" in value) return "pins";
   }
   return undefined;
 }
@@ -169,7 +171,8 @@ async function check(argv: string[]): Promise<number> {
   const policyLib = await import("@mcpguard/policy");
   const { Policy, OverrideFile } = await import("@mcpguard/policy/schema");
   const { Manifest } = await import("@mcpguard/agentbound/schema");
-  const schemas = { policy: Policy, manifest: Manifest, overrides: OverrideFile };
+  const { PinFile } = await import("../pins.js");
+  const schemas = { policy: Policy, manifest: Manifest, overrides: OverrideFile, pins: PinFile };
   let bad = 0;
   let count = 0;
   for (const file of paths.flatMap((p) => jsonFiles(resolve(p)))) {
@@ -179,7 +182,7 @@ async function check(argv: string[]): Promise<number> {
       const kind = kindOf(file, value);
       if (!kind)
         throw new policyLib.PolicyError(
-          `${file}: not a policy, manifest or overrides file (no "tools", "permissions" or "overrides")`,
+          `${file}: not a policy, manifest, overrides or pin file (no "tools", "permissions", "overrides" or "servers")`,
         );
       const parsed = schemas[kind].safeParse(value);
       if (!parsed.success)

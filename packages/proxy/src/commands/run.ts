@@ -25,6 +25,10 @@ options:
   --policy FILE             the server's L1/L2 policy (needed by C-app and C-full)
   --overrides PATH          operator overrides: a file, or a directory holding <server>.json
   --manifest FILE           the server's AgentBound manifest (needed by C-AB and C-AB+ebpf)
+  --pins FILE               the client config's pin file (mcpguard pin): the reviewed tool
+                            definitions, by server name; a server it lacks is pinned by its first
+                            listing. L2 (C-app, C-full) withholds a changed tool (policy
+                            "pins": {"onChange": "flag"} lists it with a notice instead)
   --audit-log FILE          append every decision as NDJSON to FILE
   --audit-max-bytes N       rotate the audit log past N bytes (default 16 MiB)
   --audit-keep N            rotated audit files to keep (default 10)
@@ -50,6 +54,7 @@ const OPTIONS = {
   policy: { type: "string" },
   overrides: { type: "string" },
   manifest: { type: "string" },
+  pins: { type: "string" },
   "audit-log": { type: "string" },
   "audit-max-bytes": { type: "string" },
   "audit-keep": { type: "string" },
@@ -100,6 +105,8 @@ export async function main(argv: string[]): Promise<number> {
       env: withoutAuditKeyPath(process.env),
       cwd: process.cwd(),
       maxDepth,
+      pins: values.pins,
+      serverName: values["server-name"],
     });
   } catch (error) {
     if (error instanceof LayerSetupError) throw new UsageError(`config ${config.name}: ${error.message}`);

@@ -1,0 +1,322 @@
+/**
+ * Text a server writes for the agent rather than for a person: tool, prompt and resource
+ * listings, the server's `instructions`, the prompts it serves and the requests it makes of the
+ * client's model. An honest server describes what its tools do and how to call them, and may give
+ * orders about that ("always call list_tables first", "the password is never stored"). What no
+ * honest listing does, by class:
+ *
+ * - `hidden`: text a person cannot see (hidden.ts);
+ * - `injection`: addresses the agent over the user's head: override markers (injection.ts), keeping
+ *   something from the user, standing orders for later turns, text addressed to "the AI";
+ * - `secrets`: directs the agent to fetch or hand over secret material: a file or store that holds
+ *   credentials, the environment, the conversation, or every secret at once;
+ * - `shadowing`: tells the agent how to use other tools or servers (or names one of theirs while
+ *   giving orders), or where to redirect what other tools send.
+ *
+ * Sentences are read on the NFKC form with format characters removed and smuggled text decoded
+ * (hidden.ts), so neither full-width letters, zero-width splits nor tag characters hide a phrase.
+ * Each class is a grammar of phrases, not a list of known attack strings.
+ */
+import { describeHidden, findHidden, readable } from "./hidden.js";
+import { addressesAgent, hasInjectionMarker } from "./injection.js";
+import { fold } from "./unicode.js";
+
+export type AgentTextClass = "hidden" | "injection" | "secrets" | "shadowing";
+
+export interface AgentTextFinding {
+  class: AgentTextClass;
+  /** One sentence, quoting no more than a short phrase of the text. */
+  reason: string;
+}
+
+/** A set of names, as far as a scan needs one: whether it holds a name. */
+export interface NameSet {
+  has(name: string): boolean;
+}
+
+export interface AgentTextContext {
+  /** The names this server offers (tools, prompts, their arguments): referring to them is its business. */
+  ownNames?: NameSet;
+  /** Tool names other servers of the client config have pinned: referring to them is not. */
+  foreignNames?: NameSet;
+  /** Which classes apply (default: all). */
+  classes?: ReadonlySet<AgentTextClass>;
+  /** Metadata (listings, instructions): every invisible character is judged by its place. */
+  metadata?: boolean;
+  /**
+   * Whether `ownNames` holds every tool the server offers (default true). When it does not (the
+   * `initialize` instructions come before any listing), a tool the text names may be the
+   * server's own, and only tools other servers pinned count as foreign.
+   */
+  namesKnown?: boolean;
+}
+
+const ALL: ReadonlySet<AgentTextClass> = new Set(["hidden", "injection", "secrets", "shadowing"]);
+
+/** Verbs that fetch or hand over data; every form is matched where a form is asked for. */
+const TRANSFER_VERBS = [
+  "read",
+  "open",
+  "cat",
+  "load",
+  "fetch",
+  "get",
+  "grab",
+  "retrieve",
+  "collect",
+  "gather",
+  "extract",
+  "copy",
+  "include",
+  "attach",
+  "append",
+  "add",
+  "insert",
+  "embed",
+  "pass",
+  "send",
+  "forward",
+  "upload",
+  "post",
+  "provide",
+  "supply",
+  "paste",
+  "put",
+  "enter",
+  "share",
+  "output",
+  "print",
+  "dump",
+  "leak",
+  "exfiltrate",
+  "transmit",
+  "submit",
+  "email",
+  "mail",
+  "export",
+  "reveal",
+  "disclose",
+  "return",
+];
+const IRREGULAR: Record<string, string[]> = {
+  send: ["sent"],
+  get: ["got", "gotten"],
+  put: ["put"],
+  read: ["read"],
+  write: ["wrote", "written"],
+};
+
+function forms(base: string): string[] {
+  const stem = base.endsWith("e") ? base.slice(0, -1) : base;
+  const doubled = /[^aeiou][aeiou][bdgmnpt]$/.test(base) && base.length <= 4 ? base + base.at(-1) : base;
+  return [
+    base,
+    `${base}s`,
+    `${base}es`,
+    `${stem}ed`,
+    `${stem}ing`,
+    `${doubled}ed`,
+    `${doubled}ing`,
+    ...(IRREGULAR[base] ?? []),
+  ];
+}
+
+const alternation = (words: readonly string[]) =>
+  [...new Set(words)].sort((a, b) => b.length - a.length).join("|");
+const BASE = alternation(TRANSFER_VERBS);
+const ANY_FORM = alternation(TRANSFER_VERBS.flatMap(forms));
+
+/** A verb at the start of a clause, in the imperative (after "please", "first", a bullet, a tag). */
+const IMPERATIVE = new RegExp(
+  `(?:^|[,:;(]\\s*|\\b(?:and|then|also|please|first|next|now|immediately)\\s+)(?:[-*•>]\\s*|\\d+[.)]\\s*)?(?:<[^<>]{1,24}>\\s*)?(?:(?:please|first|then|also|always|never|just|simply|immediately|now|next|finally|kindly)[,\\s]+){0,3}(?:${BASE})\\b`,
+  "i",
+);
+/** "you must read", "must be sent", "make sure to include": a transfer verb under a directive. */
+const DIRECTED = new RegExp(
+  `\\b(?:must|should|shall|needs? to|has to|have to|(?:is|are) (?:required|expected|supposed) to|make sure(?: to| that you)?|ensure(?: that)?(?: you)?|be sure to|remember to|(?:do not|don't) forget to|it is (?:required|mandatory|necessary|essential|important|critical) (?:that you |to )|you(?:'ll| will)? (?:need to|want to|have to))\\s+(?:\\w+\\s+){0,2}?(?:be\\s+|also\\s+|first\\s+|always\\s+)?(?:${ANY_FORM})\\b`,
+  "i",
+);
+
+/** Files and stores that hold credentials, the environment, and the conversation itself, by kind. */
+const SECRET_LOCATIONS: readonly [RegExp, string][] = [
+  [
+    /(?:^|[\s"'\x60(~/$])\.(?:ssh|aws|gnupg|kube|docker|azure|netrc|npmrc|pypirc|pgpass|git-credentials|vault-token|config\/gcloud|config\/gh)(?![\w-])|(?:^|[\s"'\x60(~/$])\.env(?![\w.-]|\.(?:example|sample|template))|\bid_(?:rsa|dsa|ecdsa|ed25519)\b/gi,
+    "a credentials file",
+  ],
+  [
+    /(?:^|[\s"'\x60(~/$])\.(?:cursor|claude|codeium)(?![\w-])|\b(?:mcp|claude_desktop_config|mcp_config|mcp_settings)\.json\b/gi,
+    "an AI client's configuration",
+  ],
+  [/\/etc\/(?:passwd|shadow|sudoers)\b|\/proc\/(?:self|\d+)\/environ\b/gi, "a system secrets file"],
+  [
+    /\b(?:all|every|the values? of|the contents? of|the (?:current|host|system|process|server's|user's)) (?:of (?:the |your )?)?env(?:ironment)?(?:al)? var(?:iable)?s?\b|\bprocess\.env\b|\bos\.environ\b|\bprintenv\b|\b(?:read|dump|print|list|collect|gather|extract|copy|leak|include|attach|send|output)\s+(?:out\s+)?(?:the\s+)?env(?:ironment)?(?:al)?\s+var(?:iable)?s\b/gi,
+    "the environment",
+  ],
+  [
+    /\$?\b[A-Z][A-Z0-9]*_(?:[A-Z0-9]+_)*(?:API_?KEY|TOKEN|SECRET(?:_KEY)?|PASSWORD|PASSWD|CREDENTIALS?)\b/g,
+    "a secret variable",
+  ],
+  [
+    /\b(?:keychain|keyring|password manager|credential (?:store|manager|helper)|browser (?:cookies|passwords|history)|cookie jar|wallet file|seed phrase|recovery phrase|mnemonic phrase)\b/gi,
+    "a secret store",
+  ],
+  [
+    /\b(?:conversation|chat|message) history\b|\b(?:previous|prior|earlier) messages\b|\bsystem prompt\b|\b(?:the )?conversation so far\b/gi,
+    "the conversation",
+  ],
+];
+/** A path to a location names it, and what goes into one is stored there: neither hands it over. */
+const NOT_TAKEN =
+  /(?:\b(?:path|paths|filename|file name|location|name)\s+(?:to|of)|\b(?:to|into))\s+(?:the\s+|your\s+|a\s+|an\s+)?[~$/]?$/i;
+const SECRET_NOUN =
+  /\b(?:passwords?|passphrases?|api[ _-]?keys?|api tokens?|access (?:tokens?|keys?)|auth(?:entication)? tokens?|bearer tokens?|oauth tokens?|refresh tokens?|secret keys?|private keys?|ssh keys?|credentials|session cookies|secrets|tokens?)\b/i;
+const SECRET_SOURCE =
+  /\b(?:from|in|inside|under|stored in|saved in|found in|kept in|of)\s+(?:the\s+|your\s+|the user's\s+|this\s+)?(?:environment|env|system|machine|computer|host|disk|file ?system|home(?: directory| folder)?|config(?:uration)?(?: files?)?|dotfiles|keychain|browser|clipboard|shell history|memory|context|conversation)\b|\bthe user'?s\s+(?:\w+\s+)?(?:passwords?|api[ _-]?keys?|tokens?|credentials|secrets|private keys?|cookies)\b|\b(?:all|every|any)\s+(?:of\s+)?(?:the\s+)?(?:stored\s+|saved\s+|available\s+|local\s+)?(?:passwords|api[ _-]?keys|tokens|secrets|credentials|private keys)\b/i;
+
+/** Keeping something from the user, beyond the override markers of injection.ts. */
+const CONCEALMENT = new RegExp(
+  [
+    String.raw`\b(?:do not|don't|never|must not|mustn't|should not|shouldn't)\s+(?:ever\s+)?(?:tell|mention|inform|reveal|show|alert|notify|disclose|report|bring up|say|explain|acknowledge)\s+(?:(?:this|that|it|these|those|anything|any of (?:this|these|it)|about (?:this|it|that|these))\b[^.!?\n]{0,90}?\b(?:the|your|any) (?:user|human|operator)s?\b|(?:(?:this|that|it|anything)\s+)?(?:to\s+)?(?:the|your|any) (?:user|human|operator)s?\b)`,
+    String.raw`\b(?:hide|conceal|keep)\b[^.!?\n]{0,50}?\b(?:from|secret from|away from|hidden from)\s+(?:the|your) (?:user|human)\b`,
+    String.raw`\b(?:the|your) (?:user|human)\s+(?:must|should|need|may|will|can)\s*(?:not|never|n't)\s+(?:\w+\s+)?(?:know|see|notice|find out|learn|be told|be informed|be aware)\b`,
+    String.raw`\b(?:secretly|covertly|discreetly|surreptitiously|stealthily|silently|quietly)\s+(?:also\s+)?(?:${BASE}|call|invoke|use|run|execute)\b`,
+  ].join("|"),
+  "i",
+);
+/** Orders meant to outlive the request: "from now on", "in all future responses". */
+const PERSISTENCE =
+  /\bfrom now on\b|\bin (?:all|every|each) (?:future|subsequent|following|later) (?:responses?|replies|messages|answers|turns|conversations|sessions)\b|\bfor (?:all|every) (?:future|subsequent) (?:responses?|replies|requests?|messages|conversations?)\b|\bfor the rest of (?:the|this|our) (?:conversation|chat|session)\b/i;
+/** An order, anywhere in a sentence (for `shadowing`). */
+const ORDER =
+  /\b(?:must|should|shall|needs? to|has to|have to|(?:is|are) required to|make sure|ensure|always|never|do not|don't|instead|immediately|only ever|be sure to|it is (?:required|mandatory|essential|critical|important) (?:that|to))\b/i;
+
+/** Other tools or servers, named generically, in the constructions that steer them. */
+const FOREIGN_GENERIC = new RegExp(
+  [
+    String.raw`\b(?:when(?:ever)?|if|every time|each time|before|after)\s+(?:you\s+)?(?:use|call|invoke|run|using|calling|invoking|running)\s+(?:(?:any|all|every)(?:\s+other)?|another|other|the other)\s+(?:(?:mcp|connected|available|installed)\s+)?(?:tools?|servers?|functions?)\b[^.!?\n]{0,200}\b(?:must|should|always|never|instead|include|add|set|send|pass|cc|bcc)\b`,
+    String.raw`\b(?:other|another|all other|every other|the other)\s+(?:(?:mcp|connected|available|installed)\s+)?(?:tools?|servers?|functions?)\s+(?:must|should|shall|need to|have to|will have to|are required to)\b`,
+    String.raw`\b(?:for|with|to|in|on)\s+(?:all|any|every)\s+(?:other\s+)?(?:tool calls?|function calls?|tools|servers)\b[^.!?\n]{0,200}\b(?:must|should|always|never)\b`,
+    String.raw`\bside[- ]effects?\s+on\s+(?:the\s+)?(?:\w+\s+){0,3}(?:tools?|servers?|functions?)\b`,
+    String.raw`\binstead of\s+(?:any|the|another|other|all)\s+(?:other\s+)?(?:(?:mcp|built-in|builtin|available)\s+)?(?:tools?|servers?|functions?)\b`,
+  ].join("|"),
+  "i",
+);
+/** A tool named specifically: an identifier next to "tool", after "call"/"invoke", or after "instead of". */
+// Anchored at the start of a word: a match never starts inside one, so a long word costs its length once.
+const IDENTIFIER = String.raw`\x60?(?<![A-Za-z0-9_])([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*)\x60?`;
+const NAMED_TOOL = new RegExp(
+  [
+    `${IDENTIFIER}\\s+(?:tool|function)s?\\b`,
+    `\\b(?:tool|function)\\s+${IDENTIFIER}`,
+    `\\b(?:call(?:ing|s)?|invok(?:e|es|ing)|instead of)\\s+(?:the\\s+)?${IDENTIFIER}`,
+    // A plain word names a tool only in code quotes and next to "tool": `analyze` tool, call `analyze`.
+    "\x60([A-Za-z][\\w-]*)\x60\\s+(?:tool|function)s?\\b",
+    "\\b(?:call(?:ing|s)?|invok(?:e|es|ing)|instead of)\\s+(?:the\\s+)?\x60([A-Za-z][\\w-]*)\x60",
+  ].join("|"),
+  "g",
+);
+/** A name shaped like an identifier, not like a word of prose (`read_file`, `sendEmail`). */
+const IDENTIFIER_SHAPED = /[_.]|[a-z][A-Z]/;
+/** Data sent to an address spelled out in the text: where "send all emails to ..." points. */
+const REDIRECT =
+  /\b(?:send|forward|bcc|cc|copy|redirect|route|deliver|email|mail|post|upload|report)\b[^.!?\n]{0,60}?\b(?:all|every|each|any|a copy of)\b[^.!?\n]{0,60}?\bto\s+(?:[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?:\/\/\S+)/i;
+
+const SENTENCE = /(?<=[.!?])\s+|\n+|;\s+/;
+
+function sentences(text: string): string[] {
+  return text
+    .split(SENTENCE)
+    .map((s) =>
+      s
+        .replace(/[*_]{2,}|[*]/g, "")
+        .replace(/[ \t]+/g, " ")
+        .trim(),
+    )
+    .filter(Boolean);
+}
+
+/** The kind of secret material a sentence hands over: a location that is not merely named or written to. */
+function secretMaterial(sentence: string): string | undefined {
+  for (const [pattern, kind] of SECRET_LOCATIONS) {
+    for (const match of sentence.matchAll(pattern)) {
+      const start = match.index + (match[0].length - match[0].trimStart().length);
+      if (NOT_TAKEN.test(sentence.slice(Math.max(0, start - 40), start))) continue;
+      return kind;
+    }
+  }
+  return SECRET_NOUN.test(sentence) && SECRET_SOURCE.test(sentence) ? "secrets by name" : undefined;
+}
+
+function secrets(parts: readonly string[]): AgentTextFinding | undefined {
+  for (const sentence of parts) {
+    if (!IMPERATIVE.test(sentence) && !DIRECTED.test(sentence)) continue;
+    const material = secretMaterial(sentence);
+    if (material) {
+      return {
+        class: "secrets",
+        reason: `directs the agent to fetch or hand over secret material (${material})`,
+      };
+    }
+  }
+  return undefined;
+}
+
+function injection(plain: string, parts: readonly string[]): AgentTextFinding | undefined {
+  if (hasInjectionMarker(plain))
+    return { class: "injection", reason: "carries a prompt-injection marker that addresses the agent" };
+  for (const sentence of parts) {
+    if (CONCEALMENT.test(sentence))
+      return { class: "injection", reason: "tells the agent to keep something from the user" };
+    if (PERSISTENCE.test(sentence))
+      return { class: "injection", reason: "gives the agent standing orders for later turns" };
+  }
+  return addressesAgent(plain)
+    ? { class: "injection", reason: "gives orders addressed to the AI that reads it" }
+    : undefined;
+}
+
+/** The names of tools a sentence refers to specifically. */
+function namedTools(sentence: string): string[] {
+  const names: string[] = [];
+  for (const match of sentence.matchAll(NAMED_TOOL)) {
+    const name = match.slice(1).find((g) => g !== undefined);
+    if (name) names.push(name);
+  }
+  return names;
+}
+
+function shadowing(parts: readonly string[], ctx: AgentTextContext): AgentTextFinding | undefined {
+  const own: NameSet = ctx.ownNames ?? new Set<string>();
+  const foreign: NameSet = ctx.foreignNames ?? new Set<string>();
+  const isOwn = (name: string) => own.has(name) || own.has(name.split(".").at(-1) ?? name);
+  for (const sentence of parts) {
+    if (FOREIGN_GENERIC.test(sentence))
+      return { class: "shadowing", reason: "tells the agent how to use other tools or servers" };
+    if (REDIRECT.test(sentence) && ORDER.test(sentence))
+      return { class: "shadowing", reason: "redirects what is sent to an address of its own" };
+    // A name another server pinned counts where it reads as a name: "analyze" in prose is a word.
+    const words = sentence.split(/[^\w-]+/);
+    const pinned = words.find((w) => foreign.has(w) && IDENTIFIER_SHAPED.test(w) && !isOwn(w));
+    const named = ctx.namesKnown === false ? undefined : namedTools(sentence).find((name) => !isOwn(name));
+    const other = pinned ?? named;
+    if (other && ORDER.test(sentence))
+      return { class: "shadowing", reason: "gives orders about a tool it does not offer" };
+  }
+  return undefined;
+}
+
+/** The first class a text falls in, or undefined for text an honest server writes. */
+export function scanAgentText(text: string, ctx: AgentTextContext = {}): AgentTextFinding | undefined {
+  const classes = ctx.classes ?? ALL;
+  if (classes.has("hidden")) {
+    const hidden = findHidden(text, ctx.metadata !== false);
+    if (hidden) return { class: "hidden", reason: describeHidden(hidden) };
+  }
+  const plain = readable(fold(text));
+  const parts = sentences(plain);
+  return (
+    (classes.has("injection") ? injection(plain, parts) : undefined) ??
+    (classes.has("secrets") ? secrets(parts) : undefined) ??
+    (classes.has("shadowing") ? shadowing(parts, ctx) : undefined)
+  );
+}

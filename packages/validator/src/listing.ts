@@ -1,0 +1,304 @@
+/**
+ * What a server says about itself, read as text for the agent (agentText.ts): the items of
+ * `tools/list`, `prompts/list`, `resources/list` and `resources/templates/list` (every string of
+ * an item: its name, title, description, annotations, every key and value of its input and output
+ * schemas), and the `instructions` of its `initialize` result.
+ *
+ * A finding in a description or a title (text a notice can stand in for) flags the item: the
+ * text is replaced by `[mcpguard: ...]` and the item's description starts with such a notice, so
+ * the agent and the user see it. A finding anywhere else (a name, an enum value, a default, an
+ * example, a key, a URI: data the agent would act on) withholds the item: it leaves the listing,
+ * which names it under `_meta["mcpguard/withheld"]`.
+ */
+import { DEFAULT_MAX_DEPTH } from "@mcpguard/protocol";
+import { type AgentTextClass, type NameSet, scanAgentText } from "./agentText.js";
+
+export type ListingKind = "tools" | "prompts" | "resources" | "resourceTemplates";
+
+/** The listing methods and the key of their result that holds the items. */
+export const LISTINGS: Readonly<Record<string, ListingKind>> = {
+  "tools/list": "tools",
+  "prompts/list": "prompts",
+  "resources/list": "resources",
+  "resources/templates/list": "resourceTemplates",
+};
+
+export const WITHHELD_META = "mcpguard/withheld";
+export const NOTICE_PREFIX = "[mcpguard: ";
+
+export interface ItemFinding {
+  rule: string;
+  reason: string;
+  /** Where in the item: `description`, `inputSchema.properties.mode.enum[1]`. */
+  at: string;
+  /** The same, key by key (a key of the server's may hold a dot): where a notice replaces the text. */
+  path: readonly (string | number)[];
+  /** Where, as notices and the audit log show it: the server's own keys as `*` (`inputSchema.properties.*.enum[1]`). */
+  where: string;
+  /** A description or title: a notice can stand in for it. Otherwise the item is withheld. */
+  text: boolean;
+}
+
+export interface ListingContext {
+  /** The names this server offers (its tools, prompts, their arguments). */
+  ownNames?: NameSet;
+  /** Tool names other servers of the client config have pinned. */
+  foreignNames?: NameSet;
+  /** Rules turned off for an item (an override naming the tool), else for the server. */
+  disabledRules?: (item: string) => ReadonlySet<string> | undefined;
+  maxDepth?: number;
+}
+
+/** Keys whose string value is prose for the reader. */
+const TEXT_KEYS = new Set(["description", "title"]);
+/** Schema keywords whose values are data the agent may send back. */
+const DATA_KEYWORDS = new Set(["enum", "const", "default", "examples", "example"]);
+const CLASSES: readonly AgentTextClass[] = ["hidden", "injection", "secrets", "shadowing"];
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** The name an item is known by: a tool's or prompt's name, a resource's URI or template. */
+export function itemName(kind: ListingKind, item: Record<string, unknown>): string {
+  const pick = (key: string) => (typeof item[key] === "string" ? (item[key] as string) : undefined);
+  const name =
+    kind === "resources"
+      ? (pick("uri") ?? pick("name"))
+      : kind === "resourceTemplates"
+        ? (pick("uriTemplate") ?? pick("name"))
+        : pick("name");
+  return (name ?? "(unnamed)").slice(0, 200);
+}
+
+/** Every argument or property name an item declares: its own words when it refers to them. */
+function declaredNames(item: Record<string, unknown>): string[] {
+  const names: string[] = [];
+  const schema = item.inputSchema;
+  if (isRecord(schema) && isRecord(schema.properties)) names.push(...Object.keys(schema.properties));
+  if (Array.isArray(item.arguments)) {
+    for (const arg of item.arguments) if (isRecord(arg) && typeof arg.name === "string") names.push(arg.name);
+  }
+  return names;
+}
+
+interface Visit {
+  value: unknown;
+  at: string;
+  path: (string | number)[];
+  depth: number;
+  /** Under a data keyword (`default`, `enum`, ...): nothing there is prose. */
+  data: boolean;
+}
+
+interface Found {
+  text: string;
+  at: string;
+  path: (string | number)[];
+  prose: boolean;
+  /** Nested deeper than the walk goes: not read, so not trusted. */
+  deep?: boolean;
+}
+
+/**
+ * Every string of an item (keys included, `_meta` left out: vendor data no client shows the
+ * model), with where it is and whether it is prose; depth-bounded, iterative.
+ */
+function* strings(item: Record<string, unknown>, maxDepth: number): Generator<Found> {
+  const stack: Visit[] = [{ value: item, at: "", path: [], depth: 0, data: false }];
+  while (stack.length > 0) {
+    const { value, at, path, depth, data } = stack.pop() as Visit;
+    if (depth > maxDepth) {
+      yield { text: "", at, path, prose: false, deep: true };
+      continue;
+    }
+    // A string in an array (an enum value, an example): data, never prose.
+    if (typeof value === "string") yield { text: value, at, path, prose: false };
+    else if (Array.isArray(value)) {
+      for (const [i, v] of value.entries())
+        stack.push({ value: v, at: `${at}[${i}]`, path: [...path, i], depth: depth + 1, data });
+    } else if (isRecord(value)) {
+      for (const key of Object.keys(value)) {
+        if (key === "_meta") continue;
+        const at2 = at ? `${at}.${key}` : key;
+        const path2 = [...path, key];
+        yield { text: key, at: `${at2} (key)`, path: path2, prose: false };
+        const v = value[key];
+        if (typeof v === "string")
+          yield { text: v, at: at2, path: path2, prose: !data && TEXT_KEYS.has(key) };
+        else
+          stack.push({
+            value: v,
+            at: at2,
+            path: path2,
+            depth: depth + 1,
+            data: data || DATA_KEYWORDS.has(key),
+          });
+      }
+    }
+  }
+}
+
+/** The words of a path that are MCP's or JSON Schema's; any other key is the server's own. */
+const KEYWORDS = new Set([
+  "name",
+  "title",
+  "description",
+  "inputSchema",
+  "outputSchema",
+  "annotations",
+  "arguments",
+  "properties",
+  "items",
+  "additionalProperties",
+  "patternProperties",
+  "enum",
+  "const",
+  "default",
+  "examples",
+  "example",
+  "type",
+  "required",
+  "anyOf",
+  "oneOf",
+  "allOf",
+  "not",
+  "$defs",
+  "definitions",
+  "$schema",
+  "$ref",
+  "pattern",
+  "format",
+  "uri",
+  "uriTemplate",
+  "mimeType",
+  "icons",
+  "src",
+  "execution",
+  "readOnlyHint",
+  "destructiveHint",
+  "idempotentHint",
+  "openWorldHint",
+]);
+
+/** A path with every key the server chose shown as `*`, so no notice repeats the server's words. */
+export function safePath(at: string): string {
+  const key = at.endsWith(" (key)");
+  const path = key ? at.slice(0, -" (key)".length) : at;
+  const shown = path
+    .split(".")
+    .map((segment) => {
+      const [, word = segment, index = ""] = /^([^[]*)((?:\[\d+\])*)$/.exec(segment) ?? [];
+      return `${KEYWORDS.has(word) || word === "" ? word : "*"}${index}`;
+    })
+    .join(".");
+  return key ? `${shown} (key)` : shown;
+}
+
+/** What is wrong with one item of a listing, field by field. */
+export function scanItem(
+  kind: ListingKind,
+  item: Record<string, unknown>,
+  ctx: ListingContext = {},
+): ItemFinding[] {
+  const name = itemName(kind, item);
+  const disabled = ctx.disabledRules?.(name);
+  const classes = new Set(CLASSES.filter((c) => !disabled?.has(`l2.listing.${c}`)));
+  if (classes.size === 0) return [];
+  // The server's names and the item's own, without copying the server's (a listing may be long).
+  const declared = new Set(declaredNames(item));
+  const serverNames = ctx.ownNames;
+  const ownNames: NameSet = { has: (n) => declared.has(n) || serverNames?.has(n) === true };
+  const findings: ItemFinding[] = [];
+  for (const { text, at, path, prose, deep } of strings(item, ctx.maxDepth ?? DEFAULT_MAX_DEPTH)) {
+    if (deep) {
+      findings.push({
+        rule: "l2.listing.too-deep",
+        reason: "nests deeper than can be read",
+        at,
+        path,
+        where: safePath(at),
+        text: false,
+      });
+      continue;
+    }
+    const found = scanAgentText(text, { ownNames, foreignNames: ctx.foreignNames, classes, metadata: true });
+    if (found)
+      findings.push({
+        rule: `l2.listing.${found.class}`,
+        reason: found.reason,
+        at,
+        path,
+        where: safePath(at),
+        text: prose,
+      });
+  }
+  return findings;
+}
+
+/** The notice that stands in for a flagged text. */
+export function listingNotice(finding: Pick<ItemFinding, "rule" | "reason">): string {
+  return `${NOTICE_PREFIX}text withheld: it ${finding.reason} (${finding.rule})]`;
+}
+
+/** Replace the string at a path (key by key) in the item, in place; nothing when it is not there. */
+function replaceAt(item: Record<string, unknown>, path: readonly (string | number)[], text: string): void {
+  let node: unknown = item;
+  for (const key of path.slice(0, -1)) {
+    if (Array.isArray(node) && typeof key === "number") node = node[key];
+    else if (isRecord(node) && typeof key === "string" && Object.hasOwn(node, key)) node = node[key];
+    else return;
+  }
+  const last = path.at(-1);
+  if (typeof last === "string" && isRecord(node) && Object.hasOwn(node, last)) node[last] = text;
+  else if (typeof last === "number" && Array.isArray(node) && last < node.length) node[last] = text;
+}
+
+/**
+ * The item with every flagged text replaced by its notice, and its description starting with a
+ * notice that says the item was flagged (a description that was itself flagged is that notice).
+ * `extra` is a notice of the caller's (a changed definition), put first.
+ */
+export function flagItem(
+  item: Record<string, unknown>,
+  findings: readonly ItemFinding[],
+  extra?: string,
+): Record<string, unknown> {
+  const texts = findings.filter((f) => f.text);
+  // One copy for every replacement: the server's item is never changed.
+  const next = texts.length ? structuredClone(item) : item;
+  for (const finding of texts) replaceAt(next, finding.path, listingNotice(finding));
+  const description = typeof next.description === "string" ? next.description : "";
+  const own = findings.filter((f) => f.at !== "description");
+  const heads = [
+    ...(extra ? [extra] : []),
+    ...(own.length
+      ? [`${NOTICE_PREFIX}flagged: ${[...new Set(own.map((f) => `${f.where} (${f.rule})`))].join(", ")}]`]
+      : []),
+  ];
+  if (heads.length === 0) return next;
+  return { ...next, description: [...heads, description].filter(Boolean).join(" ") };
+}
+
+/** An item's name as a notice may show it: printable ASCII, at most 64 characters. */
+export function shownName(name: string): string {
+  const shown = name.replace(/[^\x20-\x7e]/g, "?");
+  return shown.length > 64 ? `${shown.slice(0, 61)}...` : shown;
+}
+
+/** A listing result with its items replaced and the withheld ones named in `_meta`. */
+export function withItems(
+  result: Record<string, unknown>,
+  kind: ListingKind,
+  items: unknown[],
+  withheld: readonly { name: string; rule: string; reason: string }[],
+): Record<string, unknown> {
+  const next: Record<string, unknown> = { ...result, [kind]: items };
+  if (withheld.length > 0) {
+    const meta = isRecord(result._meta) ? result._meta : {};
+    next._meta = {
+      ...meta,
+      [WITHHELD_META]: withheld.map(({ name, rule, reason }) => ({ name: shownName(name), rule, reason })),
+    };
+  }
+  return next;
+}
