@@ -9,6 +9,7 @@ import { type BenchPlan, DEFAULT_JOBS, runBench } from "./bench.js";
 import { repoPath } from "./paths.js";
 import { withViableBaseline } from "./peers.js";
 import { peerLines } from "./peersReport.js";
+import { readRecords } from "./records.js";
 import { renderMarkdown, writeReports } from "./render.js";
 import { loadScenarios, type ScenarioIssue } from "./scenario.js";
 import { knownServers, resolveConfigs, selectScenarios, serverVariants, suitePaths } from "./select.js";
@@ -26,7 +27,8 @@ reports/<run-id>/ (trials.ndjson, summary.json, summary.md, results.csv, index.h
 options:
   --configs LIST      comma-separated configs, or "all" (default: all configs built here); "peers"
                       or P-srt, P-bwrap, P-firejail for the peer sandboxes (never run by default;
-                      a run of attacks with a peer always has C0, which defines the viable attacks)
+                      a run of attacks with a peer always has C0, which defines the viable attacks;
+                      --config, as run spells it, is an alias)
   --peers             add the peer configs (P-srt, P-bwrap, P-firejail) to --configs
   --trials N          trial runs per case and config (default 1)
   --suite LIST        comma-separated suites: core (the 82 cases of the paper, the default), corpus
@@ -59,8 +61,22 @@ function defaultRunId(): string {
   return `${stamp}-${Math.random().toString(16).slice(2, 6)}`;
 }
 
+const VALIDATE_HELP = `usage: mcpguard bench validate [--suite LIST | DIR|FILE...]
+
+Check scenario files against the scenario schema and the servers they name, without running
+anything: every invalid file is listed with the field and what was expected. Without arguments,
+the core suite; --suite takes the suites of mcpguard bench. Exit status 1 when a file is invalid.
+`;
+
 function validate(argv: string[]): number {
-  const { values, positionals: args } = parseOptions(argv, { suite: { type: "string" } });
+  const { values, positionals: args } = parseOptions(argv, {
+    suite: { type: "string" },
+    help: { type: "boolean", short: "h" },
+  });
+  if (values.help) {
+    process.stdout.write(VALIDATE_HELP);
+    return 0;
+  }
   if (values.suite !== undefined && args.length)
     throw new UsageError("give --suite or directories, not both");
   const paths = args.length ? args : suitePaths(values.suite);
@@ -93,6 +109,8 @@ async function bench(argv: string[]): Promise<number> {
   const { values, positionals } = parseOptions(argv, {
     shard: { type: "string" },
     configs: { type: "string" },
+    /** `mcpguard run`'s spelling, kept as an alias. */
+    config: { type: "string" },
     peers: { type: "boolean" },
     trials: { type: "string" },
     cases: { type: "string" },
@@ -119,7 +137,9 @@ async function bench(argv: string[]): Promise<number> {
   const runId = values["run-id"] ?? defaultRunId();
   if (!/^[A-Za-z0-9._-]+$/.test(runId))
     throw new UsageError(`--run-id may hold only letters, digits, ".", "_" and "-"`);
-  const requested = resolveConfigs(values.configs, values.peers === true);
+  if (values.config !== undefined && values.configs !== undefined)
+    throw new UsageError("give --configs or its alias --config, not both");
+  const requested = resolveConfigs(values.configs ?? values.config, values.peers === true);
   const { scenarios, issues } = selectScenarios(values.cases, values.suite);
   if (issues.length) {
     printIssues(issues);
@@ -223,20 +243,7 @@ function mainTable(markdown: string): string {
   return `${markdown.slice(start, end)}\n${caveats.join("")}`;
 }
 
-export function readRecords(dir: string): TrialRecord[] {
-  const file = join(dir, "trials.ndjson");
-  if (!existsSync(file)) throw new UsageError(`${file} does not exist`);
-  return readFileSync(file, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((line, i) => {
-      try {
-        return JSON.parse(line) as TrialRecord;
-      } catch (error) {
-        throw new UsageError(`${file}:${i + 1}: not a JSON record (${(error as Error).message})`);
-      }
-    });
-}
+export { readRecords } from "./records.js";
 
 /** Combine the outputs of the shards of one run into one run directory. */
 function merge(argv: string[]): number {

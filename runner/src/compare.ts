@@ -6,6 +6,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { parseOptions, UsageError } from "@mcpguard/proxy/args";
+import { z } from "zod";
 import type { Interval } from "./stats.js";
 import { type Summary, sortConfigs } from "./summarize.js";
 
@@ -197,14 +198,42 @@ export function renderJunit(rows: Row[]): string {
   ].join("\n");
 }
 
+/** What compare reads of a summary.json: checked, so a hand-edited or foreign file is refused, not misread. */
+const Rate = z.looseObject({ value: z.number(), lo: z.number(), hi: z.number() }).nullable().optional();
+const ConfigRates = z.looseObject({
+  apr: Rate,
+  vapr: Rate,
+  fpr: Rate,
+  latencyMs: z.looseObject({ p50: z.number().nullable().optional() }).nullable().optional(),
+});
+const ComparedSummary = z.looseObject({
+  configs: z.record(z.string(), ConfigRates).refine((c) => Object.keys(c).length > 0, "no config in it"),
+  errors: z.array(z.unknown()).optional(),
+  suites: z
+    .record(
+      z.string(),
+      z.looseObject({
+        configs: z.record(z.string(), z.looseObject({ benign: z.number().optional(), fpr: Rate })),
+      }),
+    )
+    .optional(),
+});
+
 function readSummary(file: string): Summary {
+  let value: unknown;
   try {
-    const summary = JSON.parse(readFileSync(file, "utf8")) as Summary;
-    if (!summary.configs || typeof summary.configs !== "object") throw new Error("no configs");
-    return summary;
+    value = JSON.parse(readFileSync(file, "utf8"));
   } catch (error) {
     throw new UsageError(`${file}: not a summary.json (${(error as Error).message})`);
   }
+  const parsed = ComparedSummary.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? `${issue.path.join(".")}: ` : "";
+    throw new UsageError(`${file}: not a summary.json (${where}${issue?.message ?? "invalid"})`);
+  }
+  // The fields compare reads are checked above; the rest is carried as the summary it claims to be.
+  return parsed.data as unknown as Summary;
 }
 
 function threshold(value: string | undefined, name: string, fallback: number): number {
@@ -245,6 +274,13 @@ export function main(argv: string[]): number {
   };
   const rows = compareSummaries(baseline, current, thresholds);
   process.stdout.write(renderComparison(rows, baseline, current));
-  writeFileSync(values.junit ?? join(dirname(currentFile), "compare.junit.xml"), renderJunit(rows));
+  const junit = values.junit ?? join(dirname(currentFile), "compare.junit.xml");
+  try {
+    writeFileSync(junit, renderJunit(rows));
+  } catch (error) {
+    throw new UsageError(
+      `cannot write the JUnit file ${junit}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
+  }
   return rows.some((r) => r.regression) ? 1 : 0;
 }

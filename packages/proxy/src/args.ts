@@ -64,7 +64,12 @@ export function parseWithCommand<O extends Options>(
   } else {
     command = argv.slice(split + 1);
   }
-  return { ...parseOptions(argv.slice(0, split), options), command };
+  const parsed = parseOptions(argv.slice(0, split), options);
+  // Nothing before `--` but options: a stray word there would be dropped without a word.
+  const [stray] = parsed.positionals;
+  if (stray !== undefined)
+    throw new UsageError(`unexpected argument "${stray}" before --: the server's command goes after --`);
+  return { ...parsed, command };
 }
 
 /** A non-negative integer option, or its default. */

@@ -1,6 +1,17 @@
 /** The `mcpguard` command line. Each subcommand is loaded on demand to keep `run`'s start-up small. */
+import { readFileSync } from "node:fs";
 import { UsageError } from "./args.js";
 import { findExternal, runExternal } from "./external.js";
+
+/** The package's version, from its package.json (one directory above dist/ and src/). */
+function version(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+    return typeof pkg.version === "string" ? pkg.version : "unknown";
+  } catch {
+    return "unknown";
+  }
+}
 
 interface Command {
   summary: string;
@@ -16,6 +27,14 @@ const COMMANDS: Record<string, Command> = {
   pin: {
     summary: "pin a server's tool definitions in a client config's pin file",
     load: () => import("./commands/pin.js"),
+  },
+  wrap: {
+    summary: "put mcpguard run in front of each server of a client's config (unwrap: undo)",
+    load: () => import("./commands/wrap.js"),
+  },
+  unwrap: {
+    summary: "restore a client config that wrap changed, byte for byte",
+    load: () => import("./commands/wrap.js").then((m) => ({ main: m.unwrapMain })),
   },
   doctor: {
     summary: "show which kernel backend enforces each L3 capability here",
@@ -46,7 +65,7 @@ function usage(): string {
     "commands:",
     ...rows,
     "",
-    "mcpguard <command> --help for its options",
+    "mcpguard <command> --help for its options; mcpguard --version for the version",
   ].join("\n");
 }
 
@@ -56,6 +75,10 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${usage()}\n`);
     return name === undefined ? 2 : 0;
   }
+  if (name === "--version" || name === "-V" || name === "version") {
+    process.stdout.write(`mcpguard ${version()} (node ${process.versions.node})\n`);
+    return 0;
+  }
   const command = COMMANDS[name];
   if (!command) {
     const external = findExternal(name);
@@ -64,6 +87,13 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`mcpguard: unknown command "${name}"${hint}\n\n${usage()}\n`);
     return 2;
   }
+  // A reader that stops early (`mcpguard audit | head`) is no error. `run` is left alone: its stdout is
+  // the client's channel, and it ends the server its own way when the client goes.
+  if (name !== "run")
+    process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+      throw error;
+    });
   try {
     const module = await command.load();
     return await module.main(rest);
@@ -72,6 +102,12 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`mcpguard ${name}: ${error.message}\n`);
       return 2;
     }
-    throw error;
+    // Not the user's mistake: still one line, and the stack only when asked for.
+    const message = error instanceof Error ? error.message : String(error);
+    const where = process.env.MCPGUARD_DEBUG
+      ? `\n${error instanceof Error ? error.stack : ""}`
+      : " (MCPGUARD_DEBUG=1 shows where)";
+    process.stderr.write(`mcpguard ${name}: internal error: ${message.split("\n")[0]}${where}\n`);
+    return 70;
   }
 }

@@ -16,7 +16,8 @@ const HELP = `usage: mcpguard audit [--file FILE] [--since TIME] [--decision all
 Read an audit log and its rotated files, oldest first: one line per event, with the kernel's
 refusals as operation and path. The last line says whether the log checks out against its key;
 \`mcpguard audit verify\` says where it does not.
-  --file FILE       the audit log (default: $MCPGUARD_AUDIT_LOG)
+  --file FILE       the audit log (default: $MCPGUARD_AUDIT_LOG); --audit-log FILE, as run names it,
+                    is the same
   --since TIME      an ISO time, or a duration back from now: 30s, 10m, 2h, 7d
   --decision D      only allow, deny or modify (kernel refusals are deny, kernel observations
                     observe)
@@ -189,6 +190,8 @@ export async function main(argv: string[]): Promise<number> {
   if (argv[0] === "verify") return verify(argv.slice(1));
   const { values, positionals } = parseOptions(argv, {
     file: { type: "string" },
+    /** `mcpguard run`'s name for the same file, kept as an alias. */
+    "audit-log": { type: "string" },
     since: { type: "string" },
     decision: { type: "string" },
     server: { type: "string" },
@@ -208,7 +211,9 @@ export async function main(argv: string[]): Promise<number> {
     throw new UsageError(`--decision must be allow, deny or modify, got "${values.decision}"`);
   }
   const since = values.since ? parseSince(values.since) : undefined;
-  const file = values.file ?? process.env.MCPGUARD_AUDIT_LOG;
+  if (values.file !== undefined && values["audit-log"] !== undefined)
+    throw new UsageError("give --file or its alias --audit-log, not both");
+  const file = values.file ?? values["audit-log"] ?? process.env.MCPGUARD_AUDIT_LOG;
   const files = logFiles(file);
   // The log's own rotate and prune records are bookkeeping, not events.
   const events = readRecords(files).filter((e) => e.type !== "audit");

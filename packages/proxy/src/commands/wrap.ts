@@ -1,0 +1,678 @@
+/**
+ * `mcpguard wrap` and `mcpguard unwrap`: put `mcpguard run` in front of every local server of an
+ * MCP client's config file, and take it away again, byte for byte.
+ */
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import {
+  chmodSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { homedir } from "node:os";
+import { basename, dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+import { intOption, parseOptions, UsageError } from "../args.js";
+import { ConfigError, resolveConfig } from "../configs.js";
+import {
+  type ClientConfig,
+  ClientConfigError,
+  expand,
+  formatClientConfig,
+  parseClientConfig,
+  parseEnvFile,
+  replaceLaunch,
+  type StdioEntry,
+  shapeOf,
+} from "../wrap/clients.js";
+import { type Finding, SEVERITIES, scanLaunch, secretArgs } from "../wrap/scan.js";
+
+const WRAP_HELP = `usage: mcpguard wrap <client-config-file> [options]
+
+Put mcpguard run in front of each local (stdio) server of an MCP client's config file: Claude
+Desktop's claude_desktop_config.json, Cursor's mcp.json, VS Code's mcp.json ("servers", with its
+"inputs" kept), or any file with "mcpServers". Remote servers (url, sse, http) and entries already
+wrapped are left as they are.
+
+First a review of each server's launch (inline code, unpinned packages, curl | sh, docker with
+the host's powers, secrets in env, programs found through PATH or writable by others), printed
+before anything runs. A high finding stops wrap (exit 1) unless --yes. Then, for each server:
+a draft policy from its tools/list (mcpguard policy derive, started with the entry's env, envFile
+and cwd; an existing policy file is kept), its tool definitions pinned (mcpguard pin), and the
+entry's command replaced by
+  <node> <mcpguard> run --config C --policy P --pins F --audit-log L --server-name NAME -- <command> <args>
+with absolute paths; env, cwd and every other field kept. The file is backed up to
+<file>.mcpguard-backup first (never over an existing backup) and written atomically.
+
+Roots: the folders the server's command line names; else the entry's cwd, or the project folder
+of a project file (.vscode/mcp.json, .cursor/mcp.json, .mcp.json); else nothing (a desktop
+client's server starts in no folder of yours: add grants to the draft). Each --root adds one.
+
+options:
+  --config NAME       the config the wrapped servers run: C-full (default) or C-app
+  --policies DIR      where the policies go (default: mcpguard/ beside the config file)
+  --pins FILE         the shared pin file (default: <policies>/pins.json)
+  --audit-dir DIR     one audit log per server, <name>.ndjson (default: <policies>/audit)
+  --server NAME       wrap only this server (repeatable)
+  --root DIR          a folder every wrapped server's draft may use (repeatable)
+  --workspace DIR     the folder \${workspaceFolder} stands for (default: a project file's folder)
+  --timeout-ms N      how long each server may take to list its tools (default 15000)
+  --dry-run           print the review and the plan; write and start nothing
+  --yes               wrap despite high findings (they are still printed)
+
+exit status: 0 wrapped (or nothing to wrap), 1 a high finding without --yes or a server that
+could not be derived (the file is then left as it was), 2 a usage error.
+`;
+
+const UNWRAP_HELP = `usage: mcpguard unwrap <client-config-file> [--force]
+
+Restore the file mcpguard wrap backed up, byte for byte, and remove the backup. Refused when the
+file changed since wrap wrote it (those edits would be lost) or the backup changed since, unless
+--force. The policies, pin file and audit logs are kept.
+`;
+
+const WRAP_OPTIONS = {
+  config: { type: "string", default: "C-full" },
+  policies: { type: "string" },
+  pins: { type: "string" },
+  "audit-dir": { type: "string" },
+  server: { type: "string", multiple: true },
+  root: { type: "string", multiple: true },
+  workspace: { type: "string" },
+  "timeout-ms": { type: "string" },
+  "dry-run": { type: "boolean" },
+  yes: { type: "boolean", short: "y" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+const UNWRAP_OPTIONS = { force: { type: "boolean" }, help: { type: "boolean", short: "h" } } as const;
+
+/** What wrap records beside the backup, for unwrap. */
+const WrapState = z.strictObject({
+  version: z.literal(1),
+  file: z.string(),
+  backup: z.string(),
+  backupSha256: z.string(),
+  wrappedSha256: z.string(),
+  wrappedAt: z.string(),
+  pins: z.string(),
+  servers: z.record(z.string(), z.strictObject({ policy: z.string(), auditLog: z.string() })),
+});
+type WrapState = z.infer<typeof WrapState>;
+
+const sha256 = (bytes: Buffer | string) => createHash("sha256").update(bytes).digest("hex");
+export const backupPath = (file: string) => `${file}.mcpguard-backup`;
+export const statePath = (file: string) => `${file}.mcpguard-wrap.json`;
+
+/** This mcpguard's own bin script: what the wrapped entries start, by absolute path. */
+function ownBin(): string {
+  const bin = fileURLToPath(new URL("../../bin/mcpguard.js", import.meta.url));
+  return existsSync(bin) ? realpathSync(bin) : realpathSync(process.argv[1] as string);
+}
+
+/** Write `bytes` beside `file` and rename it over, with `mode`. */
+function writeAtomic(file: string, bytes: Buffer | string, mode?: number): void {
+  const temporary = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
+  try {
+    writeFileSync(temporary, bytes, { flag: "wx", mode: mode ?? 0o644 });
+    if (mode !== undefined) chmodSync(temporary, mode);
+    renameSync(temporary, file);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+}
+
+/** Read the file named on the command line, or a one-line usage error. */
+function readConfigFile(arg: string): { file: string; bytes: Buffer; mode: number } {
+  const file = resolve(arg);
+  let stat: ReturnType<typeof statSync>;
+  try {
+    stat = statSync(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError(code === "ENOENT" ? `${arg}: no such file` : `${arg}: cannot read (${code})`);
+  }
+  if (stat.isDirectory()) throw new UsageError(`${arg}: a folder, not a client config file`);
+  try {
+    // A config kept as a symlink (dotfiles) is written where it points, and the link stays.
+    const real = realpathSync(file);
+    return { file: real, bytes: readFileSync(real), mode: stat.mode & 0o7777 };
+  } catch (error) {
+    throw new UsageError(`${arg}: cannot read (${(error as NodeJS.ErrnoException).code})`);
+  }
+}
+
+/** Whether an entry already starts `mcpguard run` (wrapped before, by wrap or by hand). */
+export function isWrapped(entry: StdioEntry): boolean {
+  const words = [entry.command, ...(entry.args ?? [])];
+  const i = words.findIndex((w) => /(^|[/\\])mcpguard(\.js|\.cmd|\.exe)?$/.test(w));
+  return i !== -1 && words[i + 1] === "run";
+}
+
+/** A file name for a server name: letters, digits, `.`, `_` and `-`. */
+const fileName = (name: string) => name.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^\.+/, "_") || "server";
+
+interface Planned {
+  name: string;
+  entry: StdioEntry;
+  /** The launch as the client will expand it (variables filled in): what derive starts. */
+  argv: string[];
+  cwd: string;
+  cwdReason: string;
+  env: NodeJS.ProcessEnv;
+  /** Names of the variables the entry gives the server (env, envFile): the policy keeps them. */
+  keep: string[];
+  findings: Finding[];
+  /** Why the server cannot be started at wrap time (a VS Code input in its command line). */
+  blocked?: string;
+  notes: string[];
+  policy: string;
+  auditLog: string;
+}
+
+function plan(
+  config: ClientConfig,
+  name: string,
+  entry: StdioEntry,
+  context: { workspace?: string; kernel: boolean; policies: string; auditDir: string; taken: Set<string> },
+): Planned {
+  const vars = { workspace: context.workspace, home: homedir(), env: process.env };
+  const notes: string[] = [];
+  let blocked: string | undefined;
+  const fill = (text: string, where: string) => {
+    const out = expand(text, vars);
+    if (out.missing && !blocked) blocked = `${where} uses ${out.missing}`;
+    return out.value;
+  };
+  const argv = [fill(entry.command, "command"), ...(entry.args ?? []).map((a) => fill(a, "args"))];
+  const base = dirname(config.file);
+  let cwd: string;
+  let cwdReason: string;
+  if (entry.cwd !== undefined) {
+    cwd = resolve(context.workspace ?? base, fill(entry.cwd, "cwd"));
+    cwdReason = "the entry's cwd";
+  } else if (context.workspace) {
+    cwd = context.workspace;
+    cwdReason = "the project folder the client starts it in";
+  } else {
+    cwd = "/";
+    cwdReason = "no folder (a desktop client's server starts in none of yours)";
+  }
+  if (!blocked && (!existsSync(cwd) || !statSync(cwd).isDirectory()))
+    blocked = `its cwd ${cwd} is not a folder here`;
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  const keep = new Set<string>();
+  if (entry.envFile !== undefined) {
+    const envFile = resolve(context.workspace ?? base, expand(entry.envFile, vars).value);
+    try {
+      for (const [k, v] of Object.entries(parseEnvFile(readFileSync(envFile, "utf8")))) {
+        env[k] = v;
+        keep.add(k);
+      }
+    } catch {
+      notes.push(`envFile ${envFile} cannot be read here: its variables are not kept by the policy`);
+    }
+  }
+  for (const [k, v] of Object.entries(entry.env ?? {})) {
+    if (v === null) {
+      delete env[k];
+      continue;
+    }
+    const value = expand(String(v), vars);
+    if (value.missing) notes.push(`env ${k} is ${String(v)}: started without it here`);
+    else env[k] = value.value;
+    keep.add(k);
+  }
+  let stem = fileName(name);
+  for (let i = 2; context.taken.has(stem); i++) stem = `${fileName(name)}-${i}`;
+  context.taken.add(stem);
+  const findings = scanLaunch({
+    command: argv[0] as string,
+    args: argv.slice(1),
+    env: entry.env,
+    cwd,
+    path: env.PATH,
+    kernel: context.kernel,
+  });
+  return {
+    name,
+    entry,
+    argv,
+    cwd,
+    cwdReason,
+    env,
+    keep: [...keep].sort(),
+    findings,
+    blocked,
+    notes,
+    policy: join(context.policies, `${stem}.json`),
+    auditLog: join(context.auditDir, `${stem}.ndjson`),
+  };
+}
+
+/** The `args` of the wrapped entry (its command is this node). */
+function wrappedArgs(p: Planned, bin: string, configName: string, pins: string): string[] {
+  return [
+    bin,
+    "run",
+    "--config",
+    configName,
+    "--policy",
+    p.policy,
+    "--pins",
+    pins,
+    "--audit-log",
+    p.auditLog,
+    "--server-name",
+    p.name,
+    "--",
+    p.entry.command,
+    ...(p.entry.args ?? []),
+  ];
+}
+
+const quote = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`);
+/** Arguments that hold secrets, replaced by what they are: a review never prints a secret. */
+const masked = (argv: readonly string[]) => {
+  const secret = secretArgs(argv);
+  return argv.map((word, i) => {
+    const kind = secret.get(i);
+    if (!kind) return word;
+    const eq = word.indexOf("=");
+    return eq > 0 && kind.startsWith("value of")
+      ? `${word.slice(0, eq)}=<secret>`
+      : `<${kind.replace(/^value of .*/, "secret")}>`;
+  });
+};
+const show = (argv: readonly string[]) => argv.map(quote).join(" ");
+
+/** Run one of mcpguard's own commands for a server, with its env and cwd. */
+function runOwn(
+  bin: string,
+  args: string[],
+  p: Planned,
+  timeoutMs: number,
+): { ok: boolean; out: string; err: string } {
+  const r = spawnSync(process.execPath, [bin, ...args], {
+    cwd: p.cwd,
+    env: p.env,
+    encoding: "utf8",
+    timeout: timeoutMs + 15_000,
+  });
+  const err = (r.stderr ?? "").trim();
+  const out = (r.stdout ?? "").trim();
+  if (r.error) return { ok: false, out, err: r.error.message };
+  return { ok: r.status === 0, out, err };
+}
+
+/** Add the entry's own variables to a freshly derived policy's `environment.keep`. */
+function keepEntryEnv(file: string, names: readonly string[]): void {
+  if (names.length === 0) return;
+  const policy = JSON.parse(readFileSync(file, "utf8")) as {
+    description?: string;
+    environment?: { keep?: string[] };
+  };
+  const keep = new Set([...(policy.environment?.keep ?? []), ...names]);
+  policy.environment = { ...policy.environment, keep: [...keep] };
+  policy.description =
+    `${policy.description ?? ""} environment.keep holds the variables the client config gives this server (${names.join(", ")}), added by mcpguard wrap.`.trim();
+  writeAtomic(file, `${JSON.stringify(policy, null, 2)}\n`);
+}
+
+function printReview(planned: Planned[], skipped: { name: string; reason: string }[]): void {
+  const lines: string[] = ["review of the servers' launches:"];
+  for (const p of planned) {
+    lines.push(`  ${p.name}: ${show(masked([p.entry.command, ...(p.entry.args ?? [])]))}`);
+    if (p.findings.length === 0) lines.push("    no findings");
+    for (const f of p.findings) lines.push(`    ${f.severity.padEnd(6)} ${f.rule}: ${f.reason}`);
+  }
+  for (const s of skipped) lines.push(`  ${s.name}: skipped: ${s.reason}`);
+  const counts = SEVERITIES.map(
+    (s) => `${planned.reduce((n, p) => n + p.findings.filter((f) => f.severity === s).length, 0)} ${s}`,
+  );
+  lines.push(`findings: ${counts.join(", ")}`);
+  process.stdout.write(`${lines.join("\n")}\n`);
+}
+
+async function wrap(argv: string[]): Promise<number> {
+  const { values, positionals } = parseOptions(argv, WRAP_OPTIONS);
+  if (values.help) {
+    process.stdout.write(WRAP_HELP);
+    return 0;
+  }
+  if (positionals.length !== 1)
+    throw new UsageError(
+      positionals.length === 0
+        ? "no client config file given (mcpguard wrap <client-config-file>)"
+        : `one client config file at a time, got ${positionals.length}`,
+    );
+  let configName: string;
+  let kernel: boolean;
+  try {
+    const resolved = resolveConfig(values.config);
+    if (!(resolved.layers as readonly string[]).includes("L1"))
+      throw new ConfigError(
+        `wrap writes a policy for each server: --config must be C-full or C-app, not ${resolved.name}`,
+      );
+    configName = resolved.name;
+    kernel = (resolved.layers as readonly string[]).includes("L3");
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message);
+    throw error;
+  }
+  const timeoutMs = intOption(values["timeout-ms"], "timeout-ms", 15_000);
+  const roots = (values.root ?? []).map((dir) => {
+    const path = resolve(dir);
+    if (!existsSync(path) || !statSync(path).isDirectory())
+      throw new UsageError(`--root ${dir}: not a folder`);
+    return realpathSync(path);
+  });
+  const { file, bytes, mode } = readConfigFile(positionals[0] as string);
+  let config: ClientConfig;
+  try {
+    config = parseClientConfig(file, bytes);
+  } catch (error) {
+    if (error instanceof ClientConfigError) throw new UsageError(error.message);
+    throw error;
+  }
+  let workspace = config.workspace;
+  if (values.workspace !== undefined) {
+    const dir = resolve(values.workspace);
+    if (!existsSync(dir) || !statSync(dir).isDirectory())
+      throw new UsageError(`--workspace ${values.workspace}: not a folder`);
+    workspace = realpathSync(dir);
+  }
+  const names = config.entries.map((e) => e.name);
+  for (const wanted of values.server ?? [])
+    if (!names.includes(wanted))
+      throw new UsageError(`--server ${wanted}: no such server in ${file} (it has ${names.join(", ")})`);
+  const policies = resolve(values.policies ?? join(dirname(file), "mcpguard"));
+  const pins = resolve(values.pins ?? join(policies, "pins.json"));
+  const auditDir = resolve(values["audit-dir"] ?? join(policies, "audit"));
+
+  const skipped: { name: string; reason: string }[] = [];
+  const planned: Planned[] = [];
+  const taken = new Set<string>();
+  for (const e of config.entries) {
+    if (values.server && !values.server.includes(e.name)) continue;
+    if (e.kind === "remote") skipped.push({ name: e.name, reason: e.reason });
+    else if (e.kind === "invalid")
+      skipped.push({ name: e.name, reason: `not a server entry mcpguard can read: ${e.reason}` });
+    else if (isWrapped(e.entry)) skipped.push({ name: e.name, reason: "already wrapped" });
+    else planned.push(plan(config, e.name, e.entry, { workspace, kernel, policies, auditDir, taken }));
+  }
+  printReview(planned, skipped);
+  if (planned.length === 0) {
+    process.stdout.write(`nothing to wrap in ${file}\n`);
+    return 0;
+  }
+
+  // A backup exists: wrapping more is only safe while the file is as wrap left it.
+  const backup = backupPath(file);
+  const stateFile = statePath(file);
+  let previous: WrapState | undefined;
+  if (existsSync(backup)) {
+    previous = readState(stateFile);
+    if (!previous || previous.wrappedSha256 !== sha256(bytes))
+      throw new UsageError(
+        `${backup} exists and ${basename(file)} changed since mcpguard wrap wrote it: ` +
+          `run mcpguard unwrap ${positionals[0]} first, or move the backup and ${basename(stateFile)} away to start from the file as it is`,
+      );
+  }
+
+  const bin = ownBin();
+  const value = structuredClone(config.value);
+  for (const p of planned)
+    replaceLaunch(
+      value,
+      shapeOf(config, p.name),
+      p.name,
+      process.execPath,
+      wrappedArgs(p, bin, configName, pins),
+    );
+  const text = formatClientConfig(value, config.format);
+
+  if (values["dry-run"]) {
+    const lines = ["plan (--dry-run: nothing written, nothing started):"];
+    for (const p of planned) {
+      lines.push(`  ${p.name}:`);
+      lines.push(
+        `    policy     ${p.policy}${existsSync(p.policy) ? " (exists: kept)" : " (derived from its tools/list)"}`,
+      );
+      lines.push(`    started in ${p.cwd}: ${p.cwdReason}`);
+      if (p.keep.length) lines.push(`    keeps env  ${p.keep.join(", ")}`);
+      if (p.blocked) lines.push(`    cannot be derived here: ${p.blocked}`);
+      for (const note of p.notes) lines.push(`    note: ${note}`);
+      lines.push(
+        `    command    ${show(masked([process.execPath, ...wrappedArgs(p, bin, configName, pins)]))}`,
+      );
+    }
+    lines.push(`  pins       ${pins}`, `  backup     ${backup}`, `  file       ${file}`);
+    process.stdout.write(`${lines.join("\n")}\n`);
+    return refuseHigh(planned, values.yes === true) ? 1 : 0;
+  }
+  if (refuseHigh(planned, values.yes === true)) return 1;
+
+  mkdirSync(policies, { recursive: true });
+  mkdirSync(auditDir, { recursive: true });
+  mkdirSync(dirname(pins), { recursive: true });
+  const { emptyPins, loadPins, PinError, savePins } = await import("../pins.js");
+  let pinned: Set<string>;
+  try {
+    pinned = new Set(Object.keys(loadPins(pins, true).servers));
+  } catch (error) {
+    if (error instanceof PinError) throw new UsageError(error.message.split("\n")[0] as string);
+    throw error;
+  }
+  if (!existsSync(pins)) savePins(pins, emptyPins());
+  const rootArgs = roots.flatMap((r) => ["--root", r]);
+  const failed: string[] = [];
+  for (const p of planned) {
+    const say = (line: string) => process.stdout.write(`  ${line}\n`);
+    process.stdout.write(`${p.name}:\n`);
+    for (const note of p.notes) say(`note: ${note}`);
+    if (existsSync(p.policy)) {
+      say(`policy ${p.policy} exists: kept as it is (delete it to derive a new draft)`);
+      checkKeep(p, say);
+    } else if (p.blocked) {
+      failed.push(`${p.name}: cannot be started here: ${p.blocked}`);
+      continue;
+    } else {
+      const r = runOwn(
+        bin,
+        [
+          "policy",
+          "derive",
+          "--out",
+          p.policy,
+          "--server",
+          p.name,
+          "--timeout-ms",
+          String(timeoutMs),
+          ...rootArgs,
+          "--",
+          ...p.argv,
+        ],
+        p,
+        timeoutMs,
+      );
+      for (const line of r.err.split("\n").filter(Boolean))
+        say(line.replace(/^mcpguard policy derive: /, ""));
+      if (!r.ok || !existsSync(p.policy)) {
+        failed.push(
+          `${p.name}: ${
+            r.err
+              .split("\n")
+              .at(-1)
+              ?.replace(/^mcpguard( policy)?: /, "") || "derive failed"
+          }`,
+        );
+        continue;
+      }
+      keepEntryEnv(p.policy, p.keep);
+      say(`started in ${p.cwd} (${p.cwdReason})`);
+    }
+    if (pinned.has(p.name)) say(`pins of "${p.name}" in ${pins} kept as they are`);
+    else {
+      const r = runOwn(
+        bin,
+        [
+          "pin",
+          "--pins",
+          pins,
+          "--server",
+          p.name,
+          "--timeout-ms",
+          String(timeoutMs),
+          ...rootArgs,
+          "--",
+          ...p.argv,
+        ],
+        p,
+        timeoutMs,
+      );
+      const lines = `${r.out}\n${r.err}`.split("\n").filter(Boolean);
+      if (r.ok) for (const line of lines) say(line);
+      else
+        say(
+          `warning: not pinned (${lines.at(-1) ?? "mcpguard pin failed"}): mcpguard run pins its first listing in each session only`,
+        );
+    }
+  }
+  if (failed.length) {
+    for (const line of failed) process.stderr.write(`mcpguard: ${line}\n`);
+    process.stderr.write(
+      `mcpguard: ${file} was left as it was; fix the server(s) above, or leave them out with --server\n`,
+    );
+    return 1;
+  }
+
+  if (!previous) {
+    try {
+      copyFileSync(file, backup, constants.COPYFILE_EXCL);
+    } catch (error) {
+      throw new UsageError(`cannot write the backup ${backup}: ${(error as NodeJS.ErrnoException).code}`);
+    }
+  }
+  const state: WrapState = {
+    version: 1,
+    file,
+    backup,
+    backupSha256: previous?.backupSha256 ?? sha256(bytes),
+    wrappedSha256: sha256(text),
+    wrappedAt: new Date().toISOString(),
+    pins,
+    servers: {
+      ...previous?.servers,
+      ...Object.fromEntries(planned.map((p) => [p.name, { policy: p.policy, auditLog: p.auditLog }])),
+    },
+  };
+  writeAtomic(stateFile, `${JSON.stringify(state, null, 2)}\n`, 0o600);
+  writeAtomic(file, text, mode);
+  const rel = (path: string) => relative(process.cwd(), path) || path;
+  process.stdout.write(
+    `wrapped ${planned.length} server(s) of ${rel(file)} (${configName}); backup ${rel(backup)}; ` +
+      `policies in ${rel(policies)} are drafts: review them, then remove "draft": true\n`,
+  );
+  return 0;
+}
+
+/** High findings without --yes: one line, and wrap goes no further. */
+function refuseHigh(planned: Planned[], yes: boolean): boolean {
+  const high = planned.filter((p) => p.findings.some((f) => f.severity === "high")).map((p) => p.name);
+  if (high.length === 0 || yes) return false;
+  process.stderr.write(
+    `mcpguard: high findings for ${high.join(", ")}: nothing was started or written; ` +
+      "review them, then run again with --yes, or leave the server out with --server\n",
+  );
+  return true;
+}
+
+/** A kept policy that would withhold a variable the entry gives its server: say so. */
+function checkKeep(p: Planned, say: (line: string) => void): void {
+  try {
+    const policy = JSON.parse(readFileSync(p.policy, "utf8")) as { environment?: { keep?: string[] } };
+    const keep = new Set(policy.environment?.keep ?? []);
+    const missing = p.keep.filter((name) => !keep.has(name));
+    if (missing.length)
+      say(
+        `warning: its environment.keep lacks ${missing.join(", ")}, which the config gives the server: mcpguard run withholds them`,
+      );
+  } catch {
+    say(`warning: ${p.policy} is not readable JSON: mcpguard run will refuse it`);
+  }
+}
+
+function readState(file: string): WrapState | undefined {
+  if (!existsSync(file)) return undefined;
+  try {
+    const parsed = WrapState.safeParse(JSON.parse(readFileSync(file, "utf8")));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function unwrap(argv: string[]): Promise<number> {
+  const { values, positionals } = parseOptions(argv, UNWRAP_OPTIONS);
+  if (values.help) {
+    process.stdout.write(UNWRAP_HELP);
+    return 0;
+  }
+  if (positionals.length !== 1)
+    throw new UsageError(
+      positionals.length === 0
+        ? "no client config file given (mcpguard unwrap <client-config-file>)"
+        : `one client config file at a time, got ${positionals.length}`,
+    );
+  const arg = positionals[0] as string;
+  const file = existsSync(resolve(arg)) ? realpathSync(resolve(arg)) : resolve(arg);
+  if (existsSync(file) && statSync(file).isDirectory())
+    throw new UsageError(`${arg}: a folder, not a client config file`);
+  const backup = backupPath(file);
+  const stateFile = statePath(file);
+  if (!existsSync(backup))
+    throw new UsageError(
+      `${arg} has no backup (${basename(backup)}): it was not wrapped, or was unwrapped already`,
+    );
+  const saved = readFileSync(backup);
+  const state = readState(stateFile);
+  if (!values.force) {
+    if (!state)
+      throw new UsageError(
+        `${basename(stateFile)} is missing or unreadable: cannot tell whether ${arg} changed since wrap (--force restores the backup anyway)`,
+      );
+    if (sha256(saved) !== state.backupSha256)
+      throw new UsageError(`${basename(backup)} changed since wrap wrote it (--force restores it anyway)`);
+    if (!existsSync(file))
+      throw new UsageError(`${arg} was removed since wrap (--force restores the backup)`);
+    if (sha256(readFileSync(file)) !== state.wrappedSha256)
+      throw new UsageError(
+        `${arg} changed since mcpguard wrap wrote it: restoring the backup would lose those edits (--force restores it anyway)`,
+      );
+  }
+  writeAtomic(file, saved, statSync(backup).mode & 0o7777);
+  rmSync(backup);
+  rmSync(stateFile, { force: true });
+  const kept = state ? `; policies, pins (${state.pins}) and audit logs kept` : "";
+  process.stdout.write(`restored ${arg} from ${basename(backup)}${kept}\n`);
+  return 0;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  return wrap(argv);
+}
+
+export async function unwrapMain(argv: string[]): Promise<number> {
+  return unwrap(argv);
+}
