@@ -465,7 +465,20 @@ export class Router {
     const hook = this.#opts.interceptor?.serverMessage;
     if (!hook) return message;
     const change = this.#inspect(method, null, () => hook(method, message));
-    if (change === "failed") return undefined;
+    if (change === "failed") {
+      // Withheld from the client; a request still gets an answer, so the server does not wait for one.
+      const id = own(message, "id");
+      if (typeof id === "string" || typeof id === "number")
+        this.#opts.toServer(
+          encodeMessage(
+            errorResponse(id, {
+              code: ErrorCode.InternalError,
+              message: "Internal error: mcpguard could not inspect this request, so the client never got it",
+            }),
+          ),
+        );
+      return undefined;
+    }
     if (change?.reply) {
       // Refused on the client's behalf: the server gets the answer, the client never the request.
       this.#opts.toServer(encodeMessage(change.reply));

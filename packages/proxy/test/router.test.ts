@@ -219,6 +219,34 @@ describe("C-app inspects every message the client could accept", () => {
   });
 });
 
+describe("a layer that fails on a server's own request", () => {
+  it("withholds it from the client and answers the server, which would otherwise wait", () => {
+    const failing: Interceptor = {
+      toolCall: () => ({ decision: "allow", layer: "L2", rule: null, reason: "ok" }),
+      serverMessage: () => {
+        throw new Error("boom");
+      },
+    };
+    const h = harness(failing);
+    h.json("server", { jsonrpc: "2.0", id: 7, method: "sampling/createMessage", params: { messages: [] } });
+    h.json("server", {
+      jsonrpc: "2.0",
+      method: "notifications/message",
+      params: { level: "info", data: "x" },
+    });
+    expect(h.toClient).toEqual([]);
+    const answers = h.toServer.map((b) => JSON.parse(b.toString()));
+    expect(answers).toEqual([
+      {
+        jsonrpc: "2.0",
+        id: 7,
+        error: { code: -32603, message: expect.stringMatching(/could not inspect this request/) },
+      },
+    ]);
+    expect(h.logs.filter((l) => l.includes("boom"))).toHaveLength(2);
+  });
+});
+
 describe("frames no walk can survive", () => {
   const deep = (d: number) => `${"[".repeat(d)}${"]".repeat(d)}`;
   for (const config of ["C0", "C-AB", "C-app"] as const) {
