@@ -150,6 +150,15 @@ function ensureDependencies(pnpm) {
 
 function build(pnpm) {
   run(pnpm, ["exec", "turbo", "run", "build", "--output-logs=errors-only", "--log-prefix=none"]);
+  // The Python victims' bytecode (servers/python/__pycache__, gitignored), so that no trial compiles
+  // their shared module: they start with -B, which reads bytecode and never writes it.
+  if (
+    spawnSync("python3", ["-m", "compileall", "-q", "-x", "/tests/", join(ROOT, "servers", "python")], {
+      stdio: "inherit",
+    }).status !== 0
+  ) {
+    say("python3 could not compile servers/python: the Python victims start without bytecode");
+  }
   // The kernel layer's launcher, loader and BPF programs (make does nothing when they are current).
   if (
     spawnSync("sh", ["-c", "command -v clang-19 && command -v bpftool"], { stdio: "ignore" }).status === 0

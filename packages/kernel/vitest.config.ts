@@ -1,3 +1,3 @@
 import { packageProject } from "../../vitest.shared.ts";
 
-export default packageProject("kernel", { testTimeout: 60_000 });
+export default packageProject("kernel");

@@ -38,7 +38,7 @@ options:
                       (every folder of test_cases/), or a category folder name
   --cases DIR|IDS     a directory or file of scenario JSON, or comma-separated case ids (ids are
                       looked up in every suite); instead of --suite
-  --jobs N            trials in parallel (default: the number of CPUs, ${DEFAULT_JOBS} here)
+  --jobs N            trials in parallel (default: 2 per CPU, at most CPUs + 4; ${DEFAULT_JOBS} here)
   --out DIR           output directory (default reports/<run-id>)
   --run-id ID         name of the run (default: the UTC time and a random suffix)
   --no-direct         skip the direct (no proxy) latency baseline

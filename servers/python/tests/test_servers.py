@@ -333,7 +333,8 @@ class ServerProcess:
     """One server launched as in a trial, in its own session, spoken to line by line."""
 
     def __init__(self, world: World, server_id: str, sink: Sink | None):
-        argv = [PYTHON, "-u", "-B", os.path.join(PY_DIR, f"{server_id}.py")]
+        # The flags of servers/registry.json.
+        argv = [PYTHON, "-u", "-B", "-S", "-E", os.path.join(PY_DIR, f"{server_id}.py")]
         if sink is not None:
             argv += ["--sink", f"127.0.0.1:{sink.port}"]
         self.proc = subprocess.Popen(

@@ -11,4 +11,6 @@ const server = new McpServer({ name: "git", version: "1.0.0" });
 server.registerTool(gitLogTool.name, gitLogTool.config, jsonTool(gitLog));
 server.registerTool(gitStatusTool.name, gitStatusTool.config, jsonTool(gitStatus));
 server.registerTool(gitDiffTool.name, gitDiffTool.config, jsonTool(gitDiff));
-await server.connect(new StdioServerTransport());
+// Not a top-level await: the build bundles this file as CommonJS (servers/ts/build.mjs). A failed
+// connect is an unhandled rejection, which ends the process with status 1 as the await did.
+void server.connect(new StdioServerTransport());

@@ -108,4 +108,6 @@ server.registerTool(
   }),
 );
 
-await server.connect(new StdioServerTransport());
+// Not a top-level await: the build bundles this file as CommonJS (servers/ts/build.mjs). A failed
+// connect is an unhandled rejection, which ends the process with status 1 as the await did.
+void server.connect(new StdioServerTransport());
