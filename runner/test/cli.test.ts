@@ -193,7 +193,9 @@ describe("latency benchmark", () => {
     expect(r.stderr).toMatch(/^\[latency\] round 2\/2: 10 calls on each of \d paths, \d+ s elapsed$/m);
     // Differences taken within each round, their median and range over the rounds.
     expect(r.stdout).toContain("## Round by round (2 rounds)");
-    expect(r.stdout).toMatch(/^\| C0 \| – \| [\d.]+× \[[\d.]+, [\d.]+\] \| [+-][\d.]+ \[-?[\d.]+, -?[\d.]+\] \|$/m);
+    expect(r.stdout).toMatch(
+      /^\| C0 \| – \| [\d.]+× \[[\d.]+, [\d.]+\] \| [+-][\d.]+ \[-?[\d.]+, -?[\d.]+\] \|$/m,
+    );
     expect(r.stderr).toMatch(/^\[latency\] cold starts 2\/2 on each of \d paths/m);
     expect(r.stdout).toMatch(/^\| pipe \| 20 \| [\d.]+ \| .* \| – \| – \| [+-][\d.]+ \([\d.]+×\) \| – \|$/m);
     expect(r.stdout).toMatch(
