@@ -344,18 +344,23 @@ function printReview(planned: Planned[], skipped: { name: string; reason: string
   process.stdout.write(`${lines.join("\n")}\n`);
 }
 
+/** The one client config file a command takes. */
+function oneConfigFile(positionals: string[], verb: string): void {
+  if (positionals.length !== 1)
+    throw new UsageError(
+      positionals.length === 0
+        ? `no client config file given (mcpguard ${verb} <client-config-file>)`
+        : `one client config file at a time, got ${positionals.length}`,
+    );
+}
+
 async function wrap(argv: string[]): Promise<number> {
   const { values, positionals } = parseOptions(argv, WRAP_OPTIONS);
   if (values.help) {
     process.stdout.write(WRAP_HELP);
     return 0;
   }
-  if (positionals.length !== 1)
-    throw new UsageError(
-      positionals.length === 0
-        ? "no client config file given (mcpguard wrap <client-config-file>)"
-        : `one client config file at a time, got ${positionals.length}`,
-    );
+  oneConfigFile(positionals, "wrap");
   let configName: string;
   let kernel: boolean;
   try {
@@ -629,12 +634,7 @@ async function unwrap(argv: string[]): Promise<number> {
     process.stdout.write(UNWRAP_HELP);
     return 0;
   }
-  if (positionals.length !== 1)
-    throw new UsageError(
-      positionals.length === 0
-        ? "no client config file given (mcpguard unwrap <client-config-file>)"
-        : `one client config file at a time, got ${positionals.length}`,
-    );
+  oneConfigFile(positionals, "unwrap");
   const arg = positionals[0] as string;
   const file = existsSync(resolve(arg)) ? realpathSync(resolve(arg)) : resolve(arg);
   if (existsSync(file) && statSync(file).isDirectory())
