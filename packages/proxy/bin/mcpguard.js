@@ -1,4 +1,6 @@
 #!/usr/bin/env node
-import { main } from "../dist/cli.js";
+// The CLI bundled into one file and started from its V8 code cache (dist/mcpguard.cjs, written by
+// bundle.mjs at build); the modules it is made of are dist/cli.js and its imports.
+import { createRequire } from "node:module";
 
-process.exitCode = await main(process.argv.slice(2));
+createRequire(import.meta.url)("../dist/mcpguard.cjs");

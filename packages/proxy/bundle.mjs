@@ -1,0 +1,213 @@
+/**
+ * Second half of the proxy's build (`pnpm run build` here, through turbo, after tsc): the CLI
+ * started from one file and a V8 code cache instead of about a hundred modules.
+ * - dist/mcpguard-<hash>.bundle.cjs: dist/cli.js and everything it imports, the workspace packages'
+ *   dist/ and zod included, bundled by esbuild into one CommonJS file. The lazily loaded commands
+ *   and layers stay lazy: esbuild turns each import() into a call that runs that module's code
+ *   the first time it is asked for, so `run --config C0` still runs no policy, validator or kernel
+ *   code. Each `import.meta.url` becomes the URL of the module's own file in dist/ (computed from
+ *   the bundle's directory at run time), so that every lookup relative to a module (package.json
+ *   for --version, bpf/.output, node_modules/.bin, bin/mcpguard.js, acorn and mvdan-sh through
+ *   createRequire) finds the same file as from dist/ unbundled.
+ * - dist/mcpguard.cjs, which bin/mcpguard.js requires: runs the bundle through loader.cjs;
+ * - the code cache, dist/code-cache/<node version>-<arch>/mcpguard-<bundle hash>.bin, made by
+ *   running `mcpguard run --config C-app` once over the test fixture server through initialize and
+ *   tools/list (prime.cjs), and written atomically.
+ * `mcpguard run` only reads dist/; nothing at run time writes a cache.
+ */
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+/**
+ * `node bundle.mjs --pack DIR`: a package folder instead, DIR/{package.json,bin,dist}, for `npm pack`
+ * (packages/proxy itself depends on the workspace's packages, which are not published). There acorn
+ * and mvdan-sh are bundled too, and the kernel layer's binaries come from $MCPGUARD_BPF_DIR or
+ * ./bpf/.output of the working directory (the package ships none).
+ */
+const PACK = process.argv[2] === "--pack" && process.argv[3] ? resolve(process.argv[3]) : undefined;
+const DIST = PACK ? join(PACK, "dist") : join(HERE, "dist");
+const PRIME_TIMEOUT_MS = 60_000;
+
+/** Each module's `import.meta.url` as the URL of its own file, relative to the bundle's directory. */
+const importMetaUrl = {
+  name: "import-meta-url",
+  setup(b) {
+    b.onLoad({ filter: /\.js$/ }, (args) => {
+      const source = readFileSync(args.path, "utf8");
+      // The workspace's modules only (dependencies from node_modules are left to esbuild).
+      if (args.path.includes(`${sep}node_modules${sep}`) || !source.includes("import.meta")) return undefined;
+      const rel = relative(join(HERE, "dist"), args.path).split(sep).join("/");
+      // In a package folder the policy package's own dependencies are not beside it: bundled, lazily.
+      const own = PACK
+        ? source.replace(/createRequire\(import\.meta\.url\)\(("[\w-]+")\)/g, "require($1)")
+        : source;
+      const contents = own.replaceAll("import.meta.url", `__mcpguardModuleUrl(${JSON.stringify(rel)})`);
+      // Any other use of import.meta (import.meta.dirname, ...) would be empty in a CommonJS bundle.
+      if (/import\.meta[^\s"']/.test(contents)) throw new Error(`${args.path}: import.meta other than .url`);
+      return { contents, loader: "js" };
+    });
+  },
+};
+
+/** Write `bytes` to `file` through a temporary file renamed over it. */
+function writeAtomic(file, bytes) {
+  const temporary = `${file}.${process.pid}.tmp`;
+  writeFileSync(temporary, bytes);
+  renameSync(temporary, file);
+}
+
+/** The bundle, dist/mcpguard-<hash>.bundle.cjs, and loader.cjs beside it; returns the hash. */
+async function bundle() {
+  const result = await build({
+    stdin: {
+      contents:
+        'import { main } from "./cli.js";\n' +
+        "main(process.argv.slice(2)).then((code) => { process.exitCode = code; });\n",
+      resolveDir: join(HERE, "dist"),
+      sourcefile: "mcpguard-main.js",
+      loader: "js",
+    },
+    outfile: join(DIST, "mcpguard.bundle.cjs"),
+    write: false,
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    target: "node20",
+    // createRequire(...)("acorn" / "mvdan-sh") stays a run-time require, from the policy package's files.
+    banner: {
+      js:
+        '"use strict";\nconst __mcpguardModuleUrl = (rel) => require("node:url").pathToFileURL(' +
+        'require("node:path").join(__dirname, rel)).href;',
+    },
+    plugins: [importMetaUrl],
+    legalComments: "none",
+    logLevel: "warning",
+  });
+  const code = result.outputFiles[0].contents;
+  const hash = createHash("sha256").update(code).digest("hex").slice(0, 16);
+  writeAtomic(join(DIST, `mcpguard-${hash}.bundle.cjs`), code);
+  writeAtomic(join(DIST, "loader.cjs"), readFileSync(join(HERE, "loader.cjs")));
+  return hash;
+}
+
+/**
+ * dist/mcpguard.cjs, the entry bin/mcpguard.js requires, naming the bundle and its cache by hash;
+ * written once the cache is, then the bundles and caches of earlier builds are removed.
+ */
+function publish(hash) {
+  writeAtomic(
+    join(DIST, "mcpguard.cjs"),
+    "// Generated by packages/proxy/bundle.mjs: runs the bundle from its code cache (loader.cjs).\n" +
+      `"use strict";\nrequire("./loader.cjs").start(__dirname, ${JSON.stringify(hash)});\n`,
+  );
+  for (const name of readdirSync(DIST))
+    if (/^mcpguard-[0-9a-f]{16}\.bundle\.cjs$/.test(name) && !name.includes(hash)) rmSync(join(DIST, name));
+  const caches = join(DIST, "code-cache");
+  for (const dir of existsSync(caches) ? readdirSync(caches) : [])
+    for (const name of readdirSync(join(caches, dir)))
+      if (!name.includes(hash) || dir !== `${process.version}-${process.arch}`)
+        rmSync(join(caches, dir, name));
+}
+
+/** Run the bundle once as `mcpguard run --config C-app` so that prime.cjs writes its code cache. */
+function prime(hash, scratch) {
+  const messages = [
+    {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "build", version: "0" },
+      },
+    },
+    { jsonrpc: "2.0", method: "notifications/initialized" },
+    { jsonrpc: "2.0", id: 2, method: "tools/list" },
+  ];
+  const fixtures = join(HERE, "test", "fixtures");
+  // The fixture's policy, with a read grant narrower than the working directory (the scratch one).
+  const policy = JSON.parse(readFileSync(join(fixtures, "policy.json"), "utf8"));
+  policy.tools.read.read = ["{{cwd}}/data/**"];
+  writeFileSync(join(scratch, "policy.json"), JSON.stringify(policy));
+  const argv = [
+    "run",
+    "--config",
+    "C-app",
+    "--policy",
+    join(scratch, "policy.json"),
+    "--audit-log",
+    join(scratch, "audit.jsonl"),
+    "--",
+    process.execPath,
+    join(fixtures, "server.mjs"),
+  ];
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(HERE, "prime.cjs"), DIST, hash, ...argv], {
+      cwd: scratch,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: scratch, TMPDIR: scratch },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), PRIME_TIMEOUT_MS);
+    let out = "";
+    let err = "";
+    child.stderr.on("data", (chunk) => {
+      err += chunk;
+    });
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+      // The answer to tools/list: ending stdin ends the session; prime.cjs writes the cache at exit.
+      if (/"id":2[,}]/.test(out)) child.stdin.end();
+    });
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      if (/"id":2[,}]/.test(out) && /^cache written$/m.test(err)) resolve();
+      else reject(new Error(`priming the proxy's code cache failed (${code ?? signal}): ${err || out}`));
+    });
+    child.stdin.write(messages.map((m) => `${JSON.stringify(m)}\n`).join(""));
+  });
+}
+
+mkdirSync(DIST, { recursive: true });
+if (PACK) {
+  const own = JSON.parse(readFileSync(join(HERE, "package.json"), "utf8"));
+  const pkg = {
+    name: "mcpguard",
+    version: own.version,
+    description: own.description,
+    type: "module",
+    engines: own.engines,
+    bin: { mcpguard: "./bin/mcpguard.js" },
+    files: ["bin", "dist"],
+  };
+  writeFileSync(join(PACK, "package.json"), `${JSON.stringify(pkg, null, 2)}\n`);
+  mkdirSync(join(PACK, "bin"), { recursive: true });
+  copyFileSync(join(HERE, "bin", "mcpguard.js"), join(PACK, "bin", "mcpguard.js"));
+  chmodSync(join(PACK, "bin", "mcpguard.js"), 0o755);
+}
+const scratch = mkdtempSync(join(tmpdir(), "mcpguard-proxy-build-"));
+try {
+  const hash = await bundle();
+  await prime(hash, scratch);
+  publish(hash);
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}

@@ -1,0 +1,29 @@
+/**
+ * Build step (bundle.mjs runs it, never `mcpguard run`): runs the bundled CLI the way
+ * dist/mcpguard.cjs does, with the arguments given, while bundle.mjs takes the session through
+ * initialize and tools/list on stdin; when the process exits it writes the V8 code cache of
+ * everything compiled so far, atomically (a temporary file renamed over the target), and says
+ * "cache written" on stderr.
+ *
+ *   node prime.cjs <dist dir> <bundle hash> <mcpguard arguments...>
+ */
+"use strict";
+const { mkdirSync, renameSync, writeFileSync } = require("node:fs");
+const { dirname, join } = require("node:path");
+
+const [dir, hash, ...argv] = process.argv.slice(2);
+const loader = require(join(dir, "loader.cjs"));
+const target = loader.cachePath(dir, hash);
+// The CLI reads its arguments from process.argv, as when bin/mcpguard.js starts it.
+process.argv = [process.argv[0], join(dir, "..", "bin", "mcpguard.js"), ...argv];
+const compiled = loader.compile(dir, hash, undefined);
+
+process.on("exit", () => {
+  const data = compiled.script.createCachedData();
+  mkdirSync(dirname(target), { recursive: true });
+  const temporary = `${target}.${process.pid}.tmp`;
+  writeFileSync(temporary, data);
+  renameSync(temporary, target);
+  process.stderr.write("cache written\n");
+});
+loader.run(dir, compiled);
