@@ -11,8 +11,8 @@
  *   createRequire) finds the same file as from dist/ unbundled.
  * - dist/mcpguard.cjs, which bin/mcpguard.js requires: runs the bundle through loader.cjs;
  * - the code cache, dist/code-cache/<node version>-<arch>/mcpguard-<bundle hash>.bin, made by
- *   running `mcpguard run --config C-app` once over the test fixture server through initialize and
- *   tools/list (prime.cjs), and written atomically.
+ *   running `mcpguard run --config C-app` once over the test fixture server through initialize,
+ *   tools/list and three tool calls, allowed and refused (prime.cjs), and written atomically.
  * `mcpguard run` only reads dist/; nothing at run time writes a cache.
  */
 import { spawn } from "node:child_process";
@@ -126,7 +126,10 @@ function publish(hash) {
         rmSync(join(caches, dir, name));
 }
 
-/** Run the bundle once as `mcpguard run --config C-app` so that prime.cjs writes its code cache. */
+/**
+ * Run the bundle once as `mcpguard run --config C-app` (initialize, tools/list and three calls) so
+ * that prime.cjs writes its code cache.
+ */
 function prime(hash, scratch) {
   const messages = [
     {
@@ -141,7 +144,25 @@ function prime(hash, scratch) {
     },
     { jsonrpc: "2.0", method: "notifications/initialized" },
     { jsonrpc: "2.0", id: 2, method: "tools/list" },
+    // Tool calls too, allowed and refused, so that what L1 and L2 run on a call (argument checks,
+    // path resolution, the result's sanitizer, the deny path and its audit record) is in the cache:
+    // otherwise a fresh session's first call compiles it, and pays for that on the call's path.
+    { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "echo", arguments: { text: "hello" } } },
+    {
+      jsonrpc: "2.0",
+      id: 4,
+      method: "tools/call",
+      params: { name: "read", arguments: { path: join(scratch, "data", "note.txt") } },
+    },
+    {
+      jsonrpc: "2.0",
+      id: 5,
+      method: "tools/call",
+      params: { name: "read", arguments: { path: "/etc/hostname" } },
+    },
   ];
+  mkdirSync(join(scratch, "data"), { recursive: true });
+  writeFileSync(join(scratch, "data", "note.txt"), "a note for the build\n");
   const fixtures = join(HERE, "test", "fixtures");
   // The fixture's policy, with a read grant narrower than the working directory (the scratch one).
   const policy = JSON.parse(readFileSync(join(fixtures, "policy.json"), "utf8"));
@@ -173,13 +194,13 @@ function prime(hash, scratch) {
     });
     child.stdout.on("data", (chunk) => {
       out += chunk;
-      // The answer to tools/list: ending stdin ends the session; prime.cjs writes the cache at exit.
-      if (/"id":2[,}]/.test(out)) child.stdin.end();
+      // The answer to the last call: ending stdin ends the session; prime.cjs writes the cache at exit.
+      if (/"id":5[,}]/.test(out)) child.stdin.end();
     });
     child.on("error", reject);
     child.on("close", (code, signal) => {
       clearTimeout(timer);
-      if (/"id":2[,}]/.test(out) && /^cache written$/m.test(err)) resolve();
+      if (/"id":5[,}]/.test(out) && /^cache written$/m.test(err)) resolve();
       else reject(new Error(`priming the proxy's code cache failed (${code ?? signal}): ${err || out}`));
     });
     child.stdin.write(messages.map((m) => `${JSON.stringify(m)}\n`).join(""));

@@ -1,7 +1,7 @@
 /**
  * Build step (bundle.mjs runs it, never `mcpguard run`): runs the bundled CLI the way
  * dist/mcpguard.cjs does, with the arguments given, while bundle.mjs takes the session through
- * initialize and tools/list on stdin; when the process exits it writes the V8 code cache of
+ * initialize, tools/list and a few tool calls on stdin; when the process exits it writes the V8 code cache of
  * everything compiled so far, atomically (a temporary file renamed over the target), and says
  * "cache written" on stderr.
  *
