@@ -4,7 +4,7 @@
  * `mcpguard` process), so the table stays cheap as it grows.
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -119,10 +119,14 @@ const CASES: [string, string[], RegExp][] = [
   ["unwrap of a file never wrapped", ["unwrap", emptyPolicy], /mcpguard unwrap: /],
 ];
 
-function mcpguard(args: string[]): Promise<{ status: number | null; stderr: string; stdout: string }> {
+function mcpguard(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ status: number | null; stderr: string; stdout: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [MCPGUARD, ...args], {
       cwd: scratch,
+      env,
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
@@ -152,6 +156,21 @@ describe("every command with bad input", () => {
     },
     60_000,
   );
+
+  it("wrap refuses an L3 config where the kernel layer cannot run, before anything starts", async () => {
+    const config = file(
+      "mcp.json",
+      JSON.stringify({ mcpServers: { s: { command: "node", args: ["server.js"] } } }),
+    );
+    const before = readFileSync(config, "utf8");
+    // No launcher, loader or BPF programs where MCPGUARD_BPF_DIR points: what a host without L3 sees.
+    const r = await mcpguard(["wrap", config], { ...process.env, MCPGUARD_BPF_DIR: join(scratch, "no-bpf") });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(
+      /^mcpguard wrap: C-full needs the kernel layer, which cannot enforce .* here .*--config C-app/,
+    );
+    expect(readFileSync(config, "utf8")).toBe(before);
+  });
 
   it("--version prints the package's version and the Node.js it runs on", async () => {
     const r = await mcpguard(["--version"]);

@@ -354,6 +354,19 @@ function oneConfigFile(positionals: string[], verb: string): void {
     );
 }
 
+/** The L3 capabilities this host cannot enforce (none when the config has no kernel layer). */
+async function kernelMissing(kernel: boolean): Promise<string[]> {
+  if (!kernel) return [];
+  const l3 = await import("@mcpguard/kernel");
+  const probe = await l3.probeBackends({});
+  const backends = l3.capabilityBackends(probe);
+  const hardening = l3.hardeningBackends(probe);
+  return [
+    ...l3.CAPABILITIES.filter((c) => backends[c].backend === null),
+    ...l3.HARDENING.filter((c) => hardening[c].backend === null),
+  ];
+}
+
 async function wrap(argv: string[]): Promise<number> {
   const { values, positionals } = parseOptions(argv, WRAP_OPTIONS);
   if (values.help) {
@@ -463,10 +476,21 @@ async function wrap(argv: string[]): Promise<number> {
       );
     }
     lines.push(`  pins       ${pins}`, `  backup     ${backup}`, `  file       ${file}`);
+    const missing = await kernelMissing(kernel);
+    if (missing.length)
+      lines.push(
+        `  note: ${configName} needs the kernel layer, which cannot enforce ${missing.join(", ")} here: the real run refuses (--config C-app)`,
+      );
     process.stdout.write(`${lines.join("\n")}\n`);
     return refuseHigh(planned, values.yes === true) ? 1 : 0;
   }
   if (refuseHigh(planned, values.yes === true)) return 1;
+  // A wrapped server under an L3 config that cannot run here would only fail at its client's start.
+  const missing = await kernelMissing(kernel);
+  if (missing.length)
+    throw new UsageError(
+      `${configName} needs the kernel layer, which cannot enforce ${missing.join(", ")} here (mcpguard doctor says why): wrap with --config C-app, or where L3 runs`,
+    );
 
   mkdirSync(policies, { recursive: true });
   mkdirSync(auditDir, { recursive: true });
