@@ -8,22 +8,17 @@
  *   node prime.cjs <dist dir> <bundle hash> <mcpguard arguments...>
  */
 "use strict";
-const { mkdirSync, renameSync, writeFileSync } = require("node:fs");
-const { dirname, join } = require("node:path");
+const { join } = require("node:path");
 
 const [dir, hash, ...argv] = process.argv.slice(2);
 const loader = require(join(dir, "loader.cjs"));
-const target = loader.cachePath(dir, hash);
+const target = loader.cachePath(dir, `mcpguard-${hash}`);
 // The CLI reads its arguments from process.argv, as when bin/mcpguard.js starts it.
 process.argv = [process.argv[0], join(dir, "..", "bin", "mcpguard.js"), ...argv];
-const compiled = loader.compile(dir, hash, undefined);
+const compiled = loader.compile(dir, `mcpguard-${hash}.bundle.cjs`, undefined);
 
 process.on("exit", () => {
-  const data = compiled.script.createCachedData();
-  mkdirSync(dirname(target), { recursive: true });
-  const temporary = `${target}.${process.pid}.tmp`;
-  writeFileSync(temporary, data);
-  renameSync(temporary, target);
+  loader.saveCache(compiled, target);
   process.stderr.write("cache written\n");
 });
 loader.run(dir, compiled);

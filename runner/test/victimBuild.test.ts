@@ -16,8 +16,8 @@ const registry = [...loadRegistry().values()];
 const typescript = registry.filter((s) => s.language === "typescript");
 
 interface Loader {
-  cachePath(dir: string, name: string, hash: string): string;
-  compile(dir: string, name: string, cachedData?: Buffer): { script: { cachedDataRejected?: boolean } };
+  cachePath(dir: string, cacheName: string): string;
+  compile(dir: string, bundleFile: string, cachedData?: Buffer): { script: { cachedDataRejected?: boolean } };
 }
 const loader = createRequire(import.meta.url)(join(DIST, "loader.cjs")) as Loader;
 
@@ -26,18 +26,19 @@ describe("TypeScript victims", () => {
     "%s starts its bundle from a code cache that V8 accepts",
     (_id, script) => {
       const entry = readFileSync(join(REPO_ROOT, script), "utf8");
-      const [, name = "", hash = ""] = /start\(__dirname, "(\w+)", "([0-9a-f]{16})"\)/.exec(entry) ?? [];
+      const [, name = "", hash = ""] =
+        /start\(__dirname, "(\w+)\.bundle\.cjs", "\1-([0-9a-f]{16})"\)/.exec(entry) ?? [];
       expect(name, entry).not.toBe("");
       // One file: nothing but Node's own modules is required at run time (ajv's code generator
       // holds require(...) calls in strings, which never run).
       const bundle = readFileSync(join(DIST, `${name}.bundle.cjs`), "utf8");
       const required = [...bundle.matchAll(/(?<!['"`])\brequire\("([^"]+)"\)/g)].map((m) => m[1] as string);
       expect(required.filter((id) => !id.startsWith("node:") && !isBuiltin(id))).toEqual([]);
-      const cache = loader.cachePath(DIST, name, hash);
+      const cache = loader.cachePath(DIST, `${name}-${hash}`);
       // turbo's cache does not key on the Node.js version: after switching it, rebuild with
       // `pnpm exec turbo run build --force --filter @mcpguard/victim-servers-ts`.
       expect(existsSync(cache), `${cache} is missing: rebuild servers/ts with this Node.js`).toBe(true);
-      const compiled = loader.compile(DIST, name, readFileSync(cache));
+      const compiled = loader.compile(DIST, `${name}.bundle.cjs`, readFileSync(cache));
       expect(compiled.script.cachedDataRejected).toBe(false);
     },
   );

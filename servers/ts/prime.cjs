@@ -7,25 +7,20 @@
  *   node prime.cjs <dist dir> <name> <bundle hash>
  */
 "use strict";
-const { mkdirSync, renameSync, writeFileSync } = require("node:fs");
-const { dirname, join } = require("node:path");
+const { join } = require("node:path");
 
 const [dir, name, hash] = process.argv.slice(2);
 const loader = require(join(dir, "loader.cjs"));
-const target = loader.cachePath(dir, name, hash);
+const target = loader.cachePath(dir, `${name}-${hash}`);
 // The server reads its own arguments from process.argv, as when dist/<name>.js starts it.
 process.argv = [process.argv[0], join(dir, `${name}.js`)];
-const compiled = loader.compile(dir, name, undefined);
+const compiled = loader.compile(dir, `${name}.bundle.cjs`, undefined);
 
 let written = false;
 function writeCache() {
   if (written) return;
   written = true;
-  const data = compiled.script.createCachedData();
-  mkdirSync(dirname(target), { recursive: true });
-  const temporary = `${target}.${process.pid}.tmp`;
-  writeFileSync(temporary, data);
-  renameSync(temporary, target);
+  loader.saveCache(compiled, target);
 }
 
 process.stdin.on("end", () => {

@@ -13,7 +13,8 @@ import { connect, FIXTURE, MCPGUARD, makeWorkspace, proxied } from "./helpers.ts
 
 const require = createRequire(import.meta.url);
 const DIST = join(dirname(fileURLToPath(import.meta.url)), "..", "dist");
-const hash = () => /"([0-9a-f]{16})"/.exec(readFileSync(join(DIST, "mcpguard.cjs"), "utf8"))?.[1] as string;
+const hash = () =>
+  /"mcpguard-([0-9a-f]{16})"/.exec(readFileSync(join(DIST, "mcpguard.cjs"), "utf8"))?.[1] as string;
 
 /** In a child started as the bin starts it: whether V8 rejected the cache of the bundle in `dist`. */
 function rejected(dist: string): boolean {
@@ -22,12 +23,14 @@ function rejected(dist: string): boolean {
 
 function rejectedIn(
   dist: string,
-  bundleHash = /"([0-9a-f]{16})"/.exec(readFileSync(join(dist, "mcpguard.cjs"), "utf8"))?.[1] as string,
+  bundleHash = /"mcpguard-([0-9a-f]{16})"/.exec(
+    readFileSync(join(dist, "mcpguard.cjs"), "utf8"),
+  )?.[1] as string,
 ): boolean {
   const script = `
     const loader = require(${JSON.stringify(join(dist, "loader.cjs"))});
     const { readFileSync } = require("node:fs");
-    const compiled = loader.compile(${JSON.stringify(dist)}, ${JSON.stringify(bundleHash)}, readFileSync(loader.cachePath(${JSON.stringify(dist)}, ${JSON.stringify(bundleHash)})));
+    const compiled = loader.compile(${JSON.stringify(dist)}, ${JSON.stringify(`mcpguard-${bundleHash}.bundle.cjs`)}, readFileSync(loader.cachePath(${JSON.stringify(dist)}, ${JSON.stringify(`mcpguard-${bundleHash}`)})));
     process.stdout.write(String(compiled.script.cachedDataRejected));`;
   return execFileSync(process.execPath, ["-e", script], { encoding: "utf8" }) === "true";
 }
@@ -37,8 +40,8 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe("the bundled CLI", () => {
   it("has a code cache for this Node that V8 accepts", () => {
-    const loader = require(join(DIST, "loader.cjs")) as { cachePath(dir: string, hash: string): string };
-    expect(existsSync(loader.cachePath(DIST, hash()))).toBe(true);
+    const loader = require(join(DIST, "loader.cjs")) as { cachePath(dir: string, name: string): string };
+    expect(existsSync(loader.cachePath(DIST, `mcpguard-${hash()}`))).toBe(true);
     expect(rejected(DIST)).toBe(false);
   });
 
@@ -74,8 +77,8 @@ describe("the bundled CLI", () => {
     for (const name of ["loader.cjs", "mcpguard.cjs", `mcpguard-${hash()}.bundle.cjs`])
       copyFileSync(join(DIST, name), join(dist, name));
     copyFileSync(join(DIST, "..", "package.json"), join(copy, "package.json"));
-    const loader = require(join(dist, "loader.cjs")) as { cachePath(dir: string, hash: string): string };
-    const cache = loader.cachePath(dist, hash());
+    const loader = require(join(dist, "loader.cjs")) as { cachePath(dir: string, name: string): string };
+    const cache = loader.cachePath(dist, `mcpguard-${hash()}`);
     expect(rejected(dist)).toBe(false);
     writeFileSync(cache, Buffer.alloc(readFileSync(cache).length, 0x5a));
     expect(rejected(dist)).toBe(true);

@@ -1,0 +1,63 @@
+/**
+ * Starting a bundled program from its V8 code cache: the proxy's CLI (packages/proxy/bundle.mjs)
+ * and the TypeScript victim servers (servers/ts/build.mjs). Each build copies this file into its
+ * dist/ as loader.cjs, beside the bundles it writes, and generates entry points that call start().
+ * Node 20 has no module.enableCompileCache, so this is a vm.Script with cachedData.
+ *
+ * At run time nothing here writes: a program only reads its cache, and a missing or rejected one
+ * (another Node, other V8 flags, another bundle, a damaged file) only means it compiles from source.
+ * saveCache() is called by the builds' prime.cjs, once, at build.
+ */
+"use strict";
+const { mkdirSync, readFileSync, renameSync, writeFileSync } = require("node:fs");
+const { createRequire } = require("node:module");
+const { dirname, join } = require("node:path");
+const vm = require("node:vm");
+
+/** Where a build keeps the cache named `cacheName` for the running Node. */
+function cachePath(dir, cacheName) {
+  return join(dir, "code-cache", `${process.version}-${process.arch}`, `${cacheName}.bin`);
+}
+
+/**
+ * The bundle `dir/bundleFile` as a function of CommonJS's five arguments, compiled with `cachedData`
+ * when given. A bundle's cache is named by the bundle's hash: V8 checks a cache against the length of
+ * the source, not its text.
+ */
+function compile(dir, bundleFile, cachedData) {
+  const filename = join(dir, bundleFile);
+  const source = readFileSync(filename, "utf8");
+  const wrapped = `(function (exports, require, module, __filename, __dirname) {${source}\n})`;
+  const script = new vm.Script(wrapped, { filename, ...(cachedData ? { cachedData } : {}) });
+  return { script, filename };
+}
+
+/** Run what compile() returned, as Node runs a CommonJS module; its exports. */
+function run(dir, compiled) {
+  const fn = compiled.script.runInThisContext();
+  const module = { exports: {}, filename: compiled.filename };
+  fn.call(module.exports, module.exports, createRequire(compiled.filename), module, compiled.filename, dir);
+  return module.exports;
+}
+
+/** Compile `bundleFile` with the cache named `cacheName` when there is one, and run it. */
+function start(dir, bundleFile, cacheName) {
+  let cachedData;
+  try {
+    cachedData = readFileSync(cachePath(dir, cacheName));
+  } catch {
+    cachedData = undefined;
+  }
+  return run(dir, compile(dir, bundleFile, cachedData));
+}
+
+/** Build time only: what V8 compiled of `compiled` so far, written to `target` through a renamed temporary file. */
+function saveCache(compiled, target) {
+  const data = compiled.script.createCachedData();
+  mkdirSync(dirname(target), { recursive: true });
+  const temporary = `${target}.${process.pid}.tmp`;
+  writeFileSync(temporary, data);
+  renameSync(temporary, target);
+}
+
+module.exports = { cachePath, compile, run, saveCache, start };
