@@ -15,7 +15,6 @@
  *   tools/list and three tool calls, allowed and refused (prime.cjs), and written atomically.
  * `mcpguard run` only reads dist/; nothing at run time writes a cache.
  */
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   chmodSync,
@@ -33,6 +32,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { primeSession, sessionMessages } from "../../scripts/prime-session.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /**
@@ -43,7 +43,6 @@ const HERE = dirname(fileURLToPath(import.meta.url));
  */
 const PACK = process.argv[2] === "--pack" && process.argv[3] ? resolve(process.argv[3]) : undefined;
 const DIST = PACK ? join(PACK, "dist") : join(HERE, "dist");
-const PRIME_TIMEOUT_MS = 60_000;
 
 /** Each module's `import.meta.url` as the URL of its own file, relative to the bundle's directory. */
 const importMetaUrl = {
@@ -131,36 +130,18 @@ function publish(hash) {
  * that prime.cjs writes its code cache.
  */
 function prime(hash, scratch) {
-  const messages = [
+  // Tool calls too, allowed and refused, so that what L1 and L2 run on a call (argument checks,
+  // path resolution, the result's sanitizer, the deny path and its audit record) is in the cache:
+  // otherwise a fresh session's first call compiles it, and pays for that on the call's path.
+  const messages = sessionMessages([
+    { method: "tools/list" },
+    { method: "tools/call", params: { name: "echo", arguments: { text: "hello" } } },
     {
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "build", version: "0" },
-      },
-    },
-    { jsonrpc: "2.0", method: "notifications/initialized" },
-    { jsonrpc: "2.0", id: 2, method: "tools/list" },
-    // Tool calls too, allowed and refused, so that what L1 and L2 run on a call (argument checks,
-    // path resolution, the result's sanitizer, the deny path and its audit record) is in the cache:
-    // otherwise a fresh session's first call compiles it, and pays for that on the call's path.
-    { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "echo", arguments: { text: "hello" } } },
-    {
-      jsonrpc: "2.0",
-      id: 4,
       method: "tools/call",
       params: { name: "read", arguments: { path: join(scratch, "data", "note.txt") } },
     },
-    {
-      jsonrpc: "2.0",
-      id: 5,
-      method: "tools/call",
-      params: { name: "read", arguments: { path: "/etc/hostname" } },
-    },
-  ];
+    { method: "tools/call", params: { name: "read", arguments: { path: "/etc/hostname" } } },
+  ]);
   mkdirSync(join(scratch, "data"), { recursive: true });
   writeFileSync(join(scratch, "data", "note.txt"), "a note for the build\n");
   const fixtures = join(HERE, "test", "fixtures");
@@ -180,30 +161,12 @@ function prime(hash, scratch) {
     process.execPath,
     join(fixtures, "server.mjs"),
   ];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(HERE, "prime.cjs"), DIST, hash, ...argv], {
-      cwd: scratch,
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: scratch, TMPDIR: scratch },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    const timer = setTimeout(() => child.kill("SIGKILL"), PRIME_TIMEOUT_MS);
-    let out = "";
-    let err = "";
-    child.stderr.on("data", (chunk) => {
-      err += chunk;
-    });
-    child.stdout.on("data", (chunk) => {
-      out += chunk;
-      // The answer to the last call: ending stdin ends the session; prime.cjs writes the cache at exit.
-      if (/"id":5[,}]/.test(out)) child.stdin.end();
-    });
-    child.on("error", reject);
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      if (/"id":5[,}]/.test(out) && /^cache written$/m.test(err)) resolve();
-      else reject(new Error(`priming the proxy's code cache failed (${code ?? signal}): ${err || out}`));
-    });
-    child.stdin.write(messages.map((m) => `${JSON.stringify(m)}\n`).join(""));
+  return primeSession({
+    script: join(HERE, "prime.cjs"),
+    args: [DIST, hash, ...argv],
+    messages,
+    scratch,
+    what: "the proxy",
   });
 }
 

@@ -10,7 +10,6 @@
  * and nothing more); nothing at trial time writes a cache. The sources are type-checked apart
  * (`pnpm run typecheck`).
  */
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   copyFileSync,
@@ -26,6 +25,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { primeSession, sessionMessages } from "../../scripts/prime-session.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** dist/, or another directory given as the first argument (to compare two builds side by side). */
@@ -37,7 +37,6 @@ const TARGET = process.argv[2] ? resolve(process.argv[2]) : join(HERE, "dist");
  */
 const DIST = `${TARGET}.${process.pid}.tmp`;
 const SERVERS = ["weather", "env", "git", "trojanGit"];
-const PRIME_TIMEOUT_MS = 60_000;
 
 const hashes = new Map();
 
@@ -79,45 +78,12 @@ async function bundle() {
 
 /** Start `name` once, through initialize and tools/list, so that prime.cjs writes its code cache. */
 function prime(name, scratch) {
-  const messages = [
-    {
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "build", version: "0" },
-      },
-    },
-    { jsonrpc: "2.0", method: "notifications/initialized" },
-    { jsonrpc: "2.0", id: 2, method: "tools/list" },
-  ];
-  return new Promise((resolve, reject) => {
-    // A world of its own: no HOME or TMPDIR of the user's (these servers only start here).
-    const child = spawn(process.execPath, [join(HERE, "prime.cjs"), DIST, name, hashes.get(name)], {
-      cwd: scratch,
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: scratch, TMPDIR: scratch },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    const timer = setTimeout(() => child.kill("SIGKILL"), PRIME_TIMEOUT_MS);
-    let out = "";
-    let err = "";
-    child.stderr.on("data", (chunk) => {
-      err += chunk;
-    });
-    child.stdout.on("data", (chunk) => {
-      out += chunk;
-      // The answer to tools/list: ending stdin makes prime.cjs write the cache and exit.
-      if (/"id":2[,}]/.test(out)) child.stdin.end();
-    });
-    child.on("error", reject);
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      if (code === 0 && /"id":2[,}]/.test(out)) resolve();
-      else reject(new Error(`${name}: priming its code cache failed (${code ?? signal}): ${err || out}`));
-    });
-    child.stdin.write(messages.map((m) => `${JSON.stringify(m)}\n`).join(""));
+  return primeSession({
+    script: join(HERE, "prime.cjs"),
+    args: [DIST, name, hashes.get(name)],
+    messages: sessionMessages([{ method: "tools/list" }]),
+    scratch,
+    what: name,
   });
 }
 
