@@ -148,6 +148,17 @@ export function which(name: string, path: string | undefined): string | undefine
   return undefined;
 }
 
+/** The most of a `#!` line the kernel reads (BINPRM_BUF_SIZE). */
+const SHEBANG_MAX = 256;
+
+/** The words of the `#!` line at the start of `head` (`n` bytes read), or undefined. */
+function shebangWords(head: Buffer, n: number): string[] | undefined {
+  if (head.subarray(0, 2).toString("latin1") !== "#!") return undefined;
+  const line = head.subarray(2, Math.min(n, SHEBANG_MAX)).toString("utf8").split("\n")[0]?.trim() ?? "";
+  const words = line.split(/\s+/).filter(Boolean);
+  return words.length ? words : undefined;
+}
+
 /** The ELF interpreter (PT_INTERP) of a binary, or the `#!` interpreter of a script. */
 export function interpreterOf(file: string): string | undefined {
   let fd: number;
@@ -159,10 +170,7 @@ export function interpreterOf(file: string): string | undefined {
   try {
     const head = Buffer.alloc(4096);
     const n = readSync(fd, head, 0, head.length, 0);
-    if (head.subarray(0, 2).toString("latin1") === "#!") {
-      const line = head.subarray(2, n).toString("utf8").split("\n")[0]?.trim() ?? "";
-      return line.split(/\s+/)[0] || undefined;
-    }
+    if (head.subarray(0, 2).toString("latin1") === "#!") return shebangWords(head, n)?.[0];
     if (n < 64 || head.readUInt32BE(0) !== 0x7f454c46 || head[4] !== 2) return undefined; // 64-bit ELF only
     const phoff = Number(head.readBigUInt64LE(32));
     const phentsize = head.readUInt16LE(54);
@@ -195,12 +203,8 @@ export function shebangOf(file: string): string[] | undefined {
     return undefined;
   }
   try {
-    const head = Buffer.alloc(256);
-    const n = readSync(fd, head, 0, head.length, 0);
-    if (head.subarray(0, 2).toString("latin1") !== "#!") return undefined;
-    const line = head.subarray(2, n).toString("utf8").split("\n")[0]?.trim() ?? "";
-    const words = line.split(/\s+/).filter(Boolean);
-    return words.length ? words : undefined;
+    const head = Buffer.alloc(SHEBANG_MAX);
+    return shebangWords(head, readSync(fd, head, 0, head.length, 0));
   } finally {
     closeSync(fd);
   }
