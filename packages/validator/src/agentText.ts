@@ -170,6 +170,9 @@ const NOT_TAKEN =
   /(?:\b(?:path|paths|filename|file name|location|name)\s+(?:to|of)|\b(?:to|into))\s+(?:the\s+|your\s+|a\s+|an\s+)?[~$/]?$/i;
 const SECRET_NOUN =
   /\b(?:passwords?|passphrases?|api[ _-]?keys?|api tokens?|access (?:tokens?|keys?)|auth(?:entication)? tokens?|bearer tokens?|oauth tokens?|refresh tokens?|secret keys?|private keys?|ssh keys?|credentials|session cookies|secrets|tokens?)\b/i;
+/** A variable named for a secret, as environments name them: AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN. */
+const SECRET_VARIABLE =
+  /(?<![\w$])\$?\{?[A-Z][A-Z0-9]*_(?:[A-Z0-9]+_)*(?:SECRET|TOKEN|KEY|PASSWORD|PASSWD|PASS|CREDENTIALS?|PAT)(?:_[A-Z0-9]+)*\}?(?![\w])/;
 const SECRET_SOURCE =
   /\b(?:from|in|inside|under|stored in|saved in|found in|kept in|of)\s+(?:the\s+|your\s+|the user's\s+|this\s+)?(?:environment|env|system|machine|computer|host|disk|file ?system|home(?: directory| folder)?|config(?:uration)?(?: files?)?|dotfiles|keychain|browser|clipboard|shell history|memory|context|conversation)\b|\bthe user'?s\s+(?:\w+\s+)?(?:passwords?|api[ _-]?keys?|tokens?|credentials|secrets|private keys?|cookies)\b|\b(?:all|every|any)\s+(?:of\s+)?(?:the\s+)?(?:stored\s+|saved\s+|available\s+|local\s+)?(?:passwords|api[ _-]?keys|tokens|secrets|credentials|private keys)\b/i;
 
@@ -218,8 +221,17 @@ const NAMED_TOOL = new RegExp(
 /** A name shaped like an identifier, not like a word of prose (`read_file`, `sendEmail`). */
 const IDENTIFIER_SHAPED = /[_.]|[a-z][A-Z]/;
 /** Data sent to an address spelled out in the text: where "send all emails to ..." points. */
-const REDIRECT =
-  /\b(?:send|forward|bcc|cc|copy|redirect|route|deliver|email|mail|post|upload|report)\b[^.!?\n]{0,60}?\b(?:all|every|each|any|a copy of)\b[^.!?\n]{0,60}?\bto\s+(?:[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?:\/\/\S+)/i;
+const ADDRESS = String.raw`(?:[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?:\/\/\S+)`;
+const REDIRECT = new RegExp(
+  [
+    // "send all results to x@y", "forward every message to https://..."
+    String.raw`\b(?:send|forward|bcc|cc|copy|redirect|route|deliver|email|mail|post|upload|report)\b[^.!?\n]{0,60}?\b(?:all|every|each|any|a copy of)\b[^.!?\n]{0,60}?\bto\s+${ADDRESS}`,
+    // A recipient added by the text itself: "add bcc: x@y", "cc x@y on", "forward it to x@y".
+    String.raw`\b(?:bcc|cc)\b[\s:=]*(?:to\s+)?${ADDRESS}`,
+    String.raw`\b(?:forward|redirect)\b[^.!?\n]{0,60}?\bto\s+${ADDRESS}`,
+  ].join("|"),
+  "i",
+);
 
 const SENTENCE = /(?<=[.!?])\s+|\n+|;\s+/;
 
@@ -244,6 +256,7 @@ function secretMaterial(sentence: string): string | undefined {
       return kind;
     }
   }
+  if (SECRET_VARIABLE.test(sentence)) return "a secret's variable";
   return SECRET_NOUN.test(sentence) && SECRET_SOURCE.test(sentence) ? "secrets by name" : undefined;
 }
 
