@@ -4,7 +4,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { intOption, parseOptions, UsageError } from "@mcpguard/proxy/args";
+import { defineCommand, intOption, UsageError } from "@mcpguard/proxy/args";
 import { type BenchPlan, DEFAULT_JOBS, runBench } from "./bench.js";
 import { repoPath } from "./paths.js";
 import { withViableBaseline } from "./peers.js";
@@ -16,39 +16,78 @@ import { knownServers, resolveConfigs, selectScenarios, serverVariants, suitePat
 import { summarize } from "./summarize.js";
 import type { TrialRecord } from "./trial.js";
 
-const BENCH_HELP = `usage: mcpguard bench [options]
-       mcpguard bench validate [--suite LIST | DIR...]
-       mcpguard bench latency [options]          (see mcpguard bench latency --help)
-       mcpguard bench merge [--out DIR] <shard-dir>...
-
-Run every case under every config, N trials each, in fresh isolated worlds, then write
-reports/<run-id>/ (trials.ndjson, summary.json, summary.md, results.csv, index.html, manifest.json).
-
-options:
-  --configs LIST      comma-separated configs, or "all" (default: all configs built here); "peers"
-                      or P-srt, P-bwrap, P-firejail for the peer sandboxes (never run by default;
-                      a run of attacks with a peer always has C0, which defines the viable attacks;
-                      --config, as run spells it, is an alias)
-  --peers             add the peer configs (P-srt, P-bwrap, P-firejail) to --configs
-  --trials N          trial runs per case and config (default 1)
-  --suite LIST        comma-separated suites: core (the 82 cases of the paper, the default), corpus
-                      (the benign corpus, test_cases/benign_corpus), real (third-party servers from
-                      node_modules, each case from the workspace and from /), protocol (what servers
-                      say to the agent: listings, resources, prompts, requests, rug pulls), all
-                      (every folder of test_cases/), or a category folder name
-  --cases DIR|IDS     a directory or file of scenario JSON, or comma-separated case ids (ids are
-                      looked up in every suite); instead of --suite
-  --jobs N            trials in parallel (default: 2 per CPU, at most CPUs + 4; ${DEFAULT_JOBS} here)
-  --out DIR           output directory (default reports/<run-id>)
-  --run-id ID         name of the run (default: the UTC time and a random suffix)
-  --no-direct         skip the direct (no proxy) latency baseline
-  --keep-raw          also keep raw response and sink bytes in <out>/raw/ (never commit them)
-  --allow-host-sudo   run PE-02 even where \`sudo -n true\` succeeds (it would read /etc/shadow)
-  --quiet             no progress (on a terminal one line that updates; elsewhere, as in CI, a
-                      plain line every 30 s: trials done/total, trial errors, elapsed, ETA)
-  --shard I/N         run only the I-th of N deterministic slices of the trials (merge them with
-                      mcpguard bench merge)
-`;
+const BENCH = defineCommand({
+  name: "mcpguard bench",
+  description:
+    "Run every case under every config, N trials each, in fresh isolated worlds, then write " +
+    "reports/<run-id>/ (trials.ndjson, summary.json, summary.md, results.csv, index.html, manifest.json).",
+  options: {
+    configs: {
+      type: "string",
+      value: "list",
+      help:
+        'comma-separated configs, or "all" (default: all configs built here); "peers" or P-srt, P-bwrap, ' +
+        "P-firejail for the peer sandboxes (never run by default; a run of attacks with a peer always has " +
+        "C0, which defines the viable attacks)",
+    },
+    /** `mcpguard run`'s spelling, kept as an alias. */
+    config: { type: "string", value: "list" },
+    peers: { type: "boolean", help: "add the peer configs (P-srt, P-bwrap, P-firejail) to --configs" },
+    trials: { type: "string", value: "n", help: "trial runs per case and config (default 1)" },
+    suite: {
+      type: "string",
+      value: "list",
+      help:
+        "comma-separated suites: core (the 82 cases of the paper, the default), corpus (the benign " +
+        "corpus, test_cases/benign_corpus), real (third-party servers from node_modules, each case from " +
+        "the workspace and from /), protocol (what servers say to the agent: listings, resources, " +
+        "prompts, requests, rug pulls), all (every folder of test_cases/), or a category folder name",
+    },
+    cases: {
+      type: "string",
+      value: "dir|ids",
+      help:
+        "a directory or file of scenario JSON, or comma-separated case ids (ids are looked up in every " +
+        "suite); instead of --suite",
+    },
+    jobs: {
+      type: "string",
+      value: "n",
+      help: `trials in parallel (default: 2 per CPU, at most CPUs + 4; ${DEFAULT_JOBS} here)`,
+    },
+    out: { type: "string", value: "dir", help: "output directory (default reports/<run-id>)" },
+    "run-id": {
+      type: "string",
+      value: "id",
+      help: "name of the run (default: the UTC time and a random suffix)",
+    },
+    "no-direct": { type: "boolean", help: "skip the direct (no proxy) latency baseline" },
+    "keep-raw": {
+      type: "boolean",
+      help: "also keep raw response and sink bytes in <out>/raw/ (never commit them)",
+    },
+    "allow-host-sudo": {
+      type: "boolean",
+      help: "run PE-02 even where `sudo -n true` succeeds (it would read /etc/shadow)",
+    },
+    quiet: {
+      type: "boolean",
+      help:
+        "no progress (on a terminal one line that updates; elsewhere, as in CI, a plain line every 30 s: " +
+        "trials done/total, trial errors, elapsed, ETA)",
+    },
+    shard: {
+      type: "string",
+      value: "i/n",
+      help: "run only the i-th of n deterministic slices of the trials (merge them with mcpguard bench merge)",
+    },
+  },
+  more: `more commands:
+  mcpguard bench validate [--suite LIST | DIR...]   check scenario files without running them
+  mcpguard bench latency [options]                  the latency benchmark
+  mcpguard bench merge [--out DIR] <shard-dir>...   combine the shards of one run
+each has its own --help`,
+});
 
 function printIssues(issues: ScenarioIssue[]): void {
   for (const issue of issues) {
@@ -61,22 +100,39 @@ function defaultRunId(): string {
   return `${stamp}-${Math.random().toString(16).slice(2, 6)}`;
 }
 
-const VALIDATE_HELP = `usage: mcpguard bench validate [--suite LIST | DIR|FILE...]
+const VALIDATE = defineCommand({
+  name: "mcpguard bench validate",
+  description:
+    "Check scenario files against the scenario schema and the servers they name, without running " +
+    "anything: every invalid file is listed with the field and what was expected. Exit status 1 when a " +
+    "file is invalid.",
+  args: [["[paths...]", "scenario files or folders (default: the core suite)"]],
+  options: {
+    suite: { type: "string", value: "list", help: "the suites of mcpguard bench, instead of paths" },
+  },
+});
 
-Check scenario files against the scenario schema and the servers they name, without running
-anything: every invalid file is listed with the field and what was expected. Without arguments,
-the core suite; --suite takes the suites of mcpguard bench. Exit status 1 when a file is invalid.
-`;
+const MERGE = defineCommand({
+  name: "mcpguard bench merge",
+  description: "Combine the trials.ndjson of shard runs into one run and build its reports.",
+  args: [["<shard-dir...>", "the shards' output directories"]],
+  options: {
+    out: { type: "string", value: "dir", help: "output directory (default reports/<run-id>)" },
+    "run-id": { type: "string", value: "id", help: "the merged run's name (needed when the shards' differ)" },
+  },
+});
+
+const REPORT = defineCommand({
+  name: "mcpguard report",
+  description: "Rebuild summary.json, summary.md, results.csv and index.html from a run's trials.ndjson.",
+  args: [["<run-dir>", "the run's output directory"]],
+  options: {},
+});
 
 function validate(argv: string[]): number {
-  const { values, positionals: args } = parseOptions(argv, {
-    suite: { type: "string" },
-    help: { type: "boolean", short: "h" },
-  });
-  if (values.help) {
-    process.stdout.write(VALIDATE_HELP);
-    return 0;
-  }
+  const parsed = VALIDATE.parse(argv);
+  if (!parsed) return 0;
+  const { values, positionals: args } = parsed;
   if (values.suite !== undefined && args.length)
     throw new UsageError("give --suite or directories, not both");
   const paths = args.length ? args : suitePaths(values.suite);
@@ -106,30 +162,9 @@ async function bench(argv: string[]): Promise<number> {
   if (argv[0] === "validate") return validate(argv.slice(1));
   if (argv[0] === "merge") return merge(argv.slice(1));
   if (argv[0] === "latency") return (await import("./latency.js")).main(argv.slice(1));
-  const { values, positionals } = parseOptions(argv, {
-    shard: { type: "string" },
-    configs: { type: "string" },
-    /** `mcpguard run`'s spelling, kept as an alias. */
-    config: { type: "string" },
-    peers: { type: "boolean" },
-    trials: { type: "string" },
-    cases: { type: "string" },
-    suite: { type: "string" },
-    jobs: { type: "string" },
-    out: { type: "string" },
-    "run-id": { type: "string" },
-    "no-direct": { type: "boolean" },
-    "keep-raw": { type: "boolean" },
-    "allow-host-sudo": { type: "boolean" },
-    quiet: { type: "boolean" },
-    help: { type: "boolean", short: "h" },
-  });
-  if (values.help) {
-    process.stdout.write(BENCH_HELP);
-    return 0;
-  }
-  if (positionals.length)
-    throw new UsageError(`unexpected argument "${positionals[0]}" (see mcpguard bench --help)`);
+  const parsed = BENCH.parse(argv);
+  if (!parsed) return 0;
+  const { values } = parsed;
   const trials = intOption(values.trials, "trials", 1);
   const jobs = intOption(values.jobs, "jobs", DEFAULT_JOBS);
   if (trials < 1) throw new UsageError("--trials must be at least 1");
@@ -247,17 +282,9 @@ export { readRecords } from "./records.js";
 
 /** Combine the outputs of the shards of one run into one run directory. */
 function merge(argv: string[]): number {
-  const { values, positionals } = parseOptions(argv, {
-    out: { type: "string" },
-    "run-id": { type: "string" },
-    help: { type: "boolean", short: "h" },
-  });
-  if (values.help || positionals.length === 0) {
-    process.stdout.write(
-      "usage: mcpguard bench merge [--out DIR] [--run-id ID] <shard-dir>...\n\nCombine the trials.ndjson of shard runs into one run and build its reports.\n",
-    );
-    return values.help ? 0 : 2;
-  }
+  const parsed = MERGE.parse(argv);
+  if (!parsed) return 0;
+  const { values, positionals } = parsed;
   const records: TrialRecord[] = [];
   const seen = new Map<string, string>();
   for (const dir of positionals) {
@@ -308,13 +335,9 @@ function merge(argv: string[]): number {
 }
 
 function report(argv: string[]): number {
-  const { positionals, values } = parseOptions(argv, { help: { type: "boolean", short: "h" } });
-  if (values.help || positionals.length !== 1) {
-    process.stdout.write(
-      "usage: mcpguard report <run-dir>\n\nRebuild summary.json, summary.md, results.csv and index.html from trials.ndjson.\n",
-    );
-    return values.help ? 0 : 2;
-  }
+  const parsed = REPORT.parse(argv);
+  if (!parsed) return 0;
+  const { positionals } = parsed;
   const dir = resolve(positionals[0] as string);
   const records = readRecords(dir);
   if (records.length === 0) throw new UsageError(`${dir}/trials.ndjson holds no records`);

@@ -5,7 +5,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { parseOptions, UsageError } from "@mcpguard/proxy/args";
+import { defineCommand, UsageError } from "@mcpguard/proxy/args";
 import { z } from "zod";
 import type { Interval } from "./stats.js";
 import { type Summary, sortConfigs } from "./summarize.js";
@@ -244,25 +244,44 @@ function threshold(value: string | undefined, name: string, fallback: number): n
   return n;
 }
 
+const COMPARE = defineCommand({
+  name: "mcpguard compare",
+  description:
+    "Print the differences of two runs as Markdown and exit 1 on a regression beyond the thresholds. " +
+    "Writes JUnit XML to --junit (default: compare.junit.xml beside the current summary).",
+  args: [
+    ["<baseline>", "the baseline run's summary.json"],
+    ["<current>", "the current run's summary.json"],
+  ],
+  options: {
+    "max-vapr-drop": {
+      type: "string",
+      value: "pp",
+      help: `largest V-APR drop, in percentage points (default ${DEFAULT_THRESHOLDS.maxVaprDrop})`,
+    },
+    "max-fpr-rise": {
+      type: "string",
+      value: "pp",
+      help: `largest FPR rise, in percentage points (default ${DEFAULT_THRESHOLDS.maxFprRise})`,
+    },
+    "max-p50-rise": {
+      type: "string",
+      value: "pct",
+      help: `largest p50 latency rise, in percent (default ${DEFAULT_THRESHOLDS.maxP50Rise})`,
+    },
+    "max-errors": {
+      type: "string",
+      value: "n",
+      help: `trial errors allowed in the current run (default ${DEFAULT_THRESHOLDS.maxErrors})`,
+    },
+    junit: { type: "string", value: "file", help: "where the JUnit XML goes" },
+  },
+});
+
 export function main(argv: string[]): number {
-  const { values, positionals } = parseOptions(argv, {
-    "max-vapr-drop": { type: "string" },
-    "max-fpr-rise": { type: "string" },
-    "max-p50-rise": { type: "string" },
-    "max-errors": { type: "string" },
-    junit: { type: "string" },
-    help: { type: "boolean", short: "h" },
-  });
-  if (values.help || positionals.length !== 2) {
-    process.stdout.write(
-      "usage: mcpguard compare <baseline summary.json> <current summary.json> [--max-vapr-drop PP] [--max-fpr-rise PP]\n" +
-        "                        [--max-p50-rise PCT] [--max-errors N] [--junit FILE]\n\n" +
-        `Print the differences as Markdown and exit 1 on a regression beyond the thresholds (defaults: V-APR drop ${DEFAULT_THRESHOLDS.maxVaprDrop} pp,\n` +
-        `FPR rise ${DEFAULT_THRESHOLDS.maxFprRise} pp, p50 rise ${DEFAULT_THRESHOLDS.maxP50Rise}%, trial errors in the current run ${DEFAULT_THRESHOLDS.maxErrors}).\n` +
-        "Writes JUnit XML to --junit (default: compare.junit.xml beside the current summary).\n",
-    );
-    return values.help ? 0 : 2;
-  }
+  const parsed = COMPARE.parse(argv);
+  if (!parsed) return 0;
+  const { values, positionals } = parsed;
   const [baseFile, currentFile] = positionals.map((p) => resolve(p)) as [string, string];
   const baseline = readSummary(baseFile);
   const current = readSummary(currentFile);

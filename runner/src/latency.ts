@@ -9,7 +9,7 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { intOption, parseOptions, UsageError } from "@mcpguard/proxy/args";
+import { defineCommand, intOption, UsageError } from "@mcpguard/proxy/args";
 import { stringify } from "csv-stringify/sync";
 import { Bench } from "tinybench";
 import { resolveInterpreters } from "./interpreters.js";
@@ -135,36 +135,40 @@ export function renderLatencyCsv(r: LatencyResult): string {
   return stringify(rows, { header: true, columns: ["kind", "path", "n", "p50", "p95", "p99", "mean", "sd"] });
 }
 
-const HELP = `usage: mcpguard bench latency [--configs C0,C-app,...|all] [--iterations 100] [--warmup 20] [--rounds 4]
-                             [--case|--cases BN-01] [--cold-starts 10] [--out DIR] [--run-id ID] [--quiet]
-
-Time one tool call per path in long-lived sessions, and the cold start of each. The paths are each
-config, direct (no proxy), and two bare relays that only copy bytes: pipe-c (in C, built with bpf/)
-and pipe (in Node.js). Writes latency.md, latency.csv and latency.json to --out (default
-reports/<run-id>, the run id latency-<time>). A line on stderr after each round and each cold
-start round says how far it is (--quiet: none).
-`;
+const LATENCY = defineCommand({
+  name: "mcpguard bench latency",
+  description:
+    "Time one tool call per path in long-lived sessions, and the cold start of each. The paths are each " +
+    "config, direct (no proxy), and two bare relays that only copy bytes: pipe-c (in C, built with " +
+    "bpf/) and pipe (in Node.js). Writes latency.md, latency.csv and latency.json to --out. A line on " +
+    "stderr after each round and each cold start round says how far it is.",
+  options: {
+    configs: {
+      type: "string",
+      value: "list",
+      help: 'comma-separated configs, or "all" (default: all built here)',
+    },
+    iterations: { type: "string", value: "n", help: "timed calls per path (default 100)" },
+    warmup: { type: "string", value: "n", help: "untimed calls per path first (default 20)" },
+    rounds: {
+      type: "string",
+      value: "n",
+      help: "rounds the calls are split into, the paths interleaved in each (default 4)",
+    },
+    case: { type: "string", value: "id", help: "the case whose call is timed (default BN-01)" },
+    /** `mcpguard bench`'s spelling, kept as an alias (one case here). */
+    cases: { type: "string", value: "id" },
+    "cold-starts": { type: "string", value: "n", help: "cold starts timed per path (default 10)" },
+    out: { type: "string", value: "dir", help: "output directory (default reports/<run-id>)" },
+    "run-id": { type: "string", value: "id", help: "name of the run (default latency-<time>)" },
+    quiet: { type: "boolean", help: "no progress lines" },
+  },
+});
 
 export async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseOptions(argv, {
-    configs: { type: "string" },
-    iterations: { type: "string" },
-    warmup: { type: "string" },
-    rounds: { type: "string" },
-    case: { type: "string" },
-    /** `mcpguard bench`'s spelling, kept as an alias (one case here). */
-    cases: { type: "string" },
-    "cold-starts": { type: "string" },
-    out: { type: "string" },
-    "run-id": { type: "string" },
-    quiet: { type: "boolean" },
-    help: { type: "boolean", short: "h" },
-  });
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
-  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const parsed = LATENCY.parse(argv);
+  if (!parsed) return 0;
+  const { values } = parsed;
   const started = performance.now();
   const note = (line: string) => {
     if (!values.quiet)

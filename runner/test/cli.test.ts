@@ -31,7 +31,7 @@ describe("bad flags are refused with a message that says why", () => {
     [["--configs", "C-nope"], /--configs: unknown config "C-nope"/],
     [["--cases", "NOPE-99"], /--cases: "NOPE-99" is neither a path nor a case id/],
     [["--run-id", "a b"], /--run-id may hold only/],
-    [["--bogus"], /Unknown option '--bogus'/],
+    [["--bogus"], /unknown option '--bogus'/],
     [["extra"], /unexpected argument "extra"/],
   ])("mcpguard bench %j", (args, message) => {
     const r = mcpguard("bench", ...args);

@@ -15,7 +15,7 @@ function version(): string {
 
 interface Command {
   summary: string;
-  load: () => Promise<{ main(argv: string[]): Promise<number> }>;
+  load: () => Promise<{ main(argv: string[]): Promise<number> | number }>;
 }
 
 const COMMANDS: Record<string, Command> = {

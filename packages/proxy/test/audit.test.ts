@@ -166,7 +166,9 @@ describe("mcpguard audit", () => {
         .split("\n")
         .map((l) => JSON.parse(l).tool),
     ).toEqual(["a", "b", "c"]);
-    expect(run("--decision", "maybe").stderr).toMatch(/--decision must be allow, deny or modify/);
+    expect(run("--decision", "maybe").stderr).toMatch(
+      /argument 'maybe' is invalid. Allowed choices are allow, deny, modify/,
+    );
     expect(run("--since", "yesterday").status).toBe(2);
   });
 

@@ -59,7 +59,7 @@ const CASES: [string, string[], RegExp][] = [
     ["run", "--config", "C0", "--pids-max", "lots", "--", "true"],
     /mcpguard run: /,
   ],
-  ["policy without a subcommand", ["policy"], /usage: mcpguard policy derive/],
+  ["policy without a subcommand", ["policy"], /usage: mcpguard policy <command>(.|\n)*derive/],
   ["policy derive of a server that exits", ["policy", "derive", "--", "false"], /mcpguard policy: .*exited/],
   [
     "policy derive of a missing program",

@@ -278,7 +278,7 @@ describe.concurrent("wrap and unwrap", () => {
       [["wrap", join(dir, "comments.json")], /has comments \(JSONC\)/],
       [["wrap"], /no client config file given/],
       [["wrap", join(dir, "none.json"), "--config", "C-AB"], /--config must be C-full or C-app/],
-      [["wrap", join(dir, "none.json"), "--bogus"], /Unknown option '--bogus'/],
+      [["wrap", join(dir, "none.json"), "--bogus"], /unknown option '--bogus'/],
       [["unwrap", join(dir, "none.json")], /has no backup/],
       [["unwrap", join(dir, "missing.json")], /has no backup/],
       [["unwrap", dir], /a folder/],
@@ -294,7 +294,7 @@ describe.concurrent("wrap and unwrap", () => {
     });
     const help = mcpguardSync(["wrap", "--help"]);
     expect(help.status).toBe(0);
-    expect(help.stdout).toMatch(/^usage: mcpguard wrap <client-config-file>/);
+    expect(help.stdout).toMatch(/^usage: mcpguard wrap \[options\] \[client-config-file\]/);
     expect(mcpguardSync(["unwrap", "--help"]).stdout).toMatch(/^usage: mcpguard unwrap/);
   });
 });

@@ -10,32 +10,27 @@
  * Exit status 1 when a guarantee failed, 2 on a usage error.
  */
 import { writeFileSync } from "node:fs";
-import { intOption, parseOptions, UsageError } from "@mcpguard/proxy/args";
+import { defineCommand, intOption, UsageError } from "@mcpguard/proxy/args";
 import { type ContainmentSoakReport, runContainmentSoak } from "./containment.js";
 import { type FrameSoakReport, runFrameSoak, SOAK_CONFIGS } from "./frames.js";
 
-export const SOAK_HELP = `usage: mcpguard soak [containment|frames|all] [options]
-
-Attack the proxy for a long time and count what must never happen (default: all).
-
-options:
-  --iterations N    containment: kills per config and per kind (default 100)
-  --frames N        frames: generated frames per config (default 1000000)
-  --configs LIST    C0, C-full or both (default both)
-  --seed N          frames: seed of the generator (default 11)
-  --json FILE       write the whole report as JSON to FILE
-  --quiet           no progress lines
-`;
-
-const OPTIONS = {
-  iterations: { type: "string" },
-  frames: { type: "string" },
-  configs: { type: "string" },
-  seed: { type: "string" },
-  json: { type: "string" },
-  quiet: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const;
+const SOAK = defineCommand({
+  name: "mcpguard soak",
+  description: "Attack the proxy for a long time and count what must never happen.",
+  args: [["[part]", "containment, frames or all (default: all)"]],
+  options: {
+    iterations: {
+      type: "string",
+      value: "n",
+      help: "containment: kills per config and per kind (default 100)",
+    },
+    frames: { type: "string", value: "n", help: "frames: generated frames per config (default 1000000)" },
+    configs: { type: "string", value: "list", help: "C0, C-full or both (default both)" },
+    seed: { type: "string", value: "n", help: "frames: seed of the generator (default 11)" },
+    json: { type: "string", value: "file", help: "write the whole report as JSON to the file" },
+    quiet: { type: "boolean", help: "no progress lines" },
+  },
+});
 
 type SoakConfig = (typeof SOAK_CONFIGS)[number];
 
@@ -112,11 +107,9 @@ export function soakMarkdown(report: SoakReport): string {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseOptions(argv, OPTIONS);
-  if (values.help) {
-    process.stdout.write(SOAK_HELP);
-    return 0;
-  }
+  const parsed = SOAK.parse(argv);
+  if (!parsed) return 0;
+  const { values, positionals } = parsed;
   const [part = "all", ...extra] = positionals;
   if (extra.length || !["containment", "frames", "all"].includes(part))
     throw new UsageError(`expected containment, frames or all, got ${JSON.stringify(positionals.join(" "))}`);

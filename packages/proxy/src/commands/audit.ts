@@ -1,44 +1,76 @@
 import { readFileSync } from "node:fs";
-import { parseOptions, UsageError } from "../args.js";
+import { defineCommand, UsageError } from "../args.js";
 import { auditFiles } from "../audit.js";
 import { AuditSetupError, auditKeyPath, loadAuditKey } from "../auditKey.js";
 import { AuditRecord, firstIssue } from "../auditRecords.js";
 import { type VerifyReport, verifyAuditLog } from "../auditVerify.js";
 import { describeDenial } from "../startupDenials.js";
 
-const KEY_HELP = `  --audit-key FILE  the key the log is sealed with (default: $MCPGUARD_AUDIT_KEY, else
-                    /var/lib/mcpguard/audit.key for root, ~/.local/state/mcpguard/audit.key otherwise)`;
+const AUDIT_KEY = {
+  type: "string",
+  value: "file",
+  help:
+    "the key the log is sealed with (default: $MCPGUARD_AUDIT_KEY, else /var/lib/mcpguard/audit.key " +
+    "for root, ~/.local/state/mcpguard/audit.key otherwise)",
+} as const;
 
-const HELP = `usage: mcpguard audit [--file FILE] [--since TIME] [--decision allow|deny|modify] [--server NAME]
-                     [--config NAME] [--layer NAME] [--all] [--json] [--audit-key FILE]
-       mcpguard audit verify [--audit-key FILE] [FILE]
+const AUDIT = defineCommand({
+  name: "mcpguard audit",
+  description:
+    "Read an audit log and its rotated files, oldest first: one line per event, with the kernel's " +
+    "refusals as operation and path. The last line says whether the log checks out against its key; " +
+    "`mcpguard audit verify` says where it does not.",
+  options: {
+    file: { type: "string", value: "file", help: "the audit log (default: $MCPGUARD_AUDIT_LOG)" },
+    /** `mcpguard run`'s name for the same file, kept as an alias. */
+    "audit-log": { type: "string", value: "file" },
+    since: {
+      type: "string",
+      value: "time",
+      help: "an ISO time, or a duration back from now: 30s, 10m, 2h, 7d",
+    },
+    decision: {
+      type: "string",
+      value: "decision",
+      choices: ["allow", "deny", "modify"],
+      help: "only this decision (kernel refusals are deny, kernel observations observe)",
+    },
+    server: {
+      type: "string",
+      value: "name",
+      help: "only this server (as the proxy names it, never as the server calls itself)",
+    },
+    config: {
+      type: "string",
+      value: "name",
+      help: "only this config (C0, C-AB, C-app, C-ebpf, C-full, C-AB+ebpf)",
+    },
+    layer: { type: "string", value: "name", help: "only decisions of this layer (L1, L2, AB)" },
+    all: {
+      type: "boolean",
+      help:
+        "also list the refusals every runtime meets while it starts (reads under /proc, /sys and the " +
+        "locale folders before the session's first tool call); without it they are counted in one line",
+    },
+    json: {
+      type: "boolean",
+      help: "print every matching event as NDJSON instead of a table (nothing grouped)",
+    },
+    "audit-key": AUDIT_KEY,
+  },
+  more: "mcpguard audit verify [--audit-key <file>] [file] checks the log line by line (see its --help)",
+});
 
-Read an audit log and its rotated files, oldest first: one line per event, with the kernel's
-refusals as operation and path. The last line says whether the log checks out against its key;
-\`mcpguard audit verify\` says where it does not.
-  --file FILE       the audit log (default: $MCPGUARD_AUDIT_LOG); --audit-log FILE, as run names it,
-                    is the same
-  --since TIME      an ISO time, or a duration back from now: 30s, 10m, 2h, 7d
-  --decision D      only allow, deny or modify (kernel refusals are deny, kernel observations
-                    observe)
-  --server NAME     only this server (as the proxy names it, never as the server calls itself)
-  --config NAME     only this config (C0, C-AB, C-app, C-ebpf, C-full, C-AB+ebpf)
-  --layer NAME      only decisions of this layer (L1, L2, AB)
-  --all             also list the refusals every runtime meets while it starts (reads under /proc,
-                    /sys and the locale folders before the session's first tool call); without it
-                    they are counted in one line
-  --json            print every matching event as NDJSON instead of a table (nothing grouped)
-${KEY_HELP}
-`;
-
-const VERIFY_HELP = `usage: mcpguard audit verify [--audit-key FILE] [FILE]
-
-Check every line of an audit log and its rotated files against the key: each line's MAC, each
-writer session's chain, and the files rotation renamed or pruned. Prints OK with counts, or each
-line that breaks the chain and how. Exit status 0 when intact, 1 when tampered with, 2 on a usage error.
-  FILE              the audit log (default: $MCPGUARD_AUDIT_LOG)
-${KEY_HELP}
-`;
+const VERIFY = defineCommand({
+  name: "mcpguard audit verify",
+  description:
+    "Check every line of an audit log and its rotated files against the key: each line's MAC, each " +
+    "writer session's chain, and the files rotation renamed or pruned. Prints OK with counts, or each " +
+    "line that breaks the chain and how. Exit status 0 when intact, 1 when tampered with, 2 on a usage " +
+    "error.",
+  args: [["[file]", "the audit log (default: $MCPGUARD_AUDIT_LOG)"]],
+  options: { "audit-key": AUDIT_KEY },
+});
 
 /** An ISO time or a duration back from now (`30s`, `10m`, `2h`, `7d`), as epoch milliseconds. */
 export function parseSince(value: string, now = Date.now()): number {
@@ -188,28 +220,9 @@ function integrity(file: string, keyFile: string | undefined, files: string[]): 
 
 export async function main(argv: string[]): Promise<number> {
   if (argv[0] === "verify") return verify(argv.slice(1));
-  const { values, positionals } = parseOptions(argv, {
-    file: { type: "string" },
-    /** `mcpguard run`'s name for the same file, kept as an alias. */
-    "audit-log": { type: "string" },
-    since: { type: "string" },
-    decision: { type: "string" },
-    server: { type: "string" },
-    config: { type: "string" },
-    layer: { type: "string" },
-    json: { type: "boolean" },
-    all: { type: "boolean" },
-    "audit-key": { type: "string" },
-    help: { type: "boolean", short: "h" },
-  });
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
-  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-  if (values.decision && !["allow", "deny", "modify"].includes(values.decision)) {
-    throw new UsageError(`--decision must be allow, deny or modify, got "${values.decision}"`);
-  }
+  const parsed = AUDIT.parse(argv);
+  if (!parsed) return 0;
+  const { values } = parsed;
   const since = values.since ? parseSince(values.since) : undefined;
   if (values.file !== undefined && values["audit-log"] !== undefined)
     throw new UsageError("give --file or its alias --audit-log, not both");
@@ -242,15 +255,9 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 async function verify(argv: string[]): Promise<number> {
-  const { values, positionals } = parseOptions(argv, {
-    "audit-key": { type: "string" },
-    help: { type: "boolean", short: "h" },
-  });
-  if (values.help) {
-    process.stdout.write(VERIFY_HELP);
-    return 0;
-  }
-  if (positionals.length > 1) throw new UsageError(`verify takes one audit log, got ${positionals.length}`);
+  const parsed = VERIFY.parse(argv);
+  if (!parsed) return 0;
+  const { values, positionals } = parsed;
   const file = positionals[0] ?? process.env.MCPGUARD_AUDIT_LOG;
   const files = logFiles(file);
   const { key } = loadAuditKey(auditKeyPath(values["audit-key"]), false);

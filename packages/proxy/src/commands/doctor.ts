@@ -1,15 +1,18 @@
 import { existsSync } from "node:fs";
-import { parseOptions, UsageError } from "../args.js";
+import { defineCommand } from "../args.js";
 import { createContainment } from "../containment.js";
 import { defaultLimits, describeLimits, type LimitsInfo } from "../limits.js";
 
-const HELP = `usage: mcpguard doctor [--json]
-
-Probe this host's kernel by really loading programs and applying a ruleset, and print which
-backend enforces each L3 capability (file, exec, net, unix) for configs C-ebpf, C-full and C-AB+ebpf,
-what the launcher's seccomp filter adds (memfd-exec, socket-families), and how the server's cgroup
-is contained in every config: its pids and memory limits, and the reaper that outlives the proxy.
-`;
+const DOCTOR = defineCommand({
+  name: "mcpguard doctor",
+  description:
+    "Probe this host's kernel by really loading programs and applying a ruleset, and print which " +
+    "backend enforces each L3 capability (file, exec, net, unix) for configs C-ebpf, C-full and " +
+    "C-AB+ebpf, what the launcher's seccomp filter adds (memfd-exec, socket-families), and how the " +
+    "server's cgroup is contained in every config: its pids and memory limits, and the reaper that " +
+    "outlives the proxy.",
+  options: { json: { type: "boolean", help: "print the findings as JSON" } },
+});
 
 /** Create a scratch server cgroup with the default limits, as `mcpguard run` would, and remove it. */
 function probeContainment(reaper: string): { kind: string; limits: LimitsInfo | undefined; reaper: string } {
@@ -23,15 +26,9 @@ function probeContainment(reaper: string): { kind: string; limits: LimitsInfo | 
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseOptions(argv, {
-    json: { type: "boolean" },
-    help: { type: "boolean", short: "h" },
-  });
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
-  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const parsed = DOCTOR.parse(argv);
+  if (!parsed) return 0;
+  const { values } = parsed;
   const kernel = await import("@mcpguard/kernel");
   const probe = await kernel.probeBackends({ fresh: true });
   const backends = kernel.capabilityBackends(probe);

@@ -1,6 +1,6 @@
 import { realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { intOption, parseWithCommand, UsageError } from "../args.js";
+import { defineCommand, intOption, UsageError } from "../args.js";
 import { serverNameFromCommand } from "../audit.js";
 import { ListingError, listTools } from "../listTools.js";
 import {
@@ -14,34 +14,41 @@ import {
   savePins,
 } from "../pins.js";
 
-const HELP = `usage: mcpguard pin --pins FILE [--server NAME] [--root DIR]... [--timeout-ms N] -- <command> [args...]
-
-Start the server, read its tools/list, and pin each tool under the server's name in FILE: its
-description and title as written, its annotations, and the sha256 of its input and output
-schemas. FILE is reviewable JSON to commit beside the client config; it is created when missing,
-and the other servers' pins are kept. Give every server of the config the same FILE, and
-mcpguard run --pins FILE (C-app, C-full) withholds a tool whose definition changed since, and a
-tool that takes a name another server has pinned.
-
-Prints what changed since the server's last pin, the names another server of FILE has pinned,
-and what L2 flags in the listing. A pin records what a person reviewed: it never exempts a text
-from L2, and running it again is how an update is accepted (review the diff, then commit).
-
-options:
-  --pins FILE         the pin file (required)
-  --server NAME       the server's name in FILE, as mcpguard run names it (its --server-name,
-                      else its policy's server, else the command's script name)
-  --root DIR          a folder to declare as the client's MCP roots (as policy derive does)
-  --timeout-ms N      how long the server may take to answer (default 15000)
-`;
-
-const OPTIONS = {
-  pins: { type: "string" },
-  server: { type: "string" },
-  root: { type: "string", multiple: true },
-  "timeout-ms": { type: "string" },
-  help: { type: "boolean", short: "h" },
-} as const;
+const PIN = defineCommand({
+  name: "mcpguard pin",
+  description:
+    "Start the server, read its tools/list, and pin each tool under the server's name in the pin file: " +
+    "its description and title as written, its annotations, and the sha256 of its input and output " +
+    "schemas. The file is reviewable JSON to commit beside the client config; it is created when " +
+    "missing, and the other servers' pins are kept. Give every server of the config the same file, and " +
+    "mcpguard run --pins FILE (C-app, C-full) withholds a tool whose definition changed since, and a " +
+    "tool that takes a name another server has pinned.\n\n" +
+    "Prints what changed since the server's last pin, the names another server of the file has pinned, " +
+    "and what L2 flags in the listing. A pin records what a person reviewed: it never exempts a text " +
+    "from L2, and running it again is how an update is accepted (review the diff, then commit).",
+  withCommand: "required",
+  options: {
+    pins: { type: "string", value: "file", help: "the pin file (required)" },
+    server: {
+      type: "string",
+      value: "name",
+      help:
+        "the server's name in the file, as mcpguard run names it (its --server-name, else its policy's " +
+        "server, else the command's script name)",
+    },
+    root: {
+      type: "string",
+      multiple: true,
+      value: "dir",
+      help: "a folder to declare as the client's MCP roots (as policy derive does; repeatable)",
+    },
+    "timeout-ms": {
+      type: "string",
+      value: "n",
+      help: "how long the server may take to answer (default 15000)",
+    },
+  },
+});
 
 /** The lines that say how a server's new pin differs from its old one. */
 function diffLines(before: PinnedServer | undefined, after: PinnedServer): string[] {
@@ -61,11 +68,9 @@ function diffLines(before: PinnedServer | undefined, after: PinnedServer): strin
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const { values, command } = parseWithCommand(argv, OPTIONS);
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  const parsed = PIN.parse(argv);
+  if (!parsed) return 0;
+  const { values, command } = parsed;
   if (!values.pins) throw new UsageError("--pins FILE is required (the client config's pin file)");
   if (command.length === 0)
     throw new UsageError("no server command given (mcpguard pin --pins FILE -- <command> [args...])");

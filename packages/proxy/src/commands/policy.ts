@@ -1,29 +1,46 @@
 import { existsSync, readdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { intOption, parseOptions, parseWithCommand, UsageError } from "../args.js";
+import { defineCommand, dispatch, intOption, UsageError } from "../args.js";
 import { ListingError, listTools } from "../listTools.js";
 
-const HELP = `usage: mcpguard policy derive [--out FILE] [--server NAME] [--root DIR]... [--timeout-ms N] -- <command> [args...]
-       mcpguard policy check [FILE|DIR...]
+const DERIVE = defineCommand({
+  name: "mcpguard policy derive",
+  description:
+    "Start the server, read its tools/list, and write a least-privilege draft policy (argument roles " +
+    "from the schemas; annotations may only take capabilities away). Path tools get the server's " +
+    "roots: the folders its command line names (positional folders, --root/--dir/--allowed-style " +
+    "options, key=path), and each --root, which derive also declares as the client's MCP roots. Never " +
+    "{{cwd}}: the folder a client starts the proxy in is not the server's. Without any root, the " +
+    'folder derive runs in, unless that is / or a home. The draft is marked "draft": true.',
+  withCommand: "required",
+  options: {
+    out: { type: "string", value: "file", help: "write the draft there (default: standard output)" },
+    server: {
+      type: "string",
+      value: "name",
+      help: "the server's name in the policy (default: its script's)",
+    },
+    root: {
+      type: "string",
+      multiple: true,
+      value: "dir",
+      help: "a folder the server works in (repeatable); also declared as the client's MCP roots",
+    },
+    "timeout-ms": {
+      type: "string",
+      value: "n",
+      help: "a server that does not answer within n ms is an error (default 15000)",
+    },
+  },
+});
 
-derive  start the server, read its tools/list, and write a least-privilege draft policy
-        (argument roles from the schemas; annotations may only take capabilities away).
-        Path tools get the server's roots: the folders its command line names (positional
-        folders, --root/--dir/--allowed-style options, key=path), and each --root DIR, which
-        derive also declares as the client's MCP roots. Never {{cwd}}: the folder a client
-        starts the proxy in is not the server's. Without any root, the folder derive runs in,
-        unless that is / or a home. The draft is marked "draft": true. A server that does
-        not answer within --timeout-ms (15000) is an error.
-check   validate policy, AgentBound manifest, override and pin files (default: ./policies)
-`;
-
-const DERIVE_OPTIONS = {
-  out: { type: "string" },
-  server: { type: "string" },
-  root: { type: "string", multiple: true },
-  "timeout-ms": { type: "string" },
-  help: { type: "boolean", short: "h" },
-} as const;
+const CHECK = defineCommand({
+  name: "mcpguard policy check",
+  description:
+    "Validate policy, AgentBound manifest, override and pin files; exit status 1 when one is invalid.",
+  args: [["[paths...]", "files, or folders searched for *.json (default: ./policies)"]],
+  options: {},
+});
 
 /** Directories a draft never grants on its own: the root and the homes. */
 function broad(dir: string): boolean {
@@ -49,11 +66,9 @@ async function launchOf(command: string[], cwd: string): Promise<{ script?: stri
 }
 
 async function derive(argv: string[]): Promise<number> {
-  const { values, command } = parseWithCommand(argv, DERIVE_OPTIONS);
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  const parsed = DERIVE.parse(argv);
+  if (!parsed) return 0;
+  const { values, command } = parsed;
   if (command.length === 0)
     throw new UsageError("no server command given (mcpguard policy derive -- <command> [args...])");
   const cwd = process.cwd();
@@ -161,11 +176,9 @@ function jsonFiles(path: string): string[] {
 }
 
 async function check(argv: string[]): Promise<number> {
-  const { positionals, values } = parseOptions(argv, { help: { type: "boolean", short: "h" } });
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  const parsed = CHECK.parse(argv);
+  if (!parsed) return 0;
+  const { positionals } = parsed;
   const paths = positionals.length ? positionals : ["policies"];
   for (const p of paths) if (!existsSync(p)) throw new UsageError(`no such file or directory: ${p}`);
   const policyLib = await import("@mcpguard/policy");
@@ -197,14 +210,21 @@ async function check(argv: string[]): Promise<number> {
   return bad ? 1 : 0;
 }
 
-export async function main(argv: string[]): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (sub === "derive") return derive(rest);
-  if (sub === "check") return check(rest);
-  if (sub === "export") return (await import("./policyExport.js")).exportCommand(rest);
-  if (sub === undefined || sub === "--help" || sub === "-h") {
-    process.stdout.write(HELP);
-    return sub === undefined ? 2 : 0;
-  }
-  throw new UsageError(`unknown policy command "${sub}" (derive, check, export)`);
+export function main(argv: string[]): Promise<number> | number {
+  return dispatch(
+    "mcpguard policy",
+    "Derive a draft policy from a server, check policy files, or export one.",
+    {
+      derive: {
+        summary: "start a server and write a least-privilege draft policy from its tools",
+        run: derive,
+      },
+      check: { summary: "validate policy, manifest, override and pin files", run: check },
+      export: {
+        summary: "write a policy as another sandbox's profile (srt, bwrap, firejail, landlock, ...)",
+        run: async (rest) => (await import("./policyExport.js")).exportCommand(rest),
+      },
+    },
+    argv,
+  );
 }

@@ -1,42 +1,46 @@
 /** `mcpguard policy export`: a policy as another sandbox's profile (see ../export.ts). */
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { parseWithCommand, UsageError } from "../args.js";
+import { defineCommand, UsageError } from "../args.js";
 
-export const EXPORT_HELP = `usage: mcpguard policy export --format FORMAT [--policy FILE] [--overrides PATH] [--cwd DIR]
-                              [--out FILE] [--pids-max N] [--memory-max BYTES] [-- <command> [args...]]
-
-Write the policy as a profile for another sandbox, resolved for the working directory and the
-environment as \`mcpguard run\` resolves it ({{cwd}}, {{home}} from HOME, {{tmp}} from TMPDIR). The
-server's command adds what its interpreter needs, as the kernel layer adds it. Each profile says
-what of the policy the format cannot express (a header comment, or a "notes" field).
-
-formats:
+const EXPORT = defineCommand({
+  name: "mcpguard policy export",
+  description:
+    "Write the policy as a profile for another sandbox, resolved for the working directory and the " +
+    "environment as `mcpguard run` resolves it ({{cwd}}, {{home}} from HOME, {{tmp}} from TMPDIR). The " +
+    "server's command adds what its interpreter needs, as the kernel layer adds it. Each profile says " +
+    'what of the policy the format cannot express (a header comment, or a "notes" field).',
+  withCommand: "optional",
+  options: {
+    format: { type: "string", value: "format", help: "the profile's format (below; required)" },
+    policy: { type: "string", value: "file", help: "the server's policy" },
+    overrides: {
+      type: "string",
+      value: "path",
+      help: "operator overrides: a file, or a directory of <server>.json",
+    },
+    cwd: { type: "string", value: "dir", help: "the folder {{cwd}} stands for (default: this one)" },
+    out: { type: "string", value: "file", help: "write the profile there (default: standard output)" },
+    "pids-max": { type: "string", value: "n", help: "tasks the server's cgroup may hold (cgroup format)" },
+    "memory-max": {
+      type: "string",
+      value: "bytes",
+      help: "memory the server's cgroup may use (cgroup format)",
+    },
+  },
+  more: `formats:
   srt        sandbox-runtime settings (srt --settings FILE -c '<command>')
   bwrap      bubblewrap arguments, as JSON ({"notes": [...], "args": [...]})
   firejail   a firejail profile (firejail --profile=FILE <command>)
   landlock   the Landlock ruleset MCPGuard's kernel layer applies, as JSON
   cgroup     the cgroup v2 limits (pids.max, memory.max) from the policy's limits, as JSON
-  sbpl       a macOS sandbox-exec profile (paths of this host)
-`;
-
-const OPTIONS = {
-  format: { type: "string" },
-  policy: { type: "string" },
-  overrides: { type: "string" },
-  cwd: { type: "string" },
-  out: { type: "string" },
-  "pids-max": { type: "string" },
-  "memory-max": { type: "string" },
-  help: { type: "boolean", short: "h" },
-} as const;
+  sbpl       a macOS sandbox-exec profile (paths of this host)`,
+});
 
 export async function exportCommand(argv: string[]): Promise<number> {
-  const { values, command } = parseWithCommand(argv, OPTIONS);
-  if (values.help) {
-    process.stdout.write(EXPORT_HELP);
-    return 0;
-  }
+  const parsed = EXPORT.parse(argv);
+  if (!parsed) return 0;
+  const { values, command } = parsed;
   const { EXPORT_FORMATS, ExportError } = await import("@mcpguard/kernel/export");
   const format = values.format;
   if (!format) throw new UsageError(`--format is required (${EXPORT_FORMATS.join(", ")})`);

@@ -1,5 +1,5 @@
 import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_MESSAGE_BYTES, MAX_DEPTH_LIMIT } from "@mcpguard/protocol";
-import { intOption, parseWithCommand, UsageError } from "../args.js";
+import { defineCommand, intOption, UsageError } from "../args.js";
 import { DEFAULT_AUDIT_KEEP, DEFAULT_AUDIT_MAX_BYTES } from "../audit.js";
 import { openAuditLog, withoutAuditKeyPath } from "../auditKey.js";
 import { ConfigError, resolveConfig } from "../configs.js";
@@ -16,66 +16,104 @@ import { LimitsError, resolveLimits } from "../limits.js";
 import { Relay } from "../relay.js";
 import { StartupDenials } from "../startupDenials.js";
 
-const HELP = `usage: mcpguard run [options] -- <command> [args...]
-
-Start an MCP server and relay its stdio, applying the layers of one defense config.
-
-options:
-  --config NAME             C0 (default), C-AB, C-app, C-ebpf, C-full or C-AB+ebpf
-  --policy FILE             the server's L1/L2 policy (needed by C-app and C-full)
-  --overrides PATH          operator overrides: a file, or a directory holding <server>.json
-  --manifest FILE           the server's AgentBound manifest (needed by C-AB and C-AB+ebpf)
-  --pins FILE               the client config's pin file (mcpguard pin): the reviewed tool
-                            definitions, by server name; a server it lacks is pinned by its first
-                            listing. L2 (C-app, C-full) withholds a changed tool (policy
-                            "pins": {"onChange": "flag"} lists it with a notice instead)
-  --audit-log FILE          append every decision as NDJSON to FILE
-  --audit-max-bytes N       rotate the audit log past N bytes (default 16 MiB)
-  --audit-keep N            rotated audit files to keep (default 10)
-  --audit-key FILE          the key that seals the audit log (default: $MCPGUARD_AUDIT_KEY, else
-                            /var/lib/mcpguard/audit.key for root, ~/.local/state/mcpguard/audit.key)
-  --server-name NAME        name used in the audit log (default: the policy's or manifest's, else the
-                            command's script name; what the server calls itself is recorded apart)
-  --max-message-bytes N     largest JSON-RPC message accepted (default ${DEFAULT_MAX_MESSAGE_BYTES})
-  --max-depth N             deepest nesting of objects and arrays accepted in a message
-                            (default ${DEFAULT_MAX_DEPTH}, at most ${MAX_DEPTH_LIMIT})
-  --close-grace-ms N        after the client closes stdin, wait N ms before SIGTERM (default 2000)
-  --term-grace-ms N         after SIGTERM, wait N ms before killing every process (default 2000)
-  --l3-allow-partial        run an L3 config even where some capability has no kernel backend
-                            (those capabilities are left open; the audit log says which)
-  --pids-max N              tasks (processes and threads) the server's cgroup may hold
-                            (default: the policy's or manifest's limits.pids, else 1024)
-  --memory-max BYTES        memory the server's cgroup may use, e.g. 512M or 2G (default: the
-                            policy's limits.memoryBytes, else 4 GiB or half the RAM if less)
-`;
-
-const OPTIONS = {
-  config: { type: "string", default: "C0" },
-  policy: { type: "string" },
-  overrides: { type: "string" },
-  manifest: { type: "string" },
-  pins: { type: "string" },
-  "audit-log": { type: "string" },
-  "audit-max-bytes": { type: "string" },
-  "audit-keep": { type: "string" },
-  "audit-key": { type: "string" },
-  "server-name": { type: "string" },
-  "max-message-bytes": { type: "string" },
-  "max-depth": { type: "string" },
-  "close-grace-ms": { type: "string" },
-  "term-grace-ms": { type: "string" },
-  "l3-allow-partial": { type: "boolean" },
-  "pids-max": { type: "string" },
-  "memory-max": { type: "string" },
-  help: { type: "boolean", short: "h" },
-} as const;
+const RUN = defineCommand({
+  name: "mcpguard run",
+  description: "Start an MCP server and relay its stdio, applying the layers of one defense config.",
+  withCommand: "required",
+  options: {
+    config: {
+      type: "string",
+      default: "C0",
+      value: "name",
+      help: "C0 (default), C-AB, C-app, C-ebpf, C-full or C-AB+ebpf",
+    },
+    policy: { type: "string", value: "file", help: "the server's L1/L2 policy (needed by C-app and C-full)" },
+    overrides: {
+      type: "string",
+      value: "path",
+      help: "operator overrides: a file, or a directory holding <server>.json",
+    },
+    manifest: {
+      type: "string",
+      value: "file",
+      help: "the server's AgentBound manifest (needed by C-AB and C-AB+ebpf)",
+    },
+    pins: {
+      type: "string",
+      value: "file",
+      help:
+        "the client config's pin file (mcpguard pin): the reviewed tool definitions, by server name; a " +
+        "server it lacks is pinned by its first listing. L2 (C-app, C-full) withholds a changed tool " +
+        '(policy "pins": {"onChange": "flag"} lists it with a notice instead)',
+    },
+    "audit-log": { type: "string", value: "file", help: "append every decision as NDJSON to the file" },
+    "audit-max-bytes": {
+      type: "string",
+      value: "n",
+      help: "rotate the audit log past n bytes (default 16 MiB)",
+    },
+    "audit-keep": { type: "string", value: "n", help: "rotated audit files to keep (default 10)" },
+    "audit-key": {
+      type: "string",
+      value: "file",
+      help:
+        "the key that seals the audit log (default: $MCPGUARD_AUDIT_KEY, else /var/lib/mcpguard/audit.key " +
+        "for root, ~/.local/state/mcpguard/audit.key)",
+    },
+    "server-name": {
+      type: "string",
+      value: "name",
+      help:
+        "name used in the audit log (default: the policy's or manifest's, else the command's script " +
+        "name; what the server calls itself is recorded apart)",
+    },
+    "max-message-bytes": {
+      type: "string",
+      value: "n",
+      help: `largest JSON-RPC message accepted (default ${DEFAULT_MAX_MESSAGE_BYTES})`,
+    },
+    "max-depth": {
+      type: "string",
+      value: "n",
+      help: `deepest nesting of objects and arrays accepted in a message (default ${DEFAULT_MAX_DEPTH}, at most ${MAX_DEPTH_LIMIT})`,
+    },
+    "close-grace-ms": {
+      type: "string",
+      value: "n",
+      help: "after the client closes stdin, wait n ms before SIGTERM (default 2000)",
+    },
+    "term-grace-ms": {
+      type: "string",
+      value: "n",
+      help: "after SIGTERM, wait n ms before killing every process (default 2000)",
+    },
+    "l3-allow-partial": {
+      type: "boolean",
+      help:
+        "run an L3 config even where some capability has no kernel backend (those capabilities are " +
+        "left open; the audit log says which)",
+    },
+    "pids-max": {
+      type: "string",
+      value: "n",
+      help:
+        "tasks (processes and threads) the server's cgroup may hold (default: the policy's or " +
+        "manifest's limits.pids, else 1024)",
+    },
+    "memory-max": {
+      type: "string",
+      value: "bytes",
+      help:
+        "memory the server's cgroup may use, e.g. 512M or 2G (default: the policy's limits.memoryBytes, " +
+        "else 4 GiB or half the RAM if less)",
+    },
+  },
+});
 
 export async function main(argv: string[]): Promise<number> {
-  const { values, command } = parseWithCommand(argv, OPTIONS);
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  const parsed = RUN.parse(argv);
+  if (!parsed) return 0;
+  const { values, command } = parsed;
   if (command.length === 0)
     throw new UsageError("no server command given (mcpguard run [options] -- <command> [args...])");
   let config: ReturnType<typeof resolveConfig>;

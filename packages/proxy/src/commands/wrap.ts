@@ -21,7 +21,7 @@ import { homedir } from "node:os";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { intOption, parseOptions, UsageError } from "../args.js";
+import { defineCommand, intOption, UsageError } from "../args.js";
 import { ConfigError, resolveConfig } from "../configs.js";
 import {
   type ClientConfig,
@@ -36,65 +36,81 @@ import {
 } from "../wrap/clients.js";
 import { type Finding, SEVERITIES, scanLaunch, secretArgs } from "../wrap/scan.js";
 
-const WRAP_HELP = `usage: mcpguard wrap <client-config-file> [options]
-
-Put mcpguard run in front of each local (stdio) server of an MCP client's config file: Claude
-Desktop's claude_desktop_config.json, Cursor's mcp.json, VS Code's mcp.json ("servers", with its
-"inputs" kept), or any file with "mcpServers". Remote servers (url, sse, http) and entries already
-wrapped are left as they are.
-
-First a review of each server's launch (inline code, unpinned packages, curl | sh, docker with
-the host's powers, secrets in env, programs found through PATH or writable by others), printed
-before anything runs. A high finding stops wrap (exit 1) unless --yes. Then, for each server:
-a draft policy from its tools/list (mcpguard policy derive, started with the entry's env, envFile
-and cwd; an existing policy file is kept), its tool definitions pinned (mcpguard pin), and the
-entry's command replaced by
+const WRAP = defineCommand({
+  name: "mcpguard wrap",
+  description: [
+    "Put mcpguard run in front of each local (stdio) server of an MCP client's config file: Claude " +
+      "Desktop's claude_desktop_config.json, Cursor's mcp.json, VS Code's mcp.json (\"servers\", with " +
+      'its "inputs" kept), or any file with "mcpServers". Remote servers (url, sse, http) and entries ' +
+      "already wrapped are left as they are.",
+    "First a review of each server's launch (inline code, unpinned packages, curl | sh, docker with the " +
+      "host's powers, secrets in env, programs found through PATH or writable by others), printed before " +
+      "anything runs. A high finding stops wrap (exit 1) unless --yes. Then, for each server: a draft " +
+      "policy from its tools/list (mcpguard policy derive, started with the entry's env, envFile and " +
+      "cwd; an existing policy file is kept), its tool definitions pinned (mcpguard pin), and the " +
+      "entry's command replaced by mcpguard run with absolute paths (below); env, cwd and every other " +
+      "field kept. The file is backed up to <file>.mcpguard-backup first (never over an existing " +
+      "backup) and written atomically.",
+    "Roots: the folders the server's command line names; else the entry's cwd, or the project folder " +
+      "of a project file (.vscode/mcp.json, .cursor/mcp.json, .mcp.json); else nothing (a desktop " +
+      "client's server starts in no folder of yours: add grants to the draft). Each --root adds one.",
+  ].join("\n\n"),
+  args: [["[client-config-file]", "the client's MCP configuration"]],
+  options: {
+    config: {
+      type: "string",
+      default: "C-full",
+      value: "name",
+      help: "the config the wrapped servers run: C-full (default) or C-app",
+    },
+    policies: {
+      type: "string",
+      value: "dir",
+      help: "where the policies go (default: mcpguard/ beside the config file)",
+    },
+    pins: { type: "string", value: "file", help: "the shared pin file (default: <policies>/pins.json)" },
+    "audit-dir": {
+      type: "string",
+      value: "dir",
+      help: "one audit log per server, <name>.ndjson (default: <policies>/audit)",
+    },
+    server: { type: "string", multiple: true, value: "name", help: "wrap only this server (repeatable)" },
+    root: {
+      type: "string",
+      multiple: true,
+      value: "dir",
+      help: "a folder every wrapped server's draft may use (repeatable)",
+    },
+    workspace: {
+      type: "string",
+      value: "dir",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: VS Code's variable, as written in its mcp.json
+      help: "the folder ${workspaceFolder} stands for (default: a project file's folder)",
+    },
+    "timeout-ms": {
+      type: "string",
+      value: "n",
+      help: "how long each server may take to list its tools (default 15000)",
+    },
+    "dry-run": { type: "boolean", help: "print the review and the plan; write and start nothing" },
+    yes: { type: "boolean", short: "y", help: "wrap despite high findings (they are still printed)" },
+  },
+  more: `a wrapped entry runs
   <node> <mcpguard> run --config C --policy P --pins F --audit-log L --server-name NAME -- <command> <args>
-with absolute paths; env, cwd and every other field kept. The file is backed up to
-<file>.mcpguard-backup first (never over an existing backup) and written atomically.
-
-Roots: the folders the server's command line names; else the entry's cwd, or the project folder
-of a project file (.vscode/mcp.json, .cursor/mcp.json, .mcp.json); else nothing (a desktop
-client's server starts in no folder of yours: add grants to the draft). Each --root adds one.
-
-options:
-  --config NAME       the config the wrapped servers run: C-full (default) or C-app
-  --policies DIR      where the policies go (default: mcpguard/ beside the config file)
-  --pins FILE         the shared pin file (default: <policies>/pins.json)
-  --audit-dir DIR     one audit log per server, <name>.ndjson (default: <policies>/audit)
-  --server NAME       wrap only this server (repeatable)
-  --root DIR          a folder every wrapped server's draft may use (repeatable)
-  --workspace DIR     the folder \${workspaceFolder} stands for (default: a project file's folder)
-  --timeout-ms N      how long each server may take to list its tools (default 15000)
-  --dry-run           print the review and the plan; write and start nothing
-  --yes               wrap despite high findings (they are still printed)
 
 exit status: 0 wrapped (or nothing to wrap), 1 a high finding without --yes or a server that
-could not be derived (the file is then left as it was), 2 a usage error.
-`;
+could not be derived (the file is then left as it was), 2 a usage error.`,
+});
 
-const UNWRAP_HELP = `usage: mcpguard unwrap <client-config-file> [--force]
-
-Restore the file mcpguard wrap backed up, byte for byte, and remove the backup. Refused when the
-file changed since wrap wrote it (those edits would be lost) or the backup changed since, unless
---force. The policies, pin file and audit logs are kept.
-`;
-
-const WRAP_OPTIONS = {
-  config: { type: "string", default: "C-full" },
-  policies: { type: "string" },
-  pins: { type: "string" },
-  "audit-dir": { type: "string" },
-  server: { type: "string", multiple: true },
-  root: { type: "string", multiple: true },
-  workspace: { type: "string" },
-  "timeout-ms": { type: "string" },
-  "dry-run": { type: "boolean" },
-  yes: { type: "boolean", short: "y" },
-  help: { type: "boolean", short: "h" },
-} as const;
-
-const UNWRAP_OPTIONS = { force: { type: "boolean" }, help: { type: "boolean", short: "h" } } as const;
+const UNWRAP = defineCommand({
+  name: "mcpguard unwrap",
+  description:
+    "Restore the file mcpguard wrap backed up, byte for byte, and remove the backup. Refused when the " +
+    "file changed since wrap wrote it (those edits would be lost) or the backup changed since, unless " +
+    "--force. The policies, pin file and audit logs are kept.",
+  args: [["[client-config-file]", "the client's MCP configuration, as wrap was given it"]],
+  options: { force: { type: "boolean", help: "restore even over edits made since wrap" } },
+});
 
 /** What wrap records beside the backup, for unwrap. */
 const WrapState = z.strictObject({
@@ -368,11 +384,9 @@ async function kernelMissing(kernel: boolean): Promise<string[]> {
 }
 
 async function wrap(argv: string[]): Promise<number> {
-  const { values, positionals } = parseOptions(argv, WRAP_OPTIONS);
-  if (values.help) {
-    process.stdout.write(WRAP_HELP);
-    return 0;
-  }
+  const parsed = WRAP.parse(argv);
+  if (!parsed) return 0;
+  const { values, positionals } = parsed;
   oneConfigFile(positionals, "wrap");
   let configName: string;
   let kernel: boolean;
@@ -653,11 +667,9 @@ function readState(file: string): WrapState | undefined {
 }
 
 async function unwrap(argv: string[]): Promise<number> {
-  const { values, positionals } = parseOptions(argv, UNWRAP_OPTIONS);
-  if (values.help) {
-    process.stdout.write(UNWRAP_HELP);
-    return 0;
-  }
+  const parsed = UNWRAP.parse(argv);
+  if (!parsed) return 0;
+  const { values, positionals } = parsed;
   oneConfigFile(positionals, "unwrap");
   const arg = positionals[0] as string;
   const file = existsSync(resolve(arg)) ? realpathSync(resolve(arg)) : resolve(arg);
