@@ -7,6 +7,7 @@
  * runtime, and the proxy's own work. Cold start (spawn to initialized) is measured separately, on
  * fresh sessions. Tables in hyperfine's shape, beside the published paper's latency table.
  */
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { defineCommand, intOption, UsageError } from "@mcpguard/proxy/args";
@@ -33,6 +34,28 @@ export interface LatencyResult {
   /** The p50 of each path in each round: differences are taken round by round, on the same machine state. */
   roundP50s?: Record<string, number[]>;
   coldStart: Record<string, Latency>;
+  /** The CPUs every process of the run was pinned to (`--cpus`), if any. */
+  cpus?: string;
+}
+
+/**
+ * Pin this process, each of its threads, and so every process it starts (client, proxies, servers,
+ * relays), to a CPU list in taskset's notation (`1`, `0,1`, `2-3`). Node.js has no affinity call of
+ * its own; children inherit the mask at fork.
+ */
+export function pinToCpus(list: string, pid = process.pid): void {
+  if (!/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(list))
+    throw new UsageError(`--cpus must be a CPU list such as 1 or 0,2 or 0-3, got "${list}"`);
+  try {
+    execFileSync("taskset", ["--all-tasks", "--pid", "--cpu-list", list, String(pid)], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+  } catch (error) {
+    const stderr = String((error as { stderr?: Buffer }).stderr ?? "")
+      .trim()
+      .split("\n")[0];
+    throw new UsageError(`--cpus ${list}: taskset refused: ${stderr || (error as Error).message}`);
+  }
 }
 
 /** The median of the per-round differences (or ratios) of `a` against `b`, with their range over the rounds. */
@@ -80,7 +103,7 @@ const diff = (a: Latency | undefined, b: Latency | undefined) =>
 export function renderLatency(r: LatencyResult): string {
   const paths = Object.keys(r.calls);
   const lines = [
-    `# Tool call latency — ${r.case}, ${r.iterations} calls per path (${r.rounds} interleaved rounds, ${r.warmup} warm-up)`,
+    `# Tool call latency — ${r.case}, ${r.iterations} calls per path (${r.rounds} interleaved rounds, ${r.warmup} warm-up${r.cpus === undefined ? "" : `, every process pinned to CPUs ${r.cpus}`})`,
     "",
     "| path | n | p50 [ms] | p95 [ms] | p99 [ms] | mean ± sd [ms] | p50 vs C0 | p50 vs pipe | p50 vs direct | paper median [ms] |",
     "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
@@ -159,6 +182,13 @@ const LATENCY = defineCommand({
     /** `mcpguard bench`'s spelling, kept as an alias (one case here). */
     cases: { type: "string", value: "id" },
     "cold-starts": { type: "string", value: "n", help: "cold starts timed per path (default 10)" },
+    cpus: {
+      type: "string",
+      value: "list",
+      help:
+        "pin the run (client, proxies, servers) to these CPUs, as taskset writes them (1, 0,1, 2-3): " +
+        "the same placement for every path, at the cost of a realistic spread",
+    },
     out: { type: "string", value: "dir", help: "output directory (default reports/<run-id>)" },
     "run-id": { type: "string", value: "id", help: "name of the run (default latency-<time>)" },
     quiet: { type: "boolean", help: "no progress lines" },
@@ -169,6 +199,7 @@ export async function main(argv: string[]): Promise<number> {
   const parsed = LATENCY.parse(argv);
   if (!parsed) return 0;
   const { values } = parsed;
+  if (values.cpus !== undefined) pinToCpus(values.cpus);
   const started = performance.now();
   const note = (line: string) => {
     if (!values.quiet)
@@ -261,6 +292,7 @@ export async function main(argv: string[]): Promise<number> {
       rounds,
       calls: Object.fromEntries(paths.map((p) => [p, latencyStats(samples.get(p) as number[])])),
       roundP50s: Object.fromEntries(roundP50s),
+      ...(values.cpus === undefined ? {} : { cpus: values.cpus }),
       coldStart: coldStarts
         ? Object.fromEntries(paths.map((p) => [p, latencyStats(cold.get(p) as number[])]))
         : {},

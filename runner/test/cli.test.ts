@@ -1,9 +1,10 @@
 /** `mcpguard bench` and `mcpguard report` through the real CLI, as a user runs them. */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pinToCpus } from "../src/latency.ts";
 import { REPO_ROOT, repoPath } from "../src/paths.ts";
 import { BYTE_RELAY } from "../src/session.ts";
 
@@ -185,10 +186,13 @@ describe("latency benchmark", () => {
       "2",
       "--cold-starts",
       "2",
+      "--cpus",
+      "0",
       "--out",
       out,
     );
     expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^# Tool call latency — BN-06, .*every process pinned to CPUs 0\)$/m);
     expect(r.stdout).toMatch(/^\| direct \| 20 \| [\d.]+ \|/m);
     expect(r.stderr).toMatch(/^\[latency\] round 2\/2: 10 calls on each of \d paths, \d+ s elapsed$/m);
     // Differences taken within each round, their median and range over the rounds.
@@ -202,6 +206,7 @@ describe("latency benchmark", () => {
       /^\| C0 \| 20 \| [\d.]+ \| .* \| – \| [+-][\d.]+ \([\d.]+×\) \| [+-][\d.]+ \([\d.]+×\) \| 0\.362 \|$/m,
     );
     const json = JSON.parse(readFileSync(join(out, "latency.json"), "utf8"));
+    expect(json.cpus).toBe("0");
     // pipe-c is the C relay that `npm run setup` builds with bpf/; without it the run says so and leaves it out.
     const native = existsSync(BYTE_RELAY);
     expect(Object.keys(json.calls)).toEqual(
@@ -223,6 +228,18 @@ describe("latency benchmark", () => {
     expect(mcpguard("bench", "latency", "--iterations", "1", "--rounds", "3").stderr).toMatch(
       /--iterations must be at least --rounds/,
     );
+    expect(mcpguard("bench", "latency", "--cpus", "all").stderr).toMatch(/--cpus must be a CPU list/);
+    expect(mcpguard("bench", "latency", "--cpus", "4095").stderr).toMatch(/--cpus 4095: taskset refused: /);
     // Two spawned runs of up to 120 s each (the helper's timeout) on a busy machine.
   }, 300_000);
+
+  it("--cpus pins a process and every thread of it, as the run's children inherit it", async () => {
+    const child = spawn("sleep", ["30"], { stdio: "ignore" });
+    try {
+      pinToCpus("0", child.pid);
+      expect(readFileSync(`/proc/${child.pid}/status`, "utf8")).toMatch(/^Cpus_allowed_list:\s+0$/m);
+    } finally {
+      child.kill();
+    }
+  });
 });
