@@ -9,6 +9,7 @@
  * saveCache() is called by the builds' prime.cjs, once, at build.
  */
 "use strict";
+const { isAscii } = require("node:buffer");
 const { mkdirSync, readFileSync, renameSync, writeFileSync } = require("node:fs");
 const { createRequire } = require("node:module");
 const { dirname, join } = require("node:path");
@@ -22,11 +23,15 @@ function cachePath(dir, cacheName) {
 /**
  * The bundle `dir/bundleFile` as a function of CommonJS's five arguments, compiled with `cachedData`
  * when given. A bundle's cache is named by the bundle's hash: V8 checks a cache against the length of
- * the source, not its text.
+ * the source, not its text. A bundle that is all ASCII (the builds make it so) is read as latin1, the
+ * same text: a one-byte string without UTF-8 decoding, about 4 ms less for the proxy's 1.5 MB.
  */
 function compile(dir, bundleFile, cachedData) {
   const filename = join(dir, bundleFile);
-  const source = readFileSync(filename, "utf8");
+  const bytes = readFileSync(filename);
+  // Node makes a large latin1 string an external one, from which V8 compiles the functions that
+  // are not in the cache more slowly (measured: +1 ms on C0's first call): flattened into V8's heap.
+  const source = isAscii(bytes) ? ` ${bytes.toString("latin1")}`.slice(1) : bytes.toString("utf8");
   const wrapped = `(function (exports, require, module, __filename, __dirname) {${source}\n})`;
   const script = new vm.Script(wrapped, { filename, ...(cachedData ? { cachedData } : {}) });
   return { script, filename };

@@ -72,6 +72,27 @@ function writeAtomic(file, bytes) {
   renameSync(temporary, file);
 }
 
+/**
+ * The bundle as ASCII bytes, which loader.cjs reads as latin1 (no UTF-8 decoding at each start).
+ * esbuild escapes every other character in strings and templates (its ASCII charset) but keeps it in
+ * comments and regular expression literals: a line that is a comment has it replaced by "?" (in a
+ * string or template it would have been escaped already, so such a line is a comment); a regular
+ * expression must say \uXXXX in its source. Anything left is reported, and the bundle still works,
+ * read as UTF-8.
+ */
+function asciiOnly(text) {
+  const out = text
+    .split("\n")
+    .map((line) => (/^\s*\/\//.test(line) ? line.replace(/[\u0080-\uffff]/g, "?") : line))
+    .join("\n");
+  const left = out.split("\n").findIndex((line) => /[\u0080-\uffff]/.test(line));
+  if (left !== -1)
+    process.stderr.write(
+      `bundle.mjs: warning: line ${left + 1} of the bundle is not ASCII, so it is read as UTF-8 (slower start): ${out.split("\n")[left].trim().slice(0, 120)}\n`,
+    );
+  return Buffer.from(out, "utf8");
+}
+
 /** The bundle, dist/mcpguard-<hash>.bundle.cjs, and loader.cjs beside it; returns the hash. */
 async function bundle() {
   const result = await build({
@@ -99,7 +120,7 @@ async function bundle() {
     legalComments: "none",
     logLevel: "warning",
   });
-  const code = result.outputFiles[0].contents;
+  const code = asciiOnly(result.outputFiles[0].text);
   const hash = createHash("sha256").update(code).digest("hex").slice(0, 16);
   writeAtomic(join(DIST, `mcpguard-${hash}.bundle.cjs`), code);
   writeAtomic(join(DIST, "loader.cjs"), readFileSync(join(HERE, "..", "..", "scripts", "code-cache.cjs")));
@@ -185,6 +206,8 @@ if (PACK) {
   writeFileSync(join(PACK, "package.json"), `${JSON.stringify(pkg, null, 2)}\n`);
   mkdirSync(join(PACK, "bin"), { recursive: true });
   copyFileSync(join(HERE, "bin", "mcpguard.js"), join(PACK, "bin", "mcpguard.js"));
+  // It says bin/mcpguard.js is CommonJS, in a package of ES modules.
+  copyFileSync(join(HERE, "bin", "package.json"), join(PACK, "bin", "package.json"));
   chmodSync(join(PACK, "bin", "mcpguard.js"), 0o755);
 }
 const scratch = mkdtempSync(join(tmpdir(), "mcpguard-proxy-build-"));

@@ -165,7 +165,8 @@ const PLACEHOLDER_MARK =
 const PLACEHOLDER_WORD =
   /^(?:me|my|the|a|an|it|this|to|of|and|or|with|goes|put|set|real|actual|own|new|key|keys|api|secret|token|password|passwd|pass|value|string|access|app|auth|client|id|private|public|db|database|user|name|smtp|aws|stripe|github|jwt|session|signing)$/;
 /** A whole value that stands for one: `<token>`, `{{ token }}`, `${TOKEN}`, `%TOKEN%`, `***`, `...`. */
-const PLACEHOLDER_FORM = /^(?:<[^<>]*>|\{\{[^{}]*\}\}|\$\{[^{}]*\}|%[A-Za-z_]+%|[*x.•…]{3,}|…)$/i;
+const PLACEHOLDER_FORM =
+  /^(?:<[^<>]*>|\{\{[^{}]*\}\}|\$\{[^{}]*\}|%[A-Za-z_]+%|[*x.\u2022\u2026]{3,}|\u2026)$/i;
 
 /**
  * A value that only says a secret goes here: `replace-me`, `changeme`, `your-api-key-here`,
