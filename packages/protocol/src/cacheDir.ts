@@ -16,7 +16,6 @@
  *   (temp file, then rename), mode 0600, and parsed with its zod schema on every read: an entry
  *   that fails the schema, or is not a regular file of the caller's, is a miss.
  */
-import { createHash, randomBytes } from "node:crypto";
 import {
   accessSync,
   closeSync,
@@ -36,6 +35,9 @@ import {
 import { basename, dirname, isAbsolute, join } from "node:path";
 import type { z } from "zod";
 
+/** node:crypto on first use: loading it costs a start that needs none (C0 without an audit log) about 5 ms. */
+const nodeCrypto = () => process.getBuiltinModule("node:crypto");
+
 export function cacheDir(): string {
   if (process.env.MCPGUARD_CACHE_DIR) return process.env.MCPGUARD_CACHE_DIR;
   const uid = process.getuid?.() ?? 0;
@@ -52,7 +54,7 @@ export function cacheDir(): string {
 
 /** The name of an entry: a sha256 of every input its value depends on, in order. */
 export function cacheKey(...inputs: string[]): string {
-  return createHash("sha256").update(JSON.stringify(inputs)).digest("hex");
+  return nodeCrypto().createHash("sha256").update(JSON.stringify(inputs)).digest("hex");
 }
 
 const NAMESPACE = /^[a-z][a-z0-9-]{0,31}$/;
@@ -176,7 +178,10 @@ export function readCache<T>(namespace: string, key: string, schema: z.ZodType<T
 export function writeCache(namespace: string, key: string, value: unknown): void {
   const file = entryFile(namespace, key);
   if (!file) return;
-  const temp = join(dirname(file), `.${key}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  const temp = join(
+    dirname(file),
+    `.${key}.${process.pid}.${nodeCrypto().randomBytes(6).toString("hex")}.tmp`,
+  );
   try {
     const fd = openSync(
       temp,

@@ -15,7 +15,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { totalmem } from "node:os";
 import { join } from "node:path";
-import { z } from "zod";
 
 export interface Limits {
   /** Tasks (processes and threads) the server's cgroup may hold. */
@@ -46,25 +45,38 @@ export function defaultLimits(): Limits {
   return { pids: 1024, memoryBytes: Math.min(4 * GiB, Math.floor(totalmem() / 2 / MiB) * MiB) };
 }
 
-const PIDS = z.coerce.number().int().min(1).max(4_194_304);
-/** Bytes, or a number with a binary unit: 512M, 4G, 65536K (also KiB, MiB, GiB). */
-const BYTES = z
-  .string()
-  .regex(/^\d+(?:[KMG](?:i?B)?)?$/i, "expected bytes, or a number with K, M or G (binary units)")
-  .transform((s) => {
-    const unit = s.replace(/^\d+/, "").charAt(0).toUpperCase();
-    return Number.parseInt(s, 10) * ({ K: 1024, M: MiB, G: GiB }[unit] ?? 1);
-  })
-  .pipe(z.number().int().min(MiB, "at least 1 MiB").max(Number.MAX_SAFE_INTEGER));
+const MAX_PIDS = 4_194_304;
+const BYTES_FORM = /^\d+(?:[KMG](?:i?B)?)?$/i;
 
 export class LimitsError extends Error {
   override readonly name = "LimitsError";
 }
 
-function parseFlag<T>(schema: z.ZodType<T>, value: string, flag: string): T {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  throw new LimitsError(`--${flag}: ${parsed.error.issues[0]?.message ?? "invalid"} (got "${value}")`);
+function refuse(flag: string, value: string, why: string): never {
+  throw new LimitsError(`--${flag}: ${why} (got "${value}")`);
+}
+
+/** A whole number in [min, max], read as Number() reads it (zod's coerce, without loading zod on the start path). */
+function wholeNumber(n: number, flag: string, value: string, min: number, max: number): number {
+  if (!Number.isFinite(n)) refuse(flag, value, `Invalid input: expected number, received ${n}`);
+  if (!Number.isInteger(n)) refuse(flag, value, "Invalid input: expected int, received number");
+  if (n < min) refuse(flag, value, `Too small: expected number to be >=${min}`);
+  if (n > max) refuse(flag, value, `Too big: expected number to be <=${max}`);
+  return n;
+}
+
+function parsePids(value: string): number {
+  return wholeNumber(Number(value), "pids-max", value, 1, MAX_PIDS);
+}
+
+/** Bytes, or a number with a binary unit: 512M, 4G, 65536K (also KiB, MiB, GiB). */
+function parseBytes(value: string): number {
+  if (!BYTES_FORM.test(value))
+    refuse("memory-max", value, "expected bytes, or a number with K, M or G (binary units)");
+  const unit = value.replace(/^\d+/, "").charAt(0).toUpperCase();
+  const n = Number.parseInt(value, 10) * ({ K: 1024, M: MiB, G: GiB }[unit] ?? 1);
+  if (Number.isInteger(n) && n < MiB) refuse("memory-max", value, "at least 1 MiB");
+  return wholeNumber(n, "memory-max", value, MiB, Number.MAX_SAFE_INTEGER);
 }
 
 /** The limits to apply: the flags win over the policy (or manifest), which wins over the defaults. */
@@ -74,13 +86,10 @@ export function resolveLimits(
 ): Limits {
   const defaults = defaultLimits();
   return {
-    pids:
-      flags.pidsMax !== undefined
-        ? parseFlag(PIDS, flags.pidsMax, "pids-max")
-        : (fromPolicy.pids ?? defaults.pids),
+    pids: flags.pidsMax !== undefined ? parsePids(flags.pidsMax) : (fromPolicy.pids ?? defaults.pids),
     memoryBytes:
       flags.memoryMax !== undefined
-        ? parseFlag(BYTES, flags.memoryMax, "memory-max")
+        ? parseBytes(flags.memoryMax)
         : (fromPolicy.memoryBytes ?? defaults.memoryBytes),
   };
 }
