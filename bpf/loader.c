@@ -159,8 +159,11 @@ int main(int argc, char **argv)
 	cgroup_fd = cgroup_open(dir, &cgroup_id);
 	if (cgroup_fd < 0)
 		fail("cgroup %s: %s", dir, cgroup_fd == -ENOTDIR ? "not a cgroup2 directory" : strerror(-cgroup_fd));
-	policy = policy_read(policy_file);
 
+	/*
+	 * Load (and so verify) the programs before reading the policy, which only fills their maps:
+	 * the proxy starts the loader first and compiles the policy while the kernel verifies.
+	 */
 	err = net_load(&net);
 	if (err)
 		fail("loading the net programs: %s", strerror(-err));
@@ -169,6 +172,7 @@ int main(int argc, char **argv)
 	if (lsm && (err = lsm_load(&lsm_skel, net)))
 		fail("loading the BPF LSM programs: %s", strerror(-err));
 
+	policy = policy_read(policy_file);
 	net_maps(net, &maps);
 	maps.inodes = lsm ? lsm_inodes(lsm_skel) : NULL;
 	policy_apply(policy, cgroup_id, &maps);

@@ -39,6 +39,11 @@ export interface GuardOptions {
    * (fail closed). Called once, saying how the loader ended.
    */
   onLoaderLost?: (how: string) => void;
+  /**
+   * Called once the loader has been spawned (at once without one), before the policy compiles:
+   * the caller may start a launcher that holds on its ruleset (see {@link KernelGuard.launchArgv}).
+   */
+  onLoaderSpawned?: () => void;
 }
 
 export class KernelSetupError extends Error {
@@ -58,9 +63,10 @@ export class KernelGuard {
 
   static async start(options: GuardOptions): Promise<KernelGuard> {
     const bins = binaries();
-    const compiled = await compile(options.needs, options.argv, options.env);
     const landlock = !options.withoutLandlock;
     if (options.withoutLoader) {
+      options.onLoaderSpawned?.();
+      const compiled = await compile(options.needs, options.argv, options.env);
       return new KernelGuard(
         compiled,
         statSync(options.cgroup).ino,
@@ -71,58 +77,67 @@ export class KernelGuard {
         options.seccomp !== false,
       );
     }
-    // The policy travels on a pipe (fd 3): no file of the harness lands in the server's world.
+    // The policy travels on a pipe (fd 3): no file of the harness lands in the server's world. The
+    // loader loads and verifies its programs before it reads the policy, so it starts first and
+    // the policy is compiled meanwhile; it attaches nothing before it has read the policy.
     const args = ["--cgroup", options.cgroup, "--policy", "/dev/fd/3", ...(options.lsm ? ["--lsm"] : [])];
     const loader = spawn(bins.loader, args, { stdio: ["pipe", "pipe", "pipe", "pipe"] });
     // A loader that fails early closes these: its exit status tells why, not the EPIPE.
     loader.stdin?.on("error", () => {});
-    (loader.stdio[3] as Writable).on("error", () => {}).end(compiled.loaderPolicy);
+    const policyPipe = (loader.stdio[3] as Writable).on("error", () => {});
     const stdout = loader.stdout as Readable;
     let stderr = "";
     (loader.stderr as Readable).on("data", (chunk: Buffer) => {
       stderr += chunk.toString();
     });
     const exited = new Promise<void>((resolve) => loader.once("close", () => resolve()));
-    try {
-      const ready = await new Promise<KernelEvent>((resolve, reject) => {
-        let buffer = "";
-        const timer = setTimeout(
-          () => reject(new KernelSetupError("the BPF loader did not become ready in time")),
-          options.readyTimeoutMs ?? 15_000,
-        );
-        loader.once("error", (error) =>
-          reject(new KernelSetupError(`cannot start the BPF loader ${bins.loader}: ${error.message}`)),
-        );
-        loader.once("exit", (code) =>
-          reject(new KernelSetupError(stderr.trim() || `the BPF loader exited with status ${code}`)),
-        );
-        stdout.on("data", (chunk: Buffer) => {
-          buffer += chunk.toString();
-          let nl = buffer.indexOf("\n");
-          while (nl !== -1) {
-            const line = buffer.slice(0, nl);
-            buffer = buffer.slice(nl + 1);
-            nl = buffer.indexOf("\n");
-            let event: KernelEvent;
-            try {
-              event = JSON.parse(line);
-            } catch {
-              continue;
-            }
-            if (event.type === "ready") {
-              clearTimeout(timer);
-              resolve(event);
-            } else {
-              options.onEvent(event);
-            }
+    let timer: NodeJS.Timeout | undefined;
+    const ready = new Promise<KernelEvent>((resolve, reject) => {
+      let buffer = "";
+      timer = setTimeout(
+        () => reject(new KernelSetupError("the BPF loader did not become ready in time")),
+        options.readyTimeoutMs ?? 15_000,
+      );
+      loader.once("error", (error) =>
+        reject(new KernelSetupError(`cannot start the BPF loader ${bins.loader}: ${error.message}`)),
+      );
+      loader.once("exit", (code) =>
+        reject(new KernelSetupError(stderr.trim() || `the BPF loader exited with status ${code}`)),
+      );
+      stdout.on("data", (chunk: Buffer) => {
+        buffer += chunk.toString();
+        let nl = buffer.indexOf("\n");
+        while (nl !== -1) {
+          const line = buffer.slice(0, nl);
+          buffer = buffer.slice(nl + 1);
+          nl = buffer.indexOf("\n");
+          let event: KernelEvent;
+          try {
+            event = JSON.parse(line);
+          } catch {
+            continue;
           }
-        });
+          if (event.type === "ready") {
+            clearTimeout(timer);
+            resolve(event);
+          } else {
+            options.onEvent(event);
+          }
+        }
       });
+    });
+    // Settled while the policy compiles: awaited (and its failure thrown) below.
+    ready.catch(() => {});
+    try {
+      options.onLoaderSpawned?.();
+      const compiled = await compile(options.needs, options.argv, options.env);
+      policyPipe.end(compiled.loaderPolicy);
+      const event = await ready;
       loader.removeAllListeners("exit");
       const guard = new KernelGuard(
         compiled,
-        Number(ready.cgroupId),
-        (ready.programs as string[]) ?? [],
+        Number(event.cgroupId),
+        (event.programs as string[]) ?? [],
         loader,
         exited,
         landlock,
@@ -134,6 +149,7 @@ export class KernelGuard {
       });
       return guard;
     } catch (error) {
+      clearTimeout(timer);
       loader.kill("SIGKILL");
       throw error;
     }
@@ -149,10 +165,33 @@ export class KernelGuard {
     cgroup: string,
     join: readonly string[] = [],
   ): { argv: string[]; fd3?: string } {
+    const launched = KernelGuard.launchArgv(argv, cgroup, join, {
+      landlock: this.landlock,
+      seccomp: this.seccomp,
+    });
+    return this.landlock ? { argv: launched, fd3: this.compiled.ruleset } : { argv: launched };
+  }
+
+  /**
+   * The launcher's argv for launch(), known before the guard is ready. With Landlock it reads the
+   * ruleset from fd 3 after joining the cgroups and before anything else: a launcher started early
+   * holds there, and one whose fd 3 ends without a ruleset (the proxy gone) exits without exec.
+   */
+  static launchArgv(
+    argv: readonly string[],
+    cgroup: string,
+    join: readonly string[],
+    options: { landlock: boolean; seccomp: boolean },
+  ): string[] {
     const args = [binaries().launcher, "--cgroup", cgroup, ...join.flatMap((dir) => ["--join", dir])];
-    if (this.seccomp) args.push("--seccomp");
-    if (!this.landlock) return { argv: [...args, "--", ...argv] };
-    return { argv: [...args, "--ruleset", "/dev/fd/3", "--", ...argv], fd3: this.compiled.ruleset };
+    if (options.seccomp) args.push("--seccomp");
+    if (!options.landlock) return [...args, "--", ...argv];
+    return [...args, "--ruleset", "/dev/fd/3", "--", ...argv];
+  }
+
+  /** What the launcher reads from fd 3 (the Landlock ruleset), or undefined when it reads nothing. */
+  get ruleset(): string | undefined {
+    return this.landlock ? this.compiled.ruleset : undefined;
   }
 
   #stopping = false;

@@ -27,9 +27,12 @@ export interface Containment {
   /**
    * The argv to spawn so that the process joins the containment before the server's code runs.
    * With `newSession`, the process also starts a session of its own (for spawners that cannot
-   * detach, such as the SDK's stdio transport).
+   * detach, such as the SDK's stdio transport). With `gate` (cgroup containment only), the process
+   * joins the containment at once but execs the server only once a line `go` arrives on its fd 3,
+   * which it closes first; at end of file (the proxy gone) or anything else, it exits, and the
+   * server never runs.
    */
-  wrap(argv: readonly string[], options?: { newSession?: boolean }): string[];
+  wrap(argv: readonly string[], options?: { newSession?: boolean; gate?: boolean }): string[];
   /** SIGKILL every process of the server, then wait (bounded) until none is left. */
   killAll(pid: number): Promise<void>;
   /** SIGKILL every process of the server now, synchronously (for a crash handler). */
@@ -121,7 +124,8 @@ class ProcessGroupContainment extends Supervised implements Containment {
     return {};
   }
 
-  wrap(argv: readonly string[], options: { newSession?: boolean } = {}): string[] {
+  /** `gate` is not offered here (no cgroup to join ahead): the relay spawns when the start is released. */
+  wrap(argv: readonly string[], options: { newSession?: boolean; gate?: boolean } = {}): string[] {
     return options.newSession ? ["setsid", ...argv] : [...argv];
   }
 
@@ -183,17 +187,20 @@ class CgroupContainment extends Supervised implements Containment {
     return { cgroup: this.cgroupPath, v1: this.v1Paths };
   }
 
-  wrap(argv: readonly string[], options: { newSession?: boolean } = {}): string[] {
+  wrap(argv: readonly string[], options: { newSession?: boolean; gate?: boolean } = {}): string[] {
     // The shell writes its own pid into the cgroups and then becomes the server (same pid), so
     // not a single instruction of the server runs outside them. $0 is the v2 cgroup.procs, $1..
-    // the v1 ones, shifted away before the server's argv.
+    // the v1 ones, shifted away before the server's argv. Joining a cgroup waits for the kernel
+    // (an RCU grace period, 10-20 ms here), which a gated start does while the proxy is busy.
     const v1 = this.v1Paths.map((_, i) => ` && echo $$ > "$${i + 1}"`).join("");
     const shift = this.v1Paths.length ? ` && shift ${this.v1Paths.length}` : "";
-    const exec = options.newSession ? 'exec setsid "$@"' : 'exec "$@"';
+    const gate = options.gate ? ' && read -r go <&3 && [ "$go" = go ]' : "";
+    const closeGate = options.gate ? " 3<&-" : "";
+    const exec = `${gate} && exec ${options.newSession ? "setsid " : ""}"$@"${closeGate}`;
     return [
       "/bin/sh",
       "-c",
-      `echo $$ > "$0"${v1}${shift} && ${exec}`,
+      `echo $$ > "$0"${v1}${shift}${exec}`,
       join(this.cgroupPath, "cgroup.procs"),
       ...this.v1Paths.map((dir) => join(dir, "cgroup.procs")),
       ...argv,

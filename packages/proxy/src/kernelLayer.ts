@@ -11,6 +11,8 @@ import { LayerSetupError } from "./layers.js";
 export interface KernelLayer {
   /** Start the server confined: what its command resolved to, through the launcher. */
   launch: (argv: readonly string[]) => { argv: string[]; fd3?: string };
+  /** What a launcher started early (KernelLayerOptions.onLauncher) reads on fd 3 when released. */
+  ruleset: string | undefined;
   /** The backend of each capability, and what the compilation approximated. */
   startInfo: Record<string, unknown>;
   stop: () => Promise<void>;
@@ -34,6 +36,11 @@ export interface KernelLayerOptions {
   onEvent: (event: KernelEvent) => void;
   /** The loader died under a running server: the server must be stopped (fail closed). */
   onLoaderLost: (how: string) => void;
+  /**
+   * Once the loader is on its way, the launcher can be: its argv, when it holds on fd 3 until
+   * released with the ruleset (with Landlock; not called without, where it would not hold).
+   */
+  onLauncher?: (launch: (argv: readonly string[]) => { argv: string[] }) => void;
 }
 
 /** A kernel event as an audit log line. */
@@ -77,9 +84,18 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
       withoutLoader: backends.net.backend === null,
       withoutLandlock: backends.file.backend === null,
       seccomp: backends["memfd-exec"].backend !== null,
+      onLoaderSpawned: () => {
+        if (backends.file.backend === null || !options.onLauncher) return;
+        const argv = kernel.KernelGuard.launchArgv(resolved.argv, cgroup, containment.v1Paths, {
+          landlock: true,
+          seccomp: backends["memfd-exec"].backend !== null,
+        });
+        options.onLauncher(() => ({ argv }));
+      },
     });
     return {
       launch: () => guard.launch(resolved.argv, cgroup, containment.v1Paths),
+      ruleset: guard.ruleset,
       startInfo: {
         ...(resolved.via ? { launcher: resolved.via, launched: resolved.argv } : {}),
         l3: Object.fromEntries(kernel.CAPABILITIES.map((c) => [c, backends[c].backend ?? "none"])),

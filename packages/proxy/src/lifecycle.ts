@@ -18,27 +18,53 @@ export interface ServerContainmentOptions {
   kernel: boolean;
   /** The reaper exited while the proxy runs: the server must be stopped, for this reason. */
   onReaperLost: (reason: string) => void;
+  /**
+   * Called with the containment before the reaper starts: a held start of the server may begin
+   * here (relay.ts, `hold`), never the server itself.
+   */
+  beforeReaper?: (containment: Containment) => void;
   log?: (line: string) => void;
 }
 
 /** The server's containment, with its limits applied and its reaper armed. */
 export async function openServerContainment(options: ServerContainmentOptions): Promise<Containment> {
+  const { containment, armed } = await startServerContainment(options);
+  try {
+    await armed;
+  } catch (error) {
+    containment.dispose();
+    throw error;
+  }
+  return containment;
+}
+
+/**
+ * The server's containment with its limits applied, its reaper starting: `armed` settles once the
+ * reaper is ready (or, for a config without L3, has failed with a warning), so that the caller can
+ * start other helpers (the kernel layer) meanwhile. The server must not be spawned before `armed`
+ * has resolved; when it rejects (the error to report), the caller disposes of the containment.
+ */
+export async function startServerContainment(
+  options: ServerContainmentOptions,
+): Promise<{ containment: Containment; armed: Promise<void> }> {
   const log = options.log ?? ((line: string) => process.stderr.write(`mcpguard: ${line}\n`));
   const { binaries } = await import("@mcpguard/kernel/binaries");
   const reaper = binaries().reaper;
   const containment = createContainment({ limits: options.limits });
-  try {
-    await containment.supervise(reaper, (how) =>
+  options.beforeReaper?.(containment);
+  const armed = containment
+    .supervise(reaper, (how) =>
       options.onReaperLost(`the reaper (mcpguard-reaper) ${how}, so the server would outlive the proxy`),
-    );
-  } catch (error) {
-    if (!(error instanceof ReaperError) || options.kernel) containment.dispose();
-    if (!(error instanceof ReaperError)) throw error;
-    if (options.kernel)
-      throw new LayerSetupError(`cannot contain the server beyond the proxy's life: ${error.message}`);
-    log(`warning: ${error.message}; the server is not stopped if the proxy dies`);
-  }
-  return containment;
+    )
+    .catch((error: unknown) => {
+      if (!(error instanceof ReaperError)) throw error;
+      if (options.kernel)
+        throw new LayerSetupError(`cannot contain the server beyond the proxy's life: ${error.message}`);
+      log(`warning: ${error.message}; the server is not stopped if the proxy dies`);
+    });
+  // Awaited by the caller, maybe after other work: its failure is not unhandled meanwhile.
+  armed.catch(() => {});
+  return { containment, armed };
 }
 
 /**

@@ -52,9 +52,21 @@ export interface RelayOptions {
   withheld?: string[];
   /**
    * Start the server some other way than the containment's wrapper (the L3 launcher, which joins
-   * the cgroup itself); `fd3` is written to the child's descriptor 3.
+   * the cgroup itself); `fd3` is written to the child's descriptor 3. With {@link hold}, `fd3` is
+   * left out: the launcher's ruleset comes with the release.
    */
   launch?: (argv: readonly string[]) => { argv: string[]; fd3?: string };
+  /**
+   * Hold the server's start until this settles, so that the process that will become the server
+   * joins its cgroup (slow) while the proxy's other helpers start. A held process (the cgroup
+   * wrapper, or the L3 launcher, both from {@link launch} or the containment) has joined the cgroup
+   * but runs nothing of the server: it waits on its fd 3, and execs the server only once the release
+   * writes it (`fd3`: the launcher's ruleset; without one, the wrapper's "go"). Until then the relay
+   * reads nothing from the client and the audit log has no start event (`startInfo` is added to
+   * it). A rejection kills the held process: the server never runs, and run() resolves with 1.
+   * Where the containment is a process group (nothing to join ahead), the spawn itself waits.
+   */
+  hold?: Promise<{ fd3?: string; startInfo?: Record<string, unknown> }>;
   /** Extra fields for the audit log's start event (e.g. the L3 backends). */
   startInfo?: Record<string, unknown>;
   /**
@@ -115,8 +127,52 @@ export class Relay {
   run(): Promise<number> {
     this.#containment ??= createContainment();
     const containment = this.#containment;
-    const child = this.#spawn(containment);
-    const done = new Promise<number>((resolve) => {
+    const hold = this.#opts.hold;
+    if (!hold) {
+      const child = this.#spawn(containment, false);
+      const done = this.#whenDone(child);
+      this.#started(child, containment, this.#opts.startInfo);
+      return done;
+    }
+    if (this.#opts.launch === undefined && containment.kind !== "cgroup") {
+      return hold.then(
+        (release) => {
+          const child = this.#spawn(containment, false);
+          const done = this.#whenDone(child);
+          this.#started(child, containment, { ...release.startInfo, ...this.#opts.startInfo });
+          return done;
+        },
+        () => 1,
+      );
+    }
+    const child = this.#spawn(containment, true);
+    const done = this.#whenDone(child);
+    const gate = child.stdio[3] as Writable;
+    gate.on("error", () => {});
+    hold.then(
+      (release) => {
+        if (this.#serverGone) return;
+        gate.end(release.fd3 ?? "go\n");
+        this.#started(child, containment, { ...release.startInfo, ...this.#opts.startInfo });
+      },
+      () => {
+        if (this.#serverGone) return;
+        // Not exec'd yet: nothing of the server ran. Killed with everything in its cgroup.
+        this.#held = true;
+        void this.#killAll();
+      },
+    );
+    return done;
+  }
+
+  /** The held process was killed before its release: the server never started. */
+  #held = false;
+  /** The audit log has the start event (a held process that never became the server has none, nor an exit). */
+  #startLogged = false;
+
+  /** Resolves with the proxy's exit status once the server (or the process that was to become it) has exited. */
+  #whenDone(child: ServerChild): Promise<number> {
+    return new Promise<number>((resolve) => {
       let spawnFailed = false;
       child.once("error", (error) => {
         spawnFailed = true;
@@ -125,11 +181,19 @@ export class Relay {
       });
       child.once("exit", (code, signal) => {
         if (spawnFailed) return;
-        const status = exitStatus(code, signal);
+        const status = this.#held ? 1 : exitStatus(code, signal);
         void this.#finish(status).then(resolve);
       });
     });
+  }
 
+  /** The server is on its way: the start event, the streams, the watch on `initialize`. */
+  #started(
+    child: ServerChild,
+    containment: Containment,
+    startInfo: Record<string, unknown> | undefined,
+  ): void {
+    this.#startLogged = true;
     this.#opts.audit?.write({
       type: "lifecycle",
       event: "start",
@@ -138,11 +202,10 @@ export class Relay {
       pid: child.pid,
       containment: containment.kind,
       ...(this.#opts.withheld?.length ? { withheld: this.#opts.withheld } : {}),
-      ...this.#opts.startInfo,
+      ...startInfo,
     });
     this.#connect(child);
     this.#watchStart();
-    return done;
   }
 
   /** A server that has not answered `initialize` in time: say why, if the layers know. */
@@ -158,23 +221,29 @@ export class Relay {
     });
   }
 
-  #spawn(containment: Containment): ServerChild {
-    const launch = this.#opts.launch?.(this.#opts.argv) ?? { argv: containment.wrap(this.#opts.argv) };
+  /** Spawn the server (`held`: the process that execs it once released, see {@link RelayOptions.hold}). */
+  #spawn(containment: Containment, held: boolean): ServerChild {
+    const launch = this.#opts.launch?.(this.#opts.argv) ?? {
+      argv: containment.wrap(this.#opts.argv, { gate: held }),
+    };
     const [command, ...args] = launch.argv;
     if (!command) throw new Error("no server command given");
+    const fd3 = held || launch.fd3 !== undefined;
     const child = spawn(command, args, {
       cwd: this.#opts.cwd ?? process.cwd(),
       env: this.#opts.env ?? process.env,
-      stdio: launch.fd3 === undefined ? ["pipe", "pipe", "inherit"] : ["pipe", "pipe", "inherit", "pipe"],
+      stdio: fd3 ? ["pipe", "pipe", "inherit", "pipe"] : ["pipe", "pipe", "inherit"],
       // A new session: no controlling terminal, and the server leads its own process group.
       detached: true,
     }) as ServerChild;
-    if (launch.fd3 !== undefined) {
+    if (!held && launch.fd3 !== undefined) {
       const extra = child.stdio[3] as Writable;
       extra.on("error", () => {});
       extra.end(launch.fd3);
     }
     this.#child = child;
+    // Process-group containment learns the server's group here (its reaper is ready by now).
+    containment.serverStarted();
     return child;
   }
 
@@ -224,6 +293,8 @@ export class Relay {
   /** Stop the server and every process it started at once, saying why (a layer can no longer hold). */
   abort(reason: string): void {
     if (this.#serverGone) return;
+    // Still held: the server never starts, and the proxy exits 1 as when nothing was spawned.
+    if (this.#opts.hold && !this.#startLogged) this.#held = true;
     this.#log(`stopping the server: ${reason}`);
     void this.#killAll();
   }
@@ -311,15 +382,16 @@ export class Relay {
     if (why) this.#log(why);
     this.#router.failInFlight(status, why);
     this.#containment?.dispose();
-    this.#opts.audit?.write({
-      type: "lifecycle",
-      event: "exit",
-      server: this.serverName,
-      config: this.#opts.config,
-      pid: this.#child.pid,
-      status,
-      ...(this.#router.claimedName === undefined ? {} : { claimedName: this.#router.claimedName }),
-    });
+    if (this.#startLogged)
+      this.#opts.audit?.write({
+        type: "lifecycle",
+        event: "exit",
+        server: this.serverName,
+        config: this.#opts.config,
+        pid: this.#child.pid,
+        status,
+        ...(this.#router.claimedName === undefined ? {} : { claimedName: this.#router.claimedName }),
+      });
     this.#finished = true;
     this.#input.pause();
     await new Promise<void>((resolve) => {

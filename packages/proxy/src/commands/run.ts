@@ -10,7 +10,7 @@ import {
   abandonStart,
   type CrashContext,
   installCrashHandlers,
-  openServerContainment,
+  startServerContainment,
 } from "../lifecycle.js";
 import { LimitsError, resolveLimits } from "../limits.js";
 import { Relay } from "../relay.js";
@@ -176,18 +176,71 @@ export async function main(argv: string[]): Promise<number> {
   let kernel: KernelLayer | undefined;
   const crash: CrashContext = { config: config.name, audit, server: () => relay?.serverName ?? "server" };
   installCrashHandlers(crash);
+  // What the kernel refused before the server answered initialize: why it may not have started.
+  const startup = new StartupDenials();
+  // The server's start is held until the reaper and the kernel layer are ready, while the process
+  // that becomes the server joins its cgroup (slow): at once without L3, under L3 once the BPF
+  // loader is on its way. That process runs nothing of the server and the relay reads nothing from
+  // the client before the release (relay.ts, `hold`).
+  let release!: (start: { fd3?: string; startInfo?: Record<string, unknown> }) => void;
+  let refuse!: (error: unknown) => void;
+  const hold = new Promise<{ fd3?: string; startInfo?: Record<string, unknown> }>((resolve, reject) => {
+    release = resolve;
+    refuse = reject;
+  });
+  hold.catch(() => {});
+  let running: Promise<number> | undefined;
+  const startRelay = (launch: KernelLayer["launch"] | undefined, held: boolean, startInfo = {}) => {
+    const started = new Relay({
+      argv: command,
+      config: config.name,
+      audit,
+      env: layers.env,
+      withheld: layers.withheld,
+      interceptor: layers.interceptor,
+      containment,
+      launch,
+      ...(held ? { hold } : {}),
+      startInfo: {
+        ...startInfo,
+        ...(containment.limits ? { limits: containment.limits } : {}),
+        ...(layers.draft ? { draft: true } : {}),
+      },
+      serverName: values["server-name"] ?? layers.server,
+      startFailure: layers.kernelNeeds ? (status) => startup.summary(status) : undefined,
+      maxMessageBytes,
+      maxDepth,
+      closeGraceMs: intOption(values["close-grace-ms"], "close-grace-ms", 2000),
+      termGraceMs: intOption(values["term-grace-ms"], "term-grace-ms", 2000),
+    });
+    relay = started;
+    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+      process.on(signal, () => started.forwardSignal(signal));
+    }
+    running = started.run();
+  };
   let containment: Containment;
+  // Ready when the reaper is: the server is not spawned before.
+  let armed: Promise<void>;
   try {
     const limits = resolveLimits(
       { pidsMax: values["pids-max"], memoryMax: values["memory-max"] },
       layers.limits,
     );
-    containment = await openServerContainment({
+    ({ containment, armed } = await startServerContainment({
       limits,
       kernel: layers.kernelNeeds !== undefined,
       // Lost before the server starts: nothing to stop, but it must not start.
       onReaperLost: (reason) => (relay ? relay.abort(reason) : abandonStart(containment, reason)),
-    });
+      // Without L3 the process that becomes the server joins its cgroup while the reaper starts.
+      beforeReaper: layers.kernelNeeds
+        ? undefined
+        : (created) => {
+            containment = created;
+            crash.containment = created;
+            startRelay(undefined, true);
+          },
+    }));
   } catch (error) {
     audit?.close();
     if (error instanceof LimitsError) throw new UsageError(error.message);
@@ -195,77 +248,64 @@ export async function main(argv: string[]): Promise<number> {
     throw error;
   }
   crash.containment = containment;
-  // What the kernel refused before the server answered initialize: why it may not have started.
-  const startup = new StartupDenials();
+  // The kernel layer starts while the reaper does.
+  let kernelStart: Promise<KernelLayer> | undefined;
   if (layers.kernelNeeds) {
-    try {
-      kernel = await startKernelLayer({
-        config: config.name,
-        needs: layers.kernelNeeds,
-        argv: command,
-        env: layers.env,
-        launcherEnv: withoutAuditKeyPath(process.env),
-        cwd: process.cwd(),
-        allowPartial: values["l3-allow-partial"] === true,
-        containment,
-        onEvent: (event) => {
-          if (!relay?.answeredInitialize) startup.note(event);
-          audit?.write(kernelAuditEvent(event, relay?.serverName ?? "server", config.name));
-        },
-        onLoaderLost: (how) => {
-          const reason = `the BPF loader ${how}, so its programs no longer hold`;
-          audit?.write({
-            type: "kernel",
-            event: "loader-lost",
-            decision: "deny",
-            server: relay?.serverName ?? "server",
-            config: config.name,
-            reason,
-          });
-          // Not one more instruction of the server until it is killed.
-          containment.freeze();
-          relay?.abort(reason);
-        },
-      });
-    } catch (error) {
-      containment.dispose();
-      await containment.release();
-      audit?.close();
-      if (error instanceof LayerSetupError) throw new UsageError(`config ${config.name}: ${error.message}`);
-      throw error;
-    }
+    kernelStart = startKernelLayer({
+      config: config.name,
+      needs: layers.kernelNeeds,
+      argv: command,
+      env: layers.env,
+      launcherEnv: withoutAuditKeyPath(process.env),
+      cwd: process.cwd(),
+      allowPartial: values["l3-allow-partial"] === true,
+      containment,
+      onEvent: (event) => {
+        if (!relay?.answeredInitialize) startup.note(event);
+        audit?.write(kernelAuditEvent(event, relay?.serverName ?? "server", config.name));
+      },
+      onLoaderLost: (how) => {
+        const reason = `the BPF loader ${how}, so its programs no longer hold`;
+        audit?.write({
+          type: "kernel",
+          event: "loader-lost",
+          decision: "deny",
+          server: relay?.serverName ?? "server",
+          config: config.name,
+          reason,
+        });
+        // Not one more instruction of the server until it is killed.
+        containment.freeze();
+        relay?.abort(reason);
+      },
+      onLauncher: (launch) => startRelay(launch, true),
+    });
+  }
+  const [reaperStart, kernelStarted] = await Promise.allSettled([armed, kernelStart]);
+  if (kernelStarted.status === "fulfilled") kernel = kernelStarted.value;
+  if (reaperStart.status === "rejected" || kernelStarted.status === "rejected") {
+    const error =
+      reaperStart.status === "rejected"
+        ? reaperStart.reason
+        : (kernelStarted as PromiseRejectedResult).reason;
+    // The held process never became the server: killed, and gone before its cgroup is.
+    refuse(error);
+    await running;
+    await kernel?.stop();
+    containment.dispose();
+    await containment.release();
+    audit?.close();
+    if (error instanceof LayerSetupError) throw new UsageError(`config ${config.name}: ${error.message}`);
+    throw error;
   }
   // L1 and L2 leave to the kernel what it really enforces in this run, and only that.
   if (kernel) layers.confine?.(kernel.startInfo.l3 as Record<string, string>);
-  relay = new Relay({
-    argv: command,
-    config: config.name,
-    audit,
-    env: layers.env,
-    withheld: layers.withheld,
-    interceptor: layers.interceptor,
-    containment,
-    launch: kernel?.launch,
-    startInfo: {
-      ...kernel?.startInfo,
-      ...(containment.limits ? { limits: containment.limits } : {}),
-      ...(layers.draft ? { draft: true } : {}),
-    },
-    serverName: values["server-name"] ?? layers.server,
-    startFailure: kernel ? (status) => startup.summary(status) : undefined,
-    maxMessageBytes,
-    maxDepth,
-    closeGraceMs: intOption(values["close-grace-ms"], "close-grace-ms", 2000),
-    termGraceMs: intOption(values["term-grace-ms"], "term-grace-ms", 2000),
-  });
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-    process.on(signal, () => relay.forwardSignal(signal));
-  }
-  const running = relay.run();
-  containment.serverStarted();
+  // Under L3 without Landlock the launcher cannot hold: it starts now that everything is ready.
+  if (!running) startRelay(kernel?.launch, false, kernel?.startInfo);
+  else release({ fd3: kernel?.ruleset, startInfo: kernel?.startInfo });
   // While the server starts: a parser loads, off the relay's path.
   layers.warm?.();
-  const status = await running;
+  const status = await (running as Promise<number>);
   // The loader reports what is left, then detaches: its events belong in the log before it closes.
   await kernel?.stop();
   await containment.release();
