@@ -140,20 +140,43 @@ export function compareSummaries(baseline: Summary, current: Summary, t: Thresho
     const bp = b.latencyMs?.p50 ?? null;
     const cp = c.latencyMs?.p50 ?? null;
     const rise = bp && cp !== null ? ((cp - bp) / bp) * 100 : null;
+    const noise = medianNoise(b.latencyMs, c.latencyMs);
+    // A rise past the threshold that the runs' own spread explains is reported, not failed.
+    const withinNoise = bp !== null && cp !== null && noise > 0 && cp - bp <= noise;
     rows.push({
       config,
       metric: "p50 ms",
       baseline: bp === null ? "–" : bp.toFixed(3),
       current: cp === null ? "–" : cp.toFixed(3),
-      delta: signed(rise, "%"),
+      delta: `${signed(rise, "%")}${noise > 0 ? ` (noise ±${noise.toFixed(1)} ms)` : ""}`,
       regression:
-        rise !== null && rise > t.maxP50Rise + 1e-9
+        rise !== null && rise > t.maxP50Rise + 1e-9 && !withinNoise
           ? `p50 latency rose ${rise.toFixed(0)}% (allowed ${t.maxP50Rise}%)`
           : null,
     });
   }
   rows.push(...suiteFprRows(baseline, current, t));
   return rows;
+}
+
+/**
+ * How far two runs' p50 latencies may differ by chance: two standard errors of the difference of
+ * the medians, each median's about 1.2533 sd / sqrt(n) (its large-sample error for a normal
+ * spread; a heavier tail only widens it). Per-trial latencies are first calls of fresh servers, and
+ * with more trials than cores in parallel their spread is mostly how the CPU was shared: two runs of
+ * the same build here differed by 74% and 120% at the p50 of 21 calls each, with sd 10-17 ms. 0 when
+ * a summary lacks sd or n (a threshold alone then decides).
+ */
+export function medianNoise(
+  b: { sd?: number | null; n?: number | null } | null | undefined,
+  c: { sd?: number | null; n?: number | null } | null | undefined,
+): number {
+  const error = (l: typeof b) =>
+    l?.sd != null && l.n != null && l.n > 0 ? (1.2533 * l.sd) / Math.sqrt(l.n) : null;
+  const eb = error(b);
+  const ec = error(c);
+  if (eb === null || ec === null) return 0;
+  return 2 * Math.sqrt(eb * eb + ec * ec);
 }
 
 export function renderComparison(rows: Row[], baseline: Summary, current: Summary): string {
@@ -204,7 +227,14 @@ const ConfigRates = z.looseObject({
   apr: Rate,
   vapr: Rate,
   fpr: Rate,
-  latencyMs: z.looseObject({ p50: z.number().nullable().optional() }).nullable().optional(),
+  latencyMs: z
+    .looseObject({
+      p50: z.number().nullable().optional(),
+      sd: z.number().nullable().optional(),
+      n: z.number().int().nonnegative().nullable().optional(),
+    })
+    .nullable()
+    .optional(),
 });
 const ComparedSummary = z.looseObject({
   configs: z.record(z.string(), ConfigRates).refine((c) => Object.keys(c).length > 0, "no config in it"),

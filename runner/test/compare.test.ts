@@ -72,6 +72,30 @@ describe("compare", () => {
     expect(lenient.filter((r) => r.regression)).toEqual([]);
   });
 
+  it("does not fail a p50 rise that the runs' own spread explains, and still fails one beyond it", () => {
+    /** 21 benign first calls around `p50`, spread as on a machine running four trials on two cores. */
+    const spread = (p50: number, sd: number) => {
+      const summary = run(4, 0);
+      (summary.configs["C-x"] as { latencyMs: object }).latencyMs = {
+        n: 21,
+        p50,
+        sd,
+        mean: p50,
+        p95: 3 * p50,
+        p99: 4 * p50,
+      };
+      return summary;
+    };
+    const noisy = compareSummaries(spread(8.2, 10.5), spread(14.3, 15.9), DEFAULT_THRESHOLDS);
+    const row = noisy.find((r) => r.config === "C-x" && r.metric === "p50 ms");
+    expect(row?.regression).toBeNull();
+    expect(row?.delta).toMatch(/^\+74% \(noise ±\d+\.\d ms\)$/);
+    const real = compareSummaries(spread(8.2, 2), spread(14.3, 2), DEFAULT_THRESHOLDS);
+    expect(real.find((r) => r.config === "C-x" && r.metric === "p50 ms")?.regression).toBe(
+      "p50 latency rose 74% (allowed 50%)",
+    );
+  });
+
   it("flags a config missing from the current run", () => {
     const current = run(4, 0);
     delete current.configs["C-x"];
