@@ -19,10 +19,10 @@ export interface ServerContainmentOptions {
   /** The reaper exited while the proxy runs: the server must be stopped, for this reason. */
   onReaperLost: (reason: string) => void;
   /**
-   * Called with the containment before the reaper starts: a held start of the server may begin
-   * here (relay.ts, `hold`), never the server itself.
+   * Called with the containment once the reaper is spawned, before it is ready: a held start of the
+   * server may begin here (relay.ts, `hold`), never the server itself.
    */
-  beforeReaper?: (containment: Containment) => void;
+  onReaperSpawned?: (containment: Containment) => void;
   log?: (line: string) => void;
 }
 
@@ -51,7 +51,8 @@ export async function startServerContainment(
   const { binaries } = await import("@mcpguard/kernel/binaries");
   const reaper = binaries().reaper;
   const containment = createContainment({ limits: options.limits });
-  options.beforeReaper?.(containment);
+  // The reaper is spawned first (supervise() spawns it before it awaits anything), so that a proxy
+  // killed from here on leaves no cgroup behind either; the held start may begin while it gets ready.
   const armed = containment
     .supervise(reaper, (how) =>
       options.onReaperLost(`the reaper (mcpguard-reaper) ${how}, so the server would outlive the proxy`),
@@ -64,6 +65,7 @@ export async function startServerContainment(
     });
   // Awaited by the caller, maybe after other work: its failure is not unhandled meanwhile.
   armed.catch(() => {});
+  options.onReaperSpawned?.(containment);
   return { containment, armed };
 }
 

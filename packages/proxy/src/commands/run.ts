@@ -233,7 +233,7 @@ export async function main(argv: string[]): Promise<number> {
       // Lost before the server starts: nothing to stop, but it must not start.
       onReaperLost: (reason) => (relay ? relay.abort(reason) : abandonStart(containment, reason)),
       // Without L3 the process that becomes the server joins its cgroup while the reaper starts.
-      beforeReaper: layers.kernelNeeds
+      onReaperSpawned: layers.kernelNeeds
         ? undefined
         : (created) => {
             containment = created;
