@@ -54,6 +54,31 @@ const EXTERNAL: Record<string, string> = {
   soak: "attack the proxy for a long time: kills and generated frames (mcpguard-soak)",
 };
 
+/** The command a mistyped word most likely meant: at most two edits away (a swap counts as one). */
+function closest(word: string, names: string[]): string | undefined {
+  const distance = (a: string, b: string): number => {
+    const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+    for (let j = 1; j <= b.length; j++) (d[0] as number[])[j] = j;
+    for (let i = 1; i <= a.length; i++)
+      for (let j = 1; j <= b.length; j++) {
+        const row = d[i] as number[];
+        const prev = d[i - 1] as number[];
+        const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+        row[j] = Math.min(
+          (prev[j] as number) + 1,
+          (row[j - 1] as number) + 1,
+          (prev[j - 1] as number) + cost,
+        );
+        if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+          row[j] = Math.min(row[j] as number, ((d[i - 2] as number[])[j - 2] as number) + 1);
+      }
+    return (d[a.length] as number[])[b.length] as number;
+  };
+  const ranked = names.map((name) => ({ name, d: distance(word, name) })).sort((x, y) => x.d - y.d);
+  const best = ranked[0];
+  return best && best.d <= Math.min(2, Math.floor(best.name.length / 2)) ? best.name : undefined;
+}
+
 function usage(): string {
   const rows = [
     ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`),
@@ -83,7 +108,12 @@ export async function main(argv: string[]): Promise<number> {
   if (!command) {
     const external = findExternal(name);
     if (external) return runExternal(external, rest);
-    const hint = EXTERNAL[name] ? ` (mcpguard-${name} is not installed: run npm run setup)` : "";
+    const likely = closest(name, [...Object.keys(COMMANDS), ...Object.keys(EXTERNAL)]);
+    const hint = EXTERNAL[name]
+      ? ` (mcpguard-${name} is not installed: run npm run setup)`
+      : likely
+        ? ` (did you mean ${likely}?)`
+        : "";
     process.stderr.write(`mcpguard: unknown command "${name}"${hint}\n\n${usage()}\n`);
     return 2;
   }

@@ -30,7 +30,9 @@ const clientConfig = file("claude.json", JSON.stringify({ mcpServers: 3 }));
 
 /** [what, argv, the line stderr must hold]. */
 const CASES: [string, string[], RegExp][] = [
-  ["unknown command", ["frobnicate"], /unknown command "frobnicate"/],
+  ["unknown command", ["frobnicate"], /unknown command "frobnicate"\n/],
+  ["mistyped command", ["rnu", "--", "true"], /unknown command "rnu" \(did you mean run\?\)/],
+  ["mistyped external command", ["benhc"], /unknown command "benhc" \(did you mean bench\?\)/],
   ["run without a command", ["run", "--config", "C0"], /mcpguard run: /],
   [
     "run with a stray word before --",
