@@ -137,6 +137,8 @@ export class Relay {
     if (this.#opts.launch === undefined && containment.kind !== "cgroup") {
       return hold.then(
         (release) => {
+          // Stopped while held (abort): the server is never spawned.
+          if (this.#held) return 1;
           const child = this.#spawn(containment, false);
           const done = this.#whenDone(child);
           this.#started(child, containment, { ...release.startInfo, ...this.#opts.startInfo });
@@ -149,15 +151,23 @@ export class Relay {
     const done = this.#whenDone(child);
     const gate = child.stdio[3] as Writable;
     gate.on("error", () => {});
+    this.#gate = gate;
     hold.then(
       (release) => {
-        if (this.#serverGone) return;
+        // Stopped while held (abort): end of file on fd 3, so the held process exits without exec,
+        // even one that had not joined its cgroup yet when the cgroup was killed.
+        if (this.#serverGone || this.#held) {
+          gate.end();
+          return;
+        }
         gate.end(release.fd3 ?? "go\n");
         this.#started(child, containment, { ...release.startInfo, ...this.#opts.startInfo });
       },
       () => {
+        // Not exec'd yet: nothing of the server ran. End of file on fd 3 (it exits by itself, in its
+        // cgroup or not yet), and killed with everything in its cgroup.
+        gate.end();
         if (this.#serverGone) return;
-        // Not exec'd yet: nothing of the server ran. Killed with everything in its cgroup.
         this.#held = true;
         void this.#killAll();
       },
@@ -167,6 +177,8 @@ export class Relay {
 
   /** The held process was killed before its release: the server never started. */
   #held = false;
+  /** The held process's fd 3: the release writes it; its end without a release means exit. */
+  #gate: Writable | undefined;
   /** The audit log has the start event (a held process that never became the server has none, nor an exit). */
   #startLogged = false;
 
@@ -293,8 +305,12 @@ export class Relay {
   /** Stop the server and every process it started at once, saying why (a layer can no longer hold). */
   abort(reason: string): void {
     if (this.#serverGone) return;
-    // Still held: the server never starts, and the proxy exits 1 as when nothing was spawned.
-    if (this.#opts.hold && !this.#startLogged) this.#held = true;
+    // Still held: the server never starts, and the proxy exits 1 as when nothing was spawned. A held
+    // process that has not joined its cgroup yet escapes the kill, so its fd 3 ends too.
+    if (this.#opts.hold && !this.#startLogged) {
+      this.#held = true;
+      this.#gate?.end();
+    }
     this.#log(`stopping the server: ${reason}`);
     void this.#killAll();
   }

@@ -87,6 +87,56 @@ describe.skipIf(!cgroupReady)("a held start", () => {
     expect(existsSync(containment.cgroupPath as string)).toBe(false);
   });
 
+  /** A held process that joins no cgroup for a while (as a launcher not yet scheduled would), then waits for "go" on fd 3. */
+  function lateRelay(marker: string, hold: Promise<{ fd3?: string }>) {
+    const relay = new Relay({
+      argv: server(marker),
+      config: "C0",
+      input: new PassThrough(),
+      output: new PassThrough(),
+      containment: createContainment(),
+      launch: (argv) => ({
+        argv: [
+          "/bin/sh",
+          "-c",
+          'sleep 0.3; read -r go <&3 && [ "$go" = go ] && exec "$@" 3<&-',
+          "sh",
+          ...argv,
+        ],
+      }),
+      hold,
+      log: () => {},
+      closeGraceMs: 100,
+      termGraceMs: 100,
+    });
+    return relay;
+  }
+
+  it("stopped while held, it never runs the server, even where the held process had not joined its cgroup", async () => {
+    const marker = join(scratch, "late-abort");
+    let release!: (start: { fd3?: string }) => void;
+    const relay = lateRelay(marker, new Promise((resolve) => (release = resolve)));
+    const status = relay.run();
+    await wait(100);
+    // The reaper lost during the hold: the cgroup is killed, but the held process is not in it yet.
+    relay.abort("the reaper exited");
+    release({});
+    expect(await status).toBe(1);
+    await wait(200);
+    expect(existsSync(marker)).toBe(false);
+  }, 10_000);
+
+  it("refused while the held process has not joined its cgroup, it ends instead of waiting forever", async () => {
+    const marker = join(scratch, "late-refuse");
+    let refuse!: (error: Error) => void;
+    const relay = lateRelay(marker, new Promise((_, reject) => (refuse = reject)));
+    const status = relay.run();
+    await wait(100);
+    refuse(new Error("the loader failed"));
+    expect(await status).toBe(1);
+    expect(existsSync(marker)).toBe(false);
+  }, 10_000);
+
   it("never execs the server when its gate ends without a go (the proxy gone)", () => {
     const containment = createContainment();
     const marker = join(scratch, "gone");
