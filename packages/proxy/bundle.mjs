@@ -9,6 +9,8 @@
  *   the bundle's directory at run time), so that every lookup relative to a module (package.json
  *   for --version, bpf/.output, node_modules/.bin, bin/mcpguard.js, acorn and mvdan-sh through
  *   createRequire) finds the same file as from dist/ unbundled.
+ *   zod's error messages are bundled in English only (scripts/zod-english.mjs): its other languages
+ *   were a quarter of the bundle, read at every start for nothing.
  * - dist/mcpguard.cjs, which bin/mcpguard.js requires: runs the bundle through loader.cjs;
  * - the code cache, dist/code-cache/<node version>-<arch>/mcpguard-<bundle hash>.bin, made by
  *   running `mcpguard run --config C-app` once over the test fixture server through initialize,
@@ -33,6 +35,7 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { primeSession, sessionMessages } from "../../scripts/prime-session.mjs";
+import { zodEnglishOnly } from "../../scripts/zod-english.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /**
@@ -48,7 +51,7 @@ const DIST = PACK ? join(PACK, "dist") : join(HERE, "dist");
 const importMetaUrl = {
   name: "import-meta-url",
   setup(b) {
-    b.onLoad({ filter: /\.js$/ }, (args) => {
+    b.onLoad({ filter: /\.js$/, namespace: "file" }, (args) => {
       const source = readFileSync(args.path, "utf8");
       // The workspace's modules only (dependencies from node_modules are left to esbuild).
       if (args.path.includes(`${sep}node_modules${sep}`) || !source.includes("import.meta")) return undefined;
@@ -116,7 +119,7 @@ async function bundle() {
         '"use strict";\nconst __mcpguardModuleUrl = (rel) => require("node:url").pathToFileURL(' +
         'require("node:path").join(__dirname, rel)).href;',
     },
-    plugins: [importMetaUrl],
+    plugins: [importMetaUrl, zodEnglishOnly],
     legalComments: "none",
     logLevel: "warning",
   });

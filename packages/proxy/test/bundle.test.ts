@@ -69,6 +69,25 @@ describe("the bundled CLI", () => {
     }
   });
 
+  it("bundles zod's English messages only, and says them", () => {
+    // scripts/zod-english.mjs: the other languages are not in the bundle that every start reads.
+    const bundled = readFileSync(join(DIST, `mcpguard-${hash()}.bundle.cjs`), "latin1");
+    expect(bundled).toContain("zod/v4/locales/en.js");
+    expect(bundled).not.toMatch(/zod\/v4\/locales\/(?!en\.js|english-only\.js)[\w-]+\.js/);
+    const policy = join(scratch, "bad-policy.json");
+    writeFileSync(policy, JSON.stringify({ version: 1, server: "x", tools: { t: { read: 5 } } }));
+    let out = "";
+    try {
+      execFileSync(process.execPath, [MCPGUARD, "policy", "check", policy], {
+        encoding: "utf8",
+        stdio: "pipe",
+      });
+    } catch (error) {
+      out = `${(error as { stdout: string }).stdout}${(error as { stderr: string }).stderr}`;
+    }
+    expect(out).toContain("tools.t.read: Invalid input: expected array, received number");
+  });
+
   it("falls back to compiling from source when its cache is damaged", () => {
     // A copy of the built files, with the cache overwritten by garbage of the same length.
     const copy = join(scratch, "pkg");

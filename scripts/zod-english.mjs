@@ -1,0 +1,31 @@
+/**
+ * An esbuild plugin for the bundles started at every run (packages/proxy/bundle.mjs,
+ * servers/ts/build.mjs): zod 4's `locales` namespace with English only.
+ *
+ * zod re-exports every language's error messages as `z.locales` (and `z.core.locales`); a bundle
+ * cannot drop them by tree shaking, because `import { z } from "zod"` is the namespace object. They
+ * were 404 KB of the proxy's 1.6 MB bundle: parsed, cached and deserialized at every start, and their
+ * objects built by the bundle's top level, though nothing here calls `z.config(z.locales.xx())`.
+ * English stays what it is, the default that zod registers itself (classic/schemas.js imports
+ * ../locales/en.js directly). A program that asked for another language would find it missing
+ * (`z.locales.fr` undefined) and fail at that call, not fall back silently.
+ */
+import { join } from "node:path";
+
+const ZOD_LOCALES_IMPORTER = /[\\/]zod[\\/]v4[\\/](classic|core)[\\/][^\\/]+\.js$/;
+
+export const zodEnglishOnly = {
+  name: "zod-english-only",
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      ZOD_LOCALES_IMPORTER.test(args.importer)
+        ? { path: join(args.resolveDir, "..", "locales", "english-only.js"), namespace: "zod-english-only" }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "zod-english-only" }, (args) => ({
+      contents: `export { default as en } from ${JSON.stringify(join(args.path, "..", "en.js"))};\n`,
+      loader: "js",
+      resolveDir: join(args.path, ".."),
+    }));
+  },
+};
