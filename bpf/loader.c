@@ -156,13 +156,11 @@ int main(int argc, char **argv)
 	sigaddset(&stop_signals, SIGINT);
 	sigprocmask(SIG_BLOCK, &stop_signals, NULL);
 
-	cgroup_fd = cgroup_open(dir, &cgroup_id);
-	if (cgroup_fd < 0)
-		fail("cgroup %s: %s", dir, cgroup_fd == -ENOTDIR ? "not a cgroup2 directory" : strerror(-cgroup_fd));
-
 	/*
 	 * Load (and so verify) the programs before reading the policy, which only fills their maps:
-	 * the proxy starts the loader first and compiles the policy while the kernel verifies.
+	 * the proxy starts the loader first and compiles the policy while the kernel verifies. The
+	 * cgroup is opened only once the policy is read, so the loader may start before the cgroup
+	 * exists (the proxy creates it while the programs verify, and writes the policy after).
 	 */
 	err = net_load(&net);
 	if (err)
@@ -173,6 +171,9 @@ int main(int argc, char **argv)
 		fail("loading the BPF LSM programs: %s", strerror(-err));
 
 	policy = policy_read(policy_file);
+	cgroup_fd = cgroup_open(dir, &cgroup_id);
+	if (cgroup_fd < 0)
+		fail("cgroup %s: %s", dir, cgroup_fd == -ENOTDIR ? "not a cgroup2 directory" : strerror(-cgroup_fd));
 	net_maps(net, &maps);
 	maps.inodes = lsm ? lsm_inodes(lsm_skel) : NULL;
 	policy_apply(policy, cgroup_id, &maps);

@@ -6,16 +6,13 @@
  * whatever happens to the loader; its telemetry (and, on BPF LSM hosts, LSM programs) end with it,
  * so a loader that dies under a running server still makes the caller stop the server.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { statSync } from "node:fs";
-import type { Readable, Writable } from "node:stream";
 import { binaries } from "./binaries.js";
 import { type Compiled, compile, type KernelNeeds } from "./compile.js";
+import { type KernelEvent, KernelSetupError, PendingLoader } from "./loader.js";
 
-export interface KernelEvent {
-  type: string;
-  [key: string]: unknown;
-}
+export { type KernelEvent, KernelSetupError, PendingLoader };
 
 export interface GuardOptions {
   /** The server's cgroup directory (created by the caller, empty). */
@@ -44,10 +41,8 @@ export interface GuardOptions {
    * the caller may start a launcher that holds on its ruleset (see {@link KernelGuard.launchArgv}).
    */
   onLoaderSpawned?: () => void;
-}
-
-export class KernelSetupError extends Error {
-  override readonly name = "KernelSetupError";
+  /** The loader, spawned ahead with {@link KernelGuard.spawnLoader} for the same cgroup. */
+  loader?: PendingLoader;
 }
 
 export class KernelGuard {
@@ -61,10 +56,19 @@ export class KernelGuard {
     private readonly seccomp: boolean,
   ) {}
 
+  /**
+   * Spawn the BPF loader for `cgroup` ahead of {@link start}: it loads and verifies its programs,
+   * then waits for its policy, and opens the cgroup only once it has read it, so the cgroup need not
+   * exist yet. Pass the result to start() as `loader`, or abort() it.
+   */
+  static spawnLoader(options: { cgroup: string; lsm: boolean; readyTimeoutMs?: number }): PendingLoader {
+    return new PendingLoader(options);
+  }
+
   static async start(options: GuardOptions): Promise<KernelGuard> {
-    const bins = binaries();
     const landlock = !options.withoutLandlock;
     if (options.withoutLoader) {
+      options.loader?.abort();
       options.onLoaderSpawned?.();
       const compiled = await compile(options.needs, options.argv, options.env);
       return new KernelGuard(
@@ -80,66 +84,27 @@ export class KernelGuard {
     // The policy travels on a pipe (fd 3): no file of the harness lands in the server's world. The
     // loader loads and verifies its programs before it reads the policy, so it starts first and
     // the policy is compiled meanwhile; it attaches nothing before it has read the policy.
-    const args = ["--cgroup", options.cgroup, "--policy", "/dev/fd/3", ...(options.lsm ? ["--lsm"] : [])];
-    const loader = spawn(bins.loader, args, { stdio: ["pipe", "pipe", "pipe", "pipe"] });
-    // A loader that fails early closes these: its exit status tells why, not the EPIPE.
-    loader.stdin?.on("error", () => {});
-    const policyPipe = (loader.stdio[3] as Writable).on("error", () => {});
-    const stdout = loader.stdout as Readable;
-    let stderr = "";
-    (loader.stderr as Readable).on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const exited = new Promise<void>((resolve) => loader.once("close", () => resolve()));
-    let timer: NodeJS.Timeout | undefined;
-    const ready = new Promise<KernelEvent>((resolve, reject) => {
-      let buffer = "";
-      timer = setTimeout(
-        () => reject(new KernelSetupError("the BPF loader did not become ready in time")),
-        options.readyTimeoutMs ?? 15_000,
+    const pending = options.loader ?? KernelGuard.spawnLoader(options);
+    if (pending.cgroup !== options.cgroup || pending.lsm !== options.lsm) {
+      pending.abort();
+      throw new KernelSetupError(
+        `the BPF loader was started for ${pending.cgroup}${pending.lsm ? " with" : " without"} LSM, not for ${options.cgroup}${options.lsm ? " with" : " without"} LSM`,
       );
-      loader.once("error", (error) =>
-        reject(new KernelSetupError(`cannot start the BPF loader ${bins.loader}: ${error.message}`)),
-      );
-      loader.once("exit", (code) =>
-        reject(new KernelSetupError(stderr.trim() || `the BPF loader exited with status ${code}`)),
-      );
-      stdout.on("data", (chunk: Buffer) => {
-        buffer += chunk.toString();
-        let nl = buffer.indexOf("\n");
-        while (nl !== -1) {
-          const line = buffer.slice(0, nl);
-          buffer = buffer.slice(nl + 1);
-          nl = buffer.indexOf("\n");
-          let event: KernelEvent;
-          try {
-            event = JSON.parse(line);
-          } catch {
-            continue;
-          }
-          if (event.type === "ready") {
-            clearTimeout(timer);
-            resolve(event);
-          } else {
-            options.onEvent(event);
-          }
-        }
-      });
-    });
-    // Settled while the policy compiles: awaited (and its failure thrown) below.
-    ready.catch(() => {});
+    }
+    pending.onEvent = options.onEvent;
+    const loader = pending.process;
     try {
       options.onLoaderSpawned?.();
       const compiled = await compile(options.needs, options.argv, options.env);
-      policyPipe.end(compiled.loaderPolicy);
-      const event = await ready;
+      pending.policyPipe.end(compiled.loaderPolicy);
+      const event = await pending.ready;
       loader.removeAllListeners("exit");
       const guard = new KernelGuard(
         compiled,
         Number(event.cgroupId),
         (event.programs as string[]) ?? [],
         loader,
-        exited,
+        pending.exited,
         landlock,
         options.seccomp !== false,
       );
@@ -149,8 +114,7 @@ export class KernelGuard {
       });
       return guard;
     } catch (error) {
-      clearTimeout(timer);
-      loader.kill("SIGKILL");
+      pending.abort();
       throw error;
     }
   }

@@ -103,8 +103,16 @@ interface Run {
 }
 
 /** Start `argv` in a fresh cgroup under L3 compiled from `needs`, wait for it, tear everything down. */
-async function guarded(needs: KernelNeeds, argv: string[], extraRules: string[][] = []): Promise<Run> {
+async function guarded(
+  needs: KernelNeeds,
+  argv: string[],
+  extraRules: string[][] = [],
+  options: { loaderFirst?: boolean } = {},
+): Promise<Run> {
   const cgroup = join(CGROUP2, `mcpguard-edge-${process.pid}-${Math.random().toString(16).slice(2)}`);
+  // As `mcpguard run` does: the loader verifies its programs before the cgroup is made.
+  const loader = options.loaderFirst ? KernelGuard.spawnLoader({ cgroup, lsm: false }) : undefined;
+  if (loader) await new Promise((resolve) => setTimeout(resolve, 30));
   mkdirSync(cgroup);
   const events: KernelEvent[] = [];
   const env = { PATH, HOME: home, TMPDIR: tmp, LANG: "C.UTF-8" };
@@ -114,8 +122,10 @@ async function guarded(needs: KernelNeeds, argv: string[], extraRules: string[][
     argv,
     env,
     lsm: false,
+    loader,
     onEvent: (e) => events.push(e),
   });
+  expect(guard.cgroupId).toBe(statSync(cgroup).ino);
   try {
     const launch = guard.launch(argv, cgroup);
     const child = spawn(launch.argv[0] as string, launch.argv.slice(1), {
@@ -220,6 +230,42 @@ describe.skipIf(skip)("L3 on this host (Landlock + cgroup BPF)", () => {
     expect(sink.contacts).toEqual([]);
     const ops = events.filter((e) => e.type === "deny" && e.backend === "cgroup-bpf").map((e) => e.op);
     expect(ops).toEqual(expect.arrayContaining(["connect4", "connect6", "sendmsg4"]));
+  });
+
+  it("holds with a loader started before its cgroup existed (it opens the cgroup once it has read its policy)", async () => {
+    const needs = { ...workspaceOnly(), network: [`127.0.0.1:${allowedPort}`] };
+    const { results, events } = await guarded(
+      needs,
+      [
+        PYTHON,
+        "-B",
+        join(ws, "probe.py"),
+        ...["tcp4", "127.0.0.1", String(allowedPort), "--", "tcp4", "127.0.0.2", String(allowedPort)],
+      ],
+      [],
+      { loaderFirst: true },
+    );
+    expect(results).toEqual([{ ok: true }, expect.objectContaining({ ok: false, errno: 1 })]);
+    expect(events.filter((e) => e.type === "deny" && e.backend === "cgroup-bpf").map((e) => e.op)).toEqual([
+      "connect4",
+    ]);
+  });
+
+  it("refuses a loader started for another cgroup, and ends it", async () => {
+    const loader = KernelGuard.spawnLoader({ cgroup: join(CGROUP2, "mcpguard-edge-other"), lsm: false });
+    await expect(
+      KernelGuard.start({
+        cgroup: join(CGROUP2, "mcpguard-edge-this"),
+        needs: workspaceOnly(),
+        argv: [PYTHON],
+        env: { PATH },
+        lsm: false,
+        loader,
+        onEvent: () => {},
+      }),
+    ).rejects.toThrow(/started for .*mcpguard-edge-other without LSM, not for .*mcpguard-edge-this/);
+    await loader.exited;
+    expect(loader.process.signalCode).toBe("SIGKILL");
   });
 
   it("holds for children and grandchildren", async () => {

@@ -1,0 +1,98 @@
+/**
+ * The BPF loader (bpf/loader.c) on its way, apart from the rest of the kernel layer so that it can
+ * be spawned first, before the kernel package and its schemas load: it loads and verifies its
+ * programs, then waits for its policy on fd 3, and opens its cgroup (which need not exist when it
+ * starts) and attaches anything only once it has read that policy. KernelGuard.start() takes it
+ * over.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import type { Readable, Writable } from "node:stream";
+import { binaries } from "./binaries.js";
+
+export interface KernelEvent {
+  type: string;
+  [key: string]: unknown;
+}
+
+export class KernelSetupError extends Error {
+  override readonly name = "KernelSetupError";
+}
+
+/**
+ * A BPF loader on its way: loading and verifying its programs, then waiting for its policy on
+ * fd 3. `ready` settles with its `ready` event, or rejects with why it failed (its exit status
+ * and stderr, or a timeout).
+ */
+export class PendingLoader {
+  readonly cgroup: string;
+  readonly process: ChildProcess;
+  readonly ready: Promise<KernelEvent>;
+  readonly exited: Promise<void>;
+  readonly policyPipe: Writable;
+  /** Where the events after `ready` go (set by KernelGuard.start). */
+  onEvent: (event: KernelEvent) => void = () => {};
+  #timer: NodeJS.Timeout | undefined;
+
+  /** Whether it loads the BPF LSM programs too (--lsm). */
+  readonly lsm: boolean;
+
+  constructor(options: { cgroup: string; lsm: boolean; readyTimeoutMs?: number }) {
+    const bins = binaries();
+    this.cgroup = options.cgroup;
+    this.lsm = options.lsm;
+    const args = ["--cgroup", options.cgroup, "--policy", "/dev/fd/3", ...(options.lsm ? ["--lsm"] : [])];
+    const loader = spawn(bins.loader, args, { stdio: ["pipe", "pipe", "pipe", "pipe"] });
+    this.process = loader;
+    // A loader that fails early closes these: its exit status tells why, not the EPIPE.
+    loader.stdin?.on("error", () => {});
+    this.policyPipe = (loader.stdio[3] as Writable).on("error", () => {});
+    const stdout = loader.stdout as Readable;
+    let stderr = "";
+    (loader.stderr as Readable).on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    this.exited = new Promise<void>((resolve) => loader.once("close", () => resolve()));
+    this.ready = new Promise<KernelEvent>((resolve, reject) => {
+      let buffer = "";
+      this.#timer = setTimeout(
+        () => reject(new KernelSetupError("the BPF loader did not become ready in time")),
+        options.readyTimeoutMs ?? 15_000,
+      );
+      loader.once("error", (error) =>
+        reject(new KernelSetupError(`cannot start the BPF loader ${bins.loader}: ${error.message}`)),
+      );
+      loader.once("exit", (code) =>
+        reject(new KernelSetupError(stderr.trim() || `the BPF loader exited with status ${code}`)),
+      );
+      stdout.on("data", (chunk: Buffer) => {
+        buffer += chunk.toString();
+        let nl = buffer.indexOf("\n");
+        while (nl !== -1) {
+          const line = buffer.slice(0, nl);
+          buffer = buffer.slice(nl + 1);
+          nl = buffer.indexOf("\n");
+          let event: KernelEvent;
+          try {
+            event = JSON.parse(line);
+          } catch {
+            continue;
+          }
+          if (event.type === "ready") {
+            clearTimeout(this.#timer);
+            resolve(event);
+          } else {
+            this.onEvent(event);
+          }
+        }
+      });
+    });
+    // Settled while the policy compiles, or before start() is called: awaited there.
+    this.ready.catch(() => {});
+  }
+
+  /** Kill the loader: its programs are not going to be used (it has attached nothing unless ready). */
+  abort(): void {
+    clearTimeout(this.#timer);
+    this.process.kill("SIGKILL");
+  }
+}
