@@ -270,13 +270,27 @@ export function removeCgroupTree(path: string): boolean {
   return ok;
 }
 
+/** A name for the next server cgroup of this process, unique within it. */
+export function containmentName(): string {
+  return `mcpguard-${process.pid}-${++sequence}`;
+}
+
+/**
+ * The directory createContainment({ name }) will make the server's cgroup, when this host has a
+ * cgroup2 hierarchy (whether it can be created there is known only then).
+ */
+export function plannedCgroupPath(name: string): string | undefined {
+  const cg = findCgroup2();
+  return cg ? join(cg.mount, cg.self, name) : undefined;
+}
+
 /**
  * A cgroup when one can be created here, otherwise a process group. With `limits`, the cgroup
  * enforces them where the kernel can (limits.ts).
  */
 export function createContainment(options: { name?: string; limits?: Limits } = {}): Containment {
   const cg = findCgroup2();
-  const name = options.name ?? `mcpguard-${process.pid}-${++sequence}`;
+  const name = options.name ?? containmentName();
   if (cg) {
     const parent = join(cg.mount, cg.self);
     const path = join(parent, name);

@@ -1,9 +1,14 @@
 /**
- * L3 for one server start: probe the backends, refuse (fail closed) when a capability the config
- * needs has none, then start the kernel guard on the server's cgroup (the caller's containment).
+ * L3 for one server start, in two steps:
+ * - prepareKernelLayer(), first thing: probe the backends, refuse (fail closed) when a capability
+ *   has none, and spawn the BPF loader for the cgroup the server will have, which it opens only
+ *   once it has read its policy. Its programs verify while the policy loads and the cgroup is made.
+ * - startKernelLayer(), once the layers and the server's containment are built: the kernel guard
+ *   on that cgroup, with the policy compiled for the loader and the launcher.
  * The kernel package is loaded only by configs that use it.
  */
-import type { KernelEvent, KernelNeeds } from "@mcpguard/kernel";
+import { existsSync } from "node:fs";
+import type { KernelEvent, KernelNeeds, PendingLoader } from "@mcpguard/kernel";
 import type { AuditEvent } from "./audit.js";
 import type { Containment } from "./containment.js";
 import { LayerSetupError } from "./layers.js";
@@ -18,8 +23,69 @@ export interface KernelLayer {
   stop: () => Promise<void>;
 }
 
+type Kernel = typeof import("@mcpguard/kernel");
+
+/** What prepareKernelLayer() found and started: pass it to startKernelLayer(), or abort() it. */
+export interface PreparedKernelLayer {
+  kernel: Kernel;
+  probe: Awaited<ReturnType<Kernel["probeBackends"]>>;
+  backends: ReturnType<Kernel["capabilityBackends"]> & ReturnType<Kernel["hardeningBackends"]>;
+  /** The loader, when there is a cgroup to plan for and a backend that needs it. */
+  loader: PendingLoader | undefined;
+  /** The server will not start: kill the loader. */
+  abort(): void;
+}
+
+/**
+ * Spawn the loader for `cgroup`, the server's cgroup to be (containment.ts, plannedCgroupPath), when
+ * one is planned; then probe the backends and refuse what cannot be enforced. The loader is spawned
+ * before the probe (whose cache read loads the kernel package and zod, about 10 ms), as the probe
+ * usually answers on this kind of host: without the BPF LSM programs. It attaches nothing until it
+ * has read its policy, so when the probe answers otherwise it is killed, and one with --lsm started,
+ * or none where the loader cannot run.
+ */
+export async function prepareKernelLayer(options: {
+  allowPartial: boolean;
+  cgroup: string | undefined;
+}): Promise<PreparedKernelLayer> {
+  const { binaries } = await import("@mcpguard/kernel/binaries");
+  const { PendingLoader } = await import("@mcpguard/kernel/loader");
+  let loader =
+    options.cgroup !== undefined && existsSync(binaries().loader)
+      ? new PendingLoader({ cgroup: options.cgroup, lsm: false })
+      : undefined;
+  const abort = () => loader?.abort();
+  try {
+    const kernel = await import("@mcpguard/kernel");
+    const probe = await kernel.probeBackends();
+    const backends = { ...kernel.capabilityBackends(probe), ...kernel.hardeningBackends(probe) };
+    const names = [...kernel.CAPABILITIES, ...kernel.HARDENING];
+    const missing = names.filter((c) => backends[c].backend === null);
+    if (missing.length > 0 && !options.allowPartial) {
+      const why = missing.map((c) => `${c}: ${backends[c].detail}`).join("; ");
+      throw new LayerSetupError(
+        `needs L3 enforcement of ${missing.join(", ")}, which no backend provides here (${why}); ` +
+          "see `mcpguard doctor`, or pass --l3-allow-partial to run with those left open",
+      );
+    }
+    if (loader && (backends.net.backend === null || loader.lsm !== probe.lsm)) {
+      loader.abort();
+      loader =
+        backends.net.backend !== null && options.cgroup !== undefined
+          ? new PendingLoader({ cgroup: options.cgroup, lsm: probe.lsm })
+          : undefined;
+    }
+    return { kernel, probe, backends, loader, abort };
+  } catch (error) {
+    abort();
+    throw error;
+  }
+}
+
 export interface KernelLayerOptions {
   config: string;
+  /** From prepareKernelLayer(), which this call takes over (it aborts it on failure). */
+  prepared: PreparedKernelLayer;
   needs: KernelNeeds;
   argv: readonly string[];
   env: NodeJS.ProcessEnv;
@@ -29,8 +95,6 @@ export interface KernelLayerOptions {
    */
   launcherEnv: NodeJS.ProcessEnv;
   cwd: string;
-  /** The operator accepts running with the capabilities no backend enforces left open. */
-  allowPartial: boolean;
   /** The server's containment: it must be a cgroup. The caller disposes of it. */
   containment: Containment;
   onEvent: (event: KernelEvent) => void;
@@ -51,20 +115,10 @@ export function kernelAuditEvent(event: KernelEvent, server: string, config: str
 }
 
 export async function startKernelLayer(options: KernelLayerOptions): Promise<KernelLayer> {
-  const kernel = await import("@mcpguard/kernel");
-  const probe = await kernel.probeBackends();
-  const backends = { ...kernel.capabilityBackends(probe), ...kernel.hardeningBackends(probe) };
-  const names = [...kernel.CAPABILITIES, ...kernel.HARDENING];
-  const missing = names.filter((c) => backends[c].backend === null);
-  if (missing.length > 0 && !options.allowPartial) {
-    const why = missing.map((c) => `${c}: ${backends[c].detail}`).join("; ");
-    throw new LayerSetupError(
-      `needs L3 enforcement of ${missing.join(", ")}, which no backend provides here (${why}); ` +
-        "see `mcpguard doctor`, or pass --l3-allow-partial to run with those left open",
-    );
-  }
+  const { kernel, probe, backends, loader } = options.prepared;
   const { containment } = options;
   if (containment.kind !== "cgroup" || !containment.cgroupPath) {
+    options.prepared.abort();
     throw new LayerSetupError(
       "L3 needs a cgroup of its own for the server: run as root on a host with a writable cgroup2 hierarchy",
     );
@@ -79,6 +133,7 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
       argv: resolved.argv,
       env: options.env,
       lsm: probe.lsm,
+      loader,
       onEvent: options.onEvent,
       onLoaderLost: options.onLoaderLost,
       withoutLoader: backends.net.backend === null,
@@ -105,6 +160,7 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
       stop: () => guard.stop(),
     };
   } catch (error) {
+    options.prepared.abort();
     if (error instanceof kernel.KernelSetupError) throw new LayerSetupError(error.message);
     if (error instanceof kernel.LaunchError) throw new LayerSetupError(`under L3: ${error.message}`);
     throw error;

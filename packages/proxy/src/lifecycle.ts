@@ -14,6 +14,8 @@ export const EXIT_INTERNAL = 70;
 
 export interface ServerContainmentOptions {
   limits: Limits;
+  /** The cgroup's name (containment.ts, containmentName), when it was planned ahead. */
+  name?: string;
   /** An L3 config: without a reaper it does not start (fail closed); others run with a warning. */
   kernel: boolean;
   /** The reaper exited while the proxy runs: the server must be stopped, for this reason. */
@@ -50,7 +52,7 @@ export async function startServerContainment(
   const log = options.log ?? ((line: string) => process.stderr.write(`mcpguard: ${line}\n`));
   const { binaries } = await import("@mcpguard/kernel/binaries");
   const reaper = binaries().reaper;
-  const containment = createContainment({ limits: options.limits });
+  const containment = createContainment({ limits: options.limits, name: options.name });
   // The reaper is spawned first (supervise() spawns it before it awaits anything), so that a proxy
   // killed from here on leaves no cgroup behind either; the held start may begin while it gets ready.
   const armed = containment

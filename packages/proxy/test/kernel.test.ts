@@ -1,9 +1,10 @@
 /** The L3 configs in `mcpguard run`: kernel enforcement below the server's code, and failing closed. */
 import { spawnSync } from "node:child_process";
 import { createSocket } from "node:dgram";
-import { copyFileSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { findCgroup2 } from "../src/containment.ts";
 import {
   connect,
   eventually,
@@ -129,6 +130,32 @@ describe.skipIf(!ready)("L3 configs", () => {
     expect(readNdjson(log)).toContainEqual(
       expect.objectContaining({ type: "kernel", event: "loader-lost", decision: "deny" }),
     );
+  });
+
+  it("a start refused for its policy ends the BPF loader it had started first, and makes no cgroup", async () => {
+    const bad = join(scratch, "bad-policy.json");
+    writeFileSync(bad, "{ not json");
+    const refused = new RawProxy(["--config", "C-full", "--policy", bad, "--", process.execPath, FIXTURE], {
+      cwd: work,
+    });
+    const name = `mcpguard-${refused.child.pid}-`;
+    expect((await refused.exited).code).toBe(2);
+    expect(refused.stderr).toMatch(/^mcpguard run: config C-full: .*bad-policy\.json: not valid JSON/);
+    // The loader was started for the cgroup the server would have had, which was never made.
+    const loaders = () =>
+      readdirSync("/proc")
+        .filter((p) => /^\d+$/.test(p))
+        .filter((p) => {
+          try {
+            const argv = readFileSync(`/proc/${p}/cmdline`, "utf8");
+            return argv.includes("mcpguard-loader") && argv.includes(name);
+          } catch {
+            return false;
+          }
+        });
+    expect(await eventually(() => loaders().length === 0)).toBe(true);
+    const cg = findCgroup2() as { mount: string; self: string };
+    expect(readdirSync(join(cg.mount, cg.self)).filter((d) => d.startsWith(name))).toEqual([]);
   });
 
   it("refuses to start when a capability has no backend, naming it; runs with --l3-allow-partial and records it", async () => {

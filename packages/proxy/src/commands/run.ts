@@ -3,8 +3,14 @@ import { defineCommand, intOption, UsageError } from "../args.js";
 import { DEFAULT_AUDIT_KEEP, DEFAULT_AUDIT_MAX_BYTES } from "../audit.js";
 import { openAuditLog, withoutAuditKeyPath } from "../auditKey.js";
 import { ConfigError, resolveConfig } from "../configs.js";
-import type { Containment } from "../containment.js";
-import { type KernelLayer, kernelAuditEvent, startKernelLayer } from "../kernelLayer.js";
+import { type Containment, containmentName, plannedCgroupPath } from "../containment.js";
+import {
+  type KernelLayer,
+  kernelAuditEvent,
+  type PreparedKernelLayer,
+  prepareKernelLayer,
+  startKernelLayer,
+} from "../kernelLayer.js";
 import { buildLayers, LayerSetupError, type Layers } from "../layers.js";
 import {
   abandonStart,
@@ -133,6 +139,41 @@ export async function main(argv: string[]): Promise<number> {
   if (maxDepth < 1 || maxDepth > MAX_DEPTH_LIMIT)
     throw new UsageError(`--max-depth must be between 1 and ${MAX_DEPTH_LIMIT}, got ${maxDepth}`);
 
+  // Under L3 the BPF loader starts first, for the cgroup the server will have: its programs load
+  // and verify (most of an L3 start) while the policy loads and the cgroup is made. It opens the
+  // cgroup, and attaches anything, only once it has read the policy compiled for it.
+  const cgroupName = containmentName();
+  let prepared: PreparedKernelLayer | undefined;
+  if (config.layers.includes("L3")) {
+    try {
+      prepared = await prepareKernelLayer({
+        allowPartial: values["l3-allow-partial"] === true,
+        cgroup: plannedCgroupPath(cgroupName),
+      });
+    } catch (error) {
+      if (error instanceof LayerSetupError) throw new UsageError(`config ${config.name}: ${error.message}`);
+      throw error;
+    }
+  }
+  try {
+    return await serve({ values, command, config, maxMessageBytes, maxDepth, cgroupName, prepared });
+  } finally {
+    // On every way out, the loader is ended if startKernelLayer() never took it over (a bad policy,
+    // a refused start); after a run it has exited already.
+    prepared?.abort();
+  }
+}
+
+async function serve(options: {
+  values: NonNullable<ReturnType<typeof RUN.parse>>["values"];
+  command: string[];
+  config: ReturnType<typeof resolveConfig>;
+  maxMessageBytes: number;
+  maxDepth: number;
+  cgroupName: string;
+  prepared: PreparedKernelLayer | undefined;
+}): Promise<number> {
+  const { values, command, config, maxMessageBytes, maxDepth, cgroupName, prepared } = options;
   let layers: Layers;
   try {
     layers = await buildLayers({
@@ -229,6 +270,7 @@ export async function main(argv: string[]): Promise<number> {
     );
     ({ containment, armed } = await startServerContainment({
       limits,
+      name: cgroupName,
       kernel: layers.kernelNeeds !== undefined,
       // Lost before the server starts: nothing to stop, but it must not start.
       onReaperLost: (reason) => (relay ? relay.abort(reason) : abandonStart(containment, reason)),
@@ -251,14 +293,16 @@ export async function main(argv: string[]): Promise<number> {
   // The kernel layer starts while the reaper does.
   let kernelStart: Promise<KernelLayer> | undefined;
   if (layers.kernelNeeds) {
+    // A config with L3 prepared it above: never a start without it.
+    if (!prepared) throw new Error(`config ${config.name} has kernel needs but no kernel layer`);
     kernelStart = startKernelLayer({
       config: config.name,
+      prepared,
       needs: layers.kernelNeeds,
       argv: command,
       env: layers.env,
       launcherEnv: withoutAuditKeyPath(process.env),
       cwd: process.cwd(),
-      allowPartial: values["l3-allow-partial"] === true,
       containment,
       onEvent: (event) => {
         if (!relay?.answeredInitialize) startup.note(event);
