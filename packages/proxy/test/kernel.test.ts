@@ -158,6 +158,30 @@ describe.skipIf(!ready)("L3 configs", () => {
     expect(readdirSync(join(cg.mount, cg.self)).filter((d) => d.startsWith(name))).toEqual([]);
   });
 
+  it("replaces the loader it started first when the probe says BPF LSM: it takes --lsm (which this host refuses at load)", async () => {
+    // A probe cache of this host's answer, but with BPF LSM loadable: the loader spawned before the
+    // probe (without LSM) must give way to one that loads the LSM programs too.
+    const cache = join(scratch, "cache");
+    const env = { ...process.env, MCPGUARD_CACHE_DIR: cache };
+    expect(spawnSync(process.execPath, [MCPGUARD, "doctor", "--json"], { env }).status).toBe(0);
+    const dir = join(cache, "probe");
+    const [entry] = readdirSync(dir).filter((f) => f.endsWith(".json"));
+    const probe = JSON.parse(readFileSync(join(dir, entry as string), "utf8"));
+    expect(probe.lsm).toBe(false);
+    writeFileSync(join(dir, entry as string), JSON.stringify({ ...probe, lsm: true, errors: {} }));
+    const refused = new RawProxy(
+      ["--config", "C-full", "--policy", POLICY, "--", process.execPath, FIXTURE],
+      {
+        cwd: work,
+        env,
+      },
+    );
+    expect((await refused.exited).code).toBe(2);
+    expect(refused.stderr).toMatch(
+      /^mcpguard run: config C-full: mcpguard-loader: loading the BPF LSM programs: /m,
+    );
+  });
+
   it("refuses to start when a capability has no backend, naming it; runs with --l3-allow-partial and records it", async () => {
     const partial = join(scratch, "bpf");
     mkdirSync(partial);
