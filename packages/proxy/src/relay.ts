@@ -87,6 +87,15 @@ export function exitStatus(code: number | null, signal: NodeJS.Signals | null): 
 
 type ServerChild = ChildProcessByStdio<Writable, Readable, null>;
 
+/** What one chunk of input yields for each side. */
+interface Batch {
+  client: Buffer[];
+  server: Buffer[];
+}
+
+const joined = (parts: Buffer[]): Buffer =>
+  parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+
 export class Relay {
   readonly #opts: RelayOptions;
   readonly #input: Readable;
@@ -104,6 +113,8 @@ export class Relay {
   /** Writes to the server that wait for its pipe to drain. */
   #serverBacklog = false;
   #timers: NodeJS.Timeout[] = [];
+  /** While a chunk is handled: the bytes it yields for each side, written once it is done. */
+  #batch: Batch | undefined;
 
   constructor(options: RelayOptions) {
     this.#opts = options;
@@ -271,14 +282,14 @@ export class Relay {
       { frame: (frame) => router.serverFrame(frame), error: (error) => router.serverTooLarge(error) },
       maxBytes,
     );
-    this.#input.on("data", (chunk: Buffer) => this.#corked(() => fromClient.push(chunk)));
+    this.#input.on("data", (chunk: Buffer) => this.#batched(() => fromClient.push(chunk)));
     this.#input.once("end", () => {
-      this.#corked(() => fromClient.end());
+      this.#batched(() => fromClient.end());
       this.#onClientClosed();
     });
     this.#input.once("error", () => this.#onClientClosed());
-    child.stdout.on("data", (chunk: Buffer) => this.#corked(() => fromServer.push(chunk)));
-    child.stdout.once("end", () => this.#corked(() => fromServer.end()));
+    child.stdout.on("data", (chunk: Buffer) => this.#batched(() => fromServer.push(chunk)));
+    child.stdout.once("end", () => this.#batched(() => fromServer.end()));
     // A server that exits while we write to it surfaces as EPIPE here; its exit is handled above.
     child.stdin.on("error", () => {});
     child.stdin.on("drain", () => {
@@ -336,20 +347,20 @@ export class Relay {
   }
 
   /**
-   * Handle one chunk with both outputs corked, so the messages it yields leave in one write each
-   * way, not one write (and one pending request object) per message.
+   * Handle one chunk so that the messages it yields leave in one write each way, not one write per
+   * message: they are collected while it is handled and written, in order, once it is done (before
+   * anything else runs). Streams' cork() and an uncork() on the next tick did the same, at a few
+   * microseconds more per chunk on every call's path.
    */
-  #corked(handle: () => void): void {
-    const stdin = this.#child.stdin;
-    this.#output.cork();
-    stdin.cork();
+  #batched(handle: () => void): void {
+    const batch: Batch = { client: [], server: [] };
+    this.#batch = batch;
     try {
       handle();
     } finally {
-      process.nextTick(() => {
-        this.#output.uncork();
-        stdin.uncork();
-      });
+      this.#batch = undefined;
+      if (batch.client.length) this.#writeClient(joined(batch.client));
+      if (batch.server.length) this.#writeServer(joined(batch.server));
     }
   }
 
@@ -367,6 +378,16 @@ export class Relay {
   }
 
   #toClient(bytes: Buffer): void {
+    if (this.#batch) this.#batch.client.push(bytes);
+    else this.#writeClient(bytes);
+  }
+
+  #toServer(bytes: Buffer): void {
+    if (this.#batch) this.#batch.server.push(bytes);
+    else this.#writeServer(bytes);
+  }
+
+  #writeClient(bytes: Buffer): void {
     if (this.#output.writableEnded || this.#output.destroyed) return;
     if (!this.#output.write(bytes) && !this.#clientBacklog) {
       this.#clientBacklog = true;
@@ -374,7 +395,7 @@ export class Relay {
     }
   }
 
-  #toServer(bytes: Buffer): void {
+  #writeServer(bytes: Buffer): void {
     const stdin = this.#child.stdin;
     if (stdin.writableEnded || stdin.destroyed) return;
     if (!stdin.write(bytes) && !this.#serverBacklog) {

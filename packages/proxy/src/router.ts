@@ -364,7 +364,7 @@ export class Router {
 
   /** Decide a call (or record a verdict already reached) and audit the decision. */
   #decide(call: ToolCall, reached?: Verdict): Verdict {
-    const started = process.hrtime.bigint();
+    const started = this.#opts.audit ? process.hrtime.bigint() : 0n;
     let verdict = reached ?? PASS_THROUGH;
     if (!reached && this.#opts.interceptor) {
       try {
@@ -493,7 +493,7 @@ export class Router {
     args: unknown,
     hook: () => ResultChange | undefined,
   ): ResultChange | undefined | "failed" {
-    const started = process.hrtime.bigint();
+    const started = this.#opts.audit ? process.hrtime.bigint() : 0n;
     let change: ResultChange | undefined;
     try {
       change = hook();
@@ -518,8 +518,10 @@ export class Router {
     started: bigint,
     decision: Omit<Verdict, "decision"> & { decision: "allow" | "deny" | "modify" },
   ): void {
+    // Without an audit log there is nothing to time or digest.
+    if (!this.#opts.audit) return;
     const latencyMs = Number(process.hrtime.bigint() - started) / 1e6;
-    this.#opts.audit?.write({
+    this.#opts.audit.write({
       type: "decision",
       server: this.#serverName,
       tool: subject,
