@@ -96,9 +96,8 @@ export class KernelGuard {
     try {
       options.onLoaderSpawned?.();
       const compiled = await compile(options.needs, options.argv, options.env);
-      pending.policyPipe.end(compiled.loaderPolicy);
+      pending.sendPolicy(compiled.loaderPolicy);
       const event = await pending.ready;
-      loader.removeAllListeners("exit");
       const guard = new KernelGuard(
         compiled,
         Number(event.cgroupId),

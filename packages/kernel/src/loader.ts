@@ -32,6 +32,8 @@ export class PendingLoader {
   /** Where the events after `ready` go (set by KernelGuard.start). */
   onEvent: (event: KernelEvent) => void = () => {};
   #timer: NodeJS.Timeout | undefined;
+  #readyTimeoutMs: number;
+  #timeout: () => void = () => {};
 
   /** Whether it loads the BPF LSM programs too (--lsm). */
   readonly lsm: boolean;
@@ -52,17 +54,23 @@ export class PendingLoader {
       stderr += chunk.toString();
     });
     this.exited = new Promise<void>((resolve) => loader.once("close", () => resolve()));
+    this.#readyTimeoutMs = options.readyTimeoutMs ?? 15_000;
     this.ready = new Promise<KernelEvent>((resolve, reject) => {
       let buffer = "";
-      this.#timer = setTimeout(
-        () => reject(new KernelSetupError("the BPF loader did not become ready in time")),
-        options.readyTimeoutMs ?? 15_000,
-      );
+      this.#timeout = () => reject(new KernelSetupError("the BPF loader did not become ready in time"));
       loader.once("error", (error) =>
         reject(new KernelSetupError(`cannot start the BPF loader ${bins.loader}: ${error.message}`)),
       );
-      loader.once("exit", (code) =>
-        reject(new KernelSetupError(stderr.trim() || `the BPF loader exited with status ${code}`)),
+      // "close", not "exit": the loader's stderr (why it failed) is read to its end by then.
+      loader.once("close", (code, signal) =>
+        reject(
+          new KernelSetupError(
+            stderr.trim() ||
+              (signal
+                ? `the BPF loader was killed by ${signal}`
+                : `the BPF loader exited with status ${code}`),
+          ),
+        ),
       );
       stdout.on("data", (chunk: Buffer) => {
         buffer += chunk.toString();
@@ -88,6 +96,16 @@ export class PendingLoader {
     });
     // Settled while the policy compiles, or before start() is called: awaited there.
     this.ready.catch(() => {});
+  }
+
+  /**
+   * Send the policy (fd 3). The time the loader has to become ready starts here, not at its spawn:
+   * until then it waits on the proxy (a slow policy read, a probe), and ends with it at EOF.
+   */
+  sendPolicy(policy: string | Buffer): void {
+    this.policyPipe.end(policy);
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(this.#timeout, this.#readyTimeoutMs);
   }
 
   /** Kill the loader: its programs are not going to be used (it has attached nothing unless ready). */

@@ -251,6 +251,29 @@ describe.skipIf(skip)("L3 on this host (Landlock + cgroup BPF)", () => {
     ]);
   });
 
+  it("gives a loader its ready deadline from when its policy is sent, not from its spawn", async () => {
+    // The proxy may take long to load a policy (a pipe, a big file): the loader waits on it meanwhile.
+    const cgroup = join(CGROUP2, `mcpguard-edge-${process.pid}-late`);
+    const loader = KernelGuard.spawnLoader({ cgroup, lsm: false, readyTimeoutMs: 300 });
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    mkdirSync(cgroup);
+    try {
+      const guard = await KernelGuard.start({
+        cgroup,
+        needs: workspaceOnly(),
+        argv: [PYTHON],
+        env: { PATH },
+        lsm: false,
+        loader,
+        onEvent: () => {},
+      });
+      expect(guard.cgroupId).toBe(statSync(cgroup).ino);
+      await guard.stop();
+    } finally {
+      rmdirSync(cgroup);
+    }
+  });
+
   it("refuses a loader started for another cgroup, and ends it", async () => {
     const loader = KernelGuard.spawnLoader({ cgroup: join(CGROUP2, "mcpguard-edge-other"), lsm: false });
     await expect(

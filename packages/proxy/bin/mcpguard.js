@@ -25,8 +25,11 @@ function startCgroupGracePeriod() {
       .readFileSync("/proc/self/mountinfo", "latin1")
       .split("\n")
       .find((l) => l.includes(" - cgroup2 "));
-    const mount = line?.split(" ")[4];
-    if (self === undefined || mount === undefined) return;
+    const fields = line?.split(" ");
+    const mount = fields?.[4];
+    // Only a mount of the hierarchy's root: a bind mount of a subtree (field 4, its root, not "/")
+    // would name another cgroup, and the write would move this process there.
+    if (self === undefined || mount === undefined || fields[3] !== "/") return;
     const fd = fs.openSync(`${mount}${self === "/" ? "" : self}/cgroup.procs`, fs.constants.O_WRONLY);
     fs.write(fd, String(process.pid), () => fs.close(fd, () => {}));
   } catch {

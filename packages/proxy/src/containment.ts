@@ -11,8 +11,19 @@
  * crashed, or taken by the OOM killer) is the reaper's job (see reaper.ts): `supervise()` starts it
  * before the server, `release()` lets it go after the clean-up.
  */
-import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmdirSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
+import { underMountRoot } from "./cgroupMount.js";
 import { applyLimits, type Limits, type LimitsInfo, noLimits } from "./limits.js";
 import { Reaper } from "./reaper.js";
 
@@ -20,6 +31,8 @@ export interface Containment {
   readonly kind: "cgroup" | "process-group";
   /** Absolute path of the server's cgroup directory, when there is one. */
   readonly cgroupPath: string | undefined;
+  /** Its cgroup id (the directory's inode), as the kernel names it to BPF programs. */
+  readonly cgroupId: number | undefined;
   /** The cgroup-v1 cgroups of the server's limits, which it joins beside cgroupPath. */
   readonly v1Paths: readonly string[];
   /** The limits asked for, and what enforces each (undefined when none were asked for). */
@@ -64,22 +77,22 @@ export function findCgroup2(): { mount: string; self: string } | undefined {
   } catch {
     return undefined;
   }
-  let mount: string | undefined;
-  for (const line of mountinfo.split("\n")) {
-    const sep = line.indexOf(" - ");
-    if (sep === -1) continue;
-    const fstype = line.slice(sep + 3).split(" ")[0];
-    if (fstype === "cgroup2") {
-      mount = line.split(" ")[4];
-      break;
-    }
-  }
   const self = selfCgroup
     .split("\n")
     .find((l) => l.startsWith("0::"))
     ?.slice(3);
-  if (!mount || self === undefined) return undefined;
-  return { mount, self };
+  if (self === undefined) return undefined;
+  for (const line of mountinfo.split("\n")) {
+    const sep = line.indexOf(" - ");
+    if (sep === -1) continue;
+    const fstype = line.slice(sep + 3).split(" ")[0];
+    if (fstype !== "cgroup2") continue;
+    const fields = line.split(" ");
+    const mount = fields[4];
+    const relative = underMountRoot(self, fields[3] ?? "");
+    if (mount && relative !== undefined) return { mount, self: relative };
+  }
+  return undefined;
 }
 
 /** Signal the server's process group (the server is its leader: it runs in a session of its own). */
@@ -113,6 +126,7 @@ abstract class Supervised {
 class ProcessGroupContainment extends Supervised implements Containment {
   readonly kind = "process-group";
   readonly cgroupPath = undefined;
+  readonly cgroupId = undefined;
   readonly v1Paths: readonly string[] = [];
   #group: number | undefined;
 
@@ -177,6 +191,7 @@ class CgroupContainment extends Supervised implements Containment {
 
   constructor(
     readonly cgroupPath: string,
+    readonly cgroupId: number,
     readonly v1Paths: readonly string[],
     readonly limits: LimitsInfo | undefined,
   ) {
@@ -272,8 +287,31 @@ export function removeCgroupTree(path: string): boolean {
 
 /** A name for the next server cgroup of this process, unique within it. */
 export function containmentName(): string {
-  return `mcpguard-${process.pid}-${++sequence}`;
+  return `mcpguard-${process.pid}-${++sequence}-${randomHex(6)}`;
 }
+
+/**
+ * `bytes` random bytes as hex, from the kernel (node:crypto would add its load to every start): a
+ * cgroup name nobody can predict, so nobody who may write the parent cgroup can make it first.
+ */
+function randomHex(bytes: number): string {
+  const buffer = Buffer.alloc(bytes);
+  const fd = openSync("/dev/urandom", "r");
+  try {
+    readSync(fd, buffer, 0, bytes, null);
+  } finally {
+    closeSync(fd);
+  }
+  return buffer.toString("hex");
+}
+
+/** The server's cgroup could not be made, for a reason other than not being allowed to. */
+export class ContainmentError extends Error {
+  override readonly name = "ContainmentError";
+}
+
+/** Why mkdir of a cgroup failed where the host simply gives this process none: the fallback. */
+const NOT_ALLOWED = new Set(["EACCES", "EPERM", "EROFS", "ENOENT"]);
 
 /**
  * The directory createContainment({ name }) will make the server's cgroup, when this host has a
@@ -298,13 +336,18 @@ export function createContainment(options: { name?: string; limits?: Limits } = 
     try {
       mkdirSync(path);
       created = true;
-    } catch {
-      // Not writable (no root, or not delegated): fall through.
+    } catch (error) {
+      // Not writable (no root, or not delegated): fall through. Anything else (the name taken,
+      // no room for another cgroup) is not a host without cgroups: the start fails, and says why.
+      const code = (error as NodeJS.ErrnoException).code ?? "";
+      if (!NOT_ALLOWED.has(code))
+        throw new ContainmentError(`cannot create the server's cgroup ${path}: ${(error as Error).message}`);
     }
     if (created) {
-      if (!options.limits) return new CgroupContainment(path, [], undefined);
+      const id = statSync(path).ino;
+      if (!options.limits) return new CgroupContainment(path, id, [], undefined);
       const { info, v1 } = applyLimits(parent, path, name, options.limits);
-      return new CgroupContainment(path, v1, info);
+      return new CgroupContainment(path, id, v1, info);
     }
   }
   const why = "no cgroup of its own: not root, or no writable cgroup2 hierarchy";

@@ -148,6 +148,12 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
         options.onLauncher(() => ({ argv }));
       },
     });
+    // The loader opened the cgroup by its path: it must be the one the proxy made, not one put there since.
+    if (containment.cgroupId !== undefined && guard.cgroupId !== containment.cgroupId) {
+      throw new LayerSetupError(
+        `the BPF loader attached to cgroup ${guard.cgroupId}, not to the server's (${containment.cgroupId} at ${cgroup})`,
+      );
+    }
     return {
       launch: () => guard.launch(resolved.argv, cgroup, containment.v1Paths),
       ruleset: guard.ruleset,

@@ -15,6 +15,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { totalmem } from "node:os";
 import { join } from "node:path";
+import { underMountRoot } from "./cgroupMount.js";
 
 export interface Limits {
   /** Tasks (processes and threads) the server's cgroup may hold. */
@@ -110,15 +111,16 @@ function v1Hierarchy(controller: Controller): { mount: string; self: string } | 
     .split("\n")
     .map((line) => line.split(":"))
     .find(([id, names]) => id !== "0" && names?.split(",").includes(controller))?.[2];
-  const mount = mountinfo
-    .split("\n")
-    .map((line) => line.split(" - "))
-    .find(([, tail]) => {
-      const [fstype, , superOptions] = tail?.split(" ") ?? [];
-      return fstype === "cgroup" && superOptions?.split(",").includes(controller);
-    })?.[0]
-    ?.split(" ")[4];
-  return mount && self !== undefined ? { mount, self } : undefined;
+  if (self === undefined) return undefined;
+  for (const [head, tail] of mountinfo.split("\n").map((line) => line.split(" - "))) {
+    const [fstype, , superOptions] = tail?.split(" ") ?? [];
+    if (fstype !== "cgroup" || !superOptions?.split(",").includes(controller)) continue;
+    const fields = head?.split(" ") ?? [];
+    // A bind mount of a subtree holds this process's cgroup below its own root, or not at all.
+    const relative = underMountRoot(self, fields[3] ?? "");
+    if (fields[4] && relative !== undefined) return { mount: fields[4], self: relative };
+  }
+  return undefined;
 }
 
 const read = (file: string) => readFileSync(file, "utf8").trim().split(/\s+/);

@@ -5,9 +5,16 @@
  */
 import { spawnSync } from "node:child_process";
 import { createSocket } from "node:dgram";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { underMountRoot } from "../src/cgroupMount.ts";
+import {
+  ContainmentError,
+  containmentName,
+  createContainment,
+  plannedCgroupPath,
+} from "../src/containment.ts";
 import { eventually, FIXTURE, isAlive, MCPGUARD, makeWorkspace, RawProxy, readNdjson } from "./helpers.ts";
 
 const BPF = join(import.meta.dirname, "..", "..", "..", "bpf", ".output");
@@ -118,7 +125,7 @@ describe.skipIf(!cgroupReady)("when the proxy dies", () => {
         try {
           const { proxy, procs, cgroups } = await guardedDaemon(config, udp.port);
           // The v2 cgroup, and on hybrid hosts such as these the v1 pids and memory cgroups.
-          expect(cgroups[0]).toMatch(/\/mcpguard-\d+-\d+$/);
+          expect(cgroups[0]).toMatch(/\/mcpguard-\d+-\d+-[0-9a-f]{12}$/);
           await eventually(() => (config === "C0" ? udp.count() > 0 : false), 200);
           const before = udp.count();
           proxy.child.kill("SIGKILL");
@@ -244,6 +251,42 @@ describe.skipIf(!cgroupReady)("when the proxy dies", () => {
       expect(await eventually(() => !isAlive(server as number), 5000)).toBe(true);
     },
   );
+});
+
+describe.skipIf(!cgroupReady)("the server's cgroup", () => {
+  it("is named so nobody can make it first, and a name taken is refused in one line, never a weaker fallback", () => {
+    const [a, b] = [containmentName(), containmentName()];
+    expect(a).toMatch(new RegExp(`^mcpguard-${process.pid}-\\d+-[0-9a-f]{12}$`));
+    expect(a.slice(a.lastIndexOf("-"))).not.toBe(b.slice(b.lastIndexOf("-")));
+    const path = plannedCgroupPath(a) as string;
+    mkdirSync(path);
+    try {
+      expect(() => createContainment({ name: a })).toThrow(ContainmentError);
+      expect(() => createContainment({ name: a })).toThrow(
+        `cannot create the server's cgroup ${path}: EEXIST`,
+      );
+    } finally {
+      rmdirSync(path);
+    }
+    const made = createContainment({ name: b });
+    try {
+      expect(made.kind).toBe("cgroup");
+      expect(made.cgroupPath).toBe(plannedCgroupPath(b));
+      expect(made.cgroupId).toBe(statSync(made.cgroupPath as string).ino);
+    } finally {
+      made.dispose();
+    }
+  });
+});
+
+describe("a cgroup below a mount of its hierarchy", () => {
+  it("is found below the mount's root, and not at all under a mount of another subtree", () => {
+    expect(underMountRoot("/a/b", "/")).toBe("/a/b");
+    expect(underMountRoot("/a/b", "/a")).toBe("/b");
+    expect(underMountRoot("/a", "/a")).toBe("/");
+    expect(underMountRoot("/ab/c", "/a")).toBeUndefined();
+    expect(underMountRoot("/x/b", "/a")).toBeUndefined();
+  });
 });
 
 describe.skipIf(!cgroupReady)("the server's limits", () => {

@@ -4,7 +4,8 @@ import { createSocket } from "node:dgram";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { findCgroup2 } from "../src/containment.ts";
+import { containmentName, createContainment, findCgroup2, plannedCgroupPath } from "../src/containment.ts";
+import { prepareKernelLayer, startKernelLayer } from "../src/kernelLayer.ts";
 import {
   connect,
   eventually,
@@ -180,6 +181,36 @@ describe.skipIf(!ready)("L3 configs", () => {
     expect(refused.stderr).toMatch(
       /^mcpguard run: config C-full: mcpguard-loader: loading the BPF LSM programs: /m,
     );
+  });
+
+  it("refuses a loader attached to another cgroup than the one the proxy made (the same path, remade)", async () => {
+    const name = containmentName();
+    const prepared = await prepareKernelLayer({ allowPartial: false, cgroup: plannedCgroupPath(name) });
+    const made = createContainment({ name });
+    try {
+      // As if the directory had been removed and made again between the proxy's mkdir and the loader's open.
+      const swapped = Object.assign(Object.create(Object.getPrototypeOf(made)), made, {
+        cgroupId: (made.cgroupId as number) + 1,
+      });
+      await expect(
+        startKernelLayer({
+          config: "C-full",
+          prepared,
+          needs: { read: [work], write: [work], exec: [], network: [], shell: false },
+          argv: [process.execPath, FIXTURE],
+          env: { PATH: "/usr/bin:/bin" },
+          launcherEnv: { PATH: "/usr/bin:/bin" },
+          cwd: work,
+          containment: swapped,
+          onEvent: () => {},
+          onLoaderLost: () => {},
+        }),
+      ).rejects.toThrow(/the BPF loader attached to cgroup \d+, not to the server's/);
+      await prepared.loader?.exited;
+    } finally {
+      prepared.abort();
+      made.dispose();
+    }
   });
 
   it("refuses to start when a capability has no backend, naming it; runs with --l3-allow-partial and records it", async () => {

@@ -3,7 +3,7 @@ import { defineCommand, intOption, UsageError } from "../args.js";
 import { DEFAULT_AUDIT_KEEP, DEFAULT_AUDIT_MAX_BYTES } from "../audit.js";
 import { openAuditLog, withoutAuditKeyPath } from "../auditKey.js";
 import { ConfigError, resolveConfig } from "../configs.js";
-import { type Containment, containmentName, plannedCgroupPath } from "../containment.js";
+import { type Containment, ContainmentError, containmentName, plannedCgroupPath } from "../containment.js";
 import {
   type KernelLayer,
   kernelAuditEvent,
@@ -285,7 +285,8 @@ async function serve(options: {
     }));
   } catch (error) {
     audit?.close();
-    if (error instanceof LimitsError) throw new UsageError(error.message);
+    if (error instanceof LimitsError || error instanceof ContainmentError)
+      throw new UsageError(error.message);
     if (error instanceof LayerSetupError) throw new UsageError(`config ${config.name}: ${error.message}`);
     throw error;
   }
