@@ -1,8 +1,9 @@
 /**
  * L3 for one server start, in two steps:
- * - prepareKernelLayer(), first thing: probe the backends, refuse (fail closed) when a capability
- *   has none, and spawn the BPF loader for the cgroup the server will have, which it opens only
- *   once it has read its policy. Its programs verify while the policy loads and the cgroup is made.
+ * - prepareKernelLayer(), first thing: spawn the BPF loader for the cgroup the server will have,
+ *   which it opens only once it has read its policy, then probe the backends and refuse (fail
+ *   closed) when a capability has none. Its programs verify while the policy loads and the cgroup
+ *   is made.
  * - startKernelLayer(), once the layers and the server's containment are built: the kernel guard
  *   on that cgroup, with the policy compiled for the loader and the launcher.
  * The kernel package is loaded only by configs that use it.
