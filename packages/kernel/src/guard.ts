@@ -41,7 +41,7 @@ export interface GuardOptions {
    * the caller may start a launcher that holds on its ruleset (see {@link KernelGuard.launchArgv}).
    */
   onLoaderSpawned?: () => void;
-  /** The loader, spawned ahead with {@link KernelGuard.spawnLoader} for the same cgroup. */
+  /** The loader, spawned ahead (`new PendingLoader`) for the same cgroup; otherwise start() spawns it. */
   loader?: PendingLoader;
 }
 
@@ -55,15 +55,6 @@ export class KernelGuard {
     private readonly landlock: boolean,
     private readonly seccomp: boolean,
   ) {}
-
-  /**
-   * Spawn the BPF loader for `cgroup` ahead of {@link start}: it loads and verifies its programs,
-   * then waits for its policy, and opens the cgroup only once it has read it, so the cgroup need not
-   * exist yet. Pass the result to start() as `loader`, or abort() it.
-   */
-  static spawnLoader(options: { cgroup: string; lsm: boolean; readyTimeoutMs?: number }): PendingLoader {
-    return new PendingLoader(options);
-  }
 
   static async start(options: GuardOptions): Promise<KernelGuard> {
     const landlock = !options.withoutLandlock;
@@ -84,7 +75,7 @@ export class KernelGuard {
     // The policy travels on a pipe (fd 3): no file of the harness lands in the server's world. The
     // loader loads and verifies its programs before it reads the policy, so it starts first and
     // the policy is compiled meanwhile; it attaches nothing before it has read the policy.
-    const pending = options.loader ?? KernelGuard.spawnLoader(options);
+    const pending = options.loader ?? new PendingLoader(options);
     if (pending.cgroup !== options.cgroup || pending.lsm !== options.lsm) {
       pending.abort();
       throw new KernelSetupError(

@@ -28,7 +28,7 @@ export class PendingLoader {
   readonly process: ChildProcess;
   readonly ready: Promise<KernelEvent>;
   readonly exited: Promise<void>;
-  readonly policyPipe: Writable;
+  readonly #policyPipe: Writable;
   /** Where the events after `ready` go (set by KernelGuard.start). */
   onEvent: (event: KernelEvent) => void = () => {};
   #timer: NodeJS.Timeout | undefined;
@@ -47,7 +47,7 @@ export class PendingLoader {
     this.process = loader;
     // A loader that fails early closes these: its exit status tells why, not the EPIPE.
     loader.stdin?.on("error", () => {});
-    this.policyPipe = (loader.stdio[3] as Writable).on("error", () => {});
+    this.#policyPipe = (loader.stdio[3] as Writable).on("error", () => {});
     const stdout = loader.stdout as Readable;
     let stderr = "";
     (loader.stderr as Readable).on("data", (chunk: Buffer) => {
@@ -103,7 +103,7 @@ export class PendingLoader {
    * until then it waits on the proxy (a slow policy read, a probe), and ends with it at EOF.
    */
   sendPolicy(policy: string | Buffer): void {
-    this.policyPipe.end(policy);
+    this.#policyPipe.end(policy);
     clearTimeout(this.#timer);
     this.#timer = setTimeout(this.#timeout, this.#readyTimeoutMs);
   }

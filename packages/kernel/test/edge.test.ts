@@ -22,7 +22,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { KernelNeeds } from "../src/compile.ts";
-import { type KernelEvent, KernelGuard } from "../src/guard.ts";
+import { type KernelEvent, KernelGuard, PendingLoader } from "../src/guard.ts";
 import { capabilityBackends, probeBackends } from "../src/probe.ts";
 
 const probe = await probeBackends({ fresh: true });
@@ -111,7 +111,7 @@ async function guarded(
 ): Promise<Run> {
   const cgroup = join(CGROUP2, `mcpguard-edge-${process.pid}-${Math.random().toString(16).slice(2)}`);
   // As `mcpguard run` does: the loader verifies its programs before the cgroup is made.
-  const loader = options.loaderFirst ? KernelGuard.spawnLoader({ cgroup, lsm: false }) : undefined;
+  const loader = options.loaderFirst ? new PendingLoader({ cgroup, lsm: false }) : undefined;
   if (loader) await new Promise((resolve) => setTimeout(resolve, 30));
   mkdirSync(cgroup);
   const events: KernelEvent[] = [];
@@ -162,6 +162,17 @@ const python = (needs: KernelNeeds, ...ops: string[][]) =>
   guarded(needs, [PYTHON, "-B", join(ws, "probe.py"), ...ops.flatMap((op, i) => (i ? ["--", ...op] : op))]);
 const workspaceOnly = (): KernelNeeds => ({ read: [ws], write: [ws], exec: [], network: [], shell: false });
 const denied = { ok: false, errno: 13 };
+/** The guard alone on `cgroup` (no server launched), with the loader given or its own. */
+const bareStart = (cgroup: string, loader?: PendingLoader) =>
+  KernelGuard.start({
+    cgroup,
+    needs: workspaceOnly(),
+    argv: [PYTHON],
+    env: { PATH },
+    lsm: false,
+    loader,
+    onEvent: () => {},
+  });
 
 describe.skipIf(skip)("L3 on this host (Landlock + cgroup BPF)", () => {
   it("allows writes in the workspace; refuses a prefix sibling, tmp staging and home, leaving no file", async () => {
@@ -254,19 +265,11 @@ describe.skipIf(skip)("L3 on this host (Landlock + cgroup BPF)", () => {
   it("gives a loader its ready deadline from when its policy is sent, not from its spawn", async () => {
     // The proxy may take long to load a policy (a pipe, a big file): the loader waits on it meanwhile.
     const cgroup = join(CGROUP2, `mcpguard-edge-${process.pid}-late`);
-    const loader = KernelGuard.spawnLoader({ cgroup, lsm: false, readyTimeoutMs: 300 });
+    const loader = new PendingLoader({ cgroup, lsm: false, readyTimeoutMs: 300 });
     await new Promise((resolve) => setTimeout(resolve, 600));
     mkdirSync(cgroup);
     try {
-      const guard = await KernelGuard.start({
-        cgroup,
-        needs: workspaceOnly(),
-        argv: [PYTHON],
-        env: { PATH },
-        lsm: false,
-        loader,
-        onEvent: () => {},
-      });
+      const guard = await bareStart(cgroup, loader);
       expect(guard.cgroupId).toBe(statSync(cgroup).ino);
       await guard.stop();
     } finally {
@@ -275,18 +278,10 @@ describe.skipIf(skip)("L3 on this host (Landlock + cgroup BPF)", () => {
   });
 
   it("refuses a loader started for another cgroup, and ends it", async () => {
-    const loader = KernelGuard.spawnLoader({ cgroup: join(CGROUP2, "mcpguard-edge-other"), lsm: false });
-    await expect(
-      KernelGuard.start({
-        cgroup: join(CGROUP2, "mcpguard-edge-this"),
-        needs: workspaceOnly(),
-        argv: [PYTHON],
-        env: { PATH },
-        lsm: false,
-        loader,
-        onEvent: () => {},
-      }),
-    ).rejects.toThrow(/started for .*mcpguard-edge-other without LSM, not for .*mcpguard-edge-this/);
+    const loader = new PendingLoader({ cgroup: join(CGROUP2, "mcpguard-edge-other"), lsm: false });
+    await expect(bareStart(join(CGROUP2, "mcpguard-edge-this"), loader)).rejects.toThrow(
+      /started for .*mcpguard-edge-other without LSM, not for .*mcpguard-edge-this/,
+    );
     await loader.exited;
     expect(loader.process.signalCode).toBe("SIGKILL");
   });
@@ -396,15 +391,6 @@ describe.skipIf(skip)("L3 on this host (Landlock + cgroup BPF)", () => {
   });
 
   it("fails closed when the loader cannot attach", async () => {
-    await expect(
-      KernelGuard.start({
-        cgroup: join(CGROUP2, "no-such-cgroup"),
-        needs: workspaceOnly(),
-        argv: [PYTHON],
-        env: { PATH },
-        lsm: false,
-        onEvent: () => {},
-      }),
-    ).rejects.toThrow(/no-such-cgroup|cgroup/);
+    await expect(bareStart(join(CGROUP2, "no-such-cgroup"))).rejects.toThrow(/no-such-cgroup|cgroup/);
   });
 });
