@@ -91,7 +91,8 @@ export class LineFramer {
       }
       let raw: Buffer;
       if (this.#chunks.length === 0) {
-        raw = chunk.subarray(start, nl + 1);
+        // A chunk that is one whole frame (the usual case) is the frame.
+        raw = start === 0 && nl + 1 === chunk.length ? chunk : chunk.subarray(start, nl + 1);
       } else {
         this.#chunks.push(chunk.subarray(start, nl + 1));
         raw = Buffer.concat(this.#chunks, this.#length + pieceBody + 1);

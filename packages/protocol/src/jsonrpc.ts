@@ -22,11 +22,17 @@ export type DecodeResult =
   | { ok: true; value: unknown }
   | { ok: false; reason: "utf8" | "json"; detail: string };
 
-/** Decode one frame body: strict UTF-8, then JSON. */
+/**
+ * Decode one frame body: strict UTF-8, then JSON. Decoding turns every invalid UTF-8 sequence into
+ * U+FFFD (WHATWG's decoder, which Node.js follows), so only a text that holds one can come from
+ * invalid bytes: the strict check runs for those alone, not on every message's path.
+ */
 export function decodeMessage(body: Buffer): DecodeResult {
-  if (!isUtf8(body)) return { ok: false, reason: "utf8", detail: "message is not valid UTF-8" };
+  const text = body.toString();
+  if (text.includes("\uFFFD") && !isUtf8(body))
+    return { ok: false, reason: "utf8", detail: "message is not valid UTF-8" };
   try {
-    return { ok: true, value: JSON.parse(body.toString("utf8")) };
+    return { ok: true, value: JSON.parse(text) };
   } catch (error) {
     return { ok: false, reason: "json", detail: `invalid JSON: ${(error as Error).message}` };
   }
@@ -81,11 +87,6 @@ function classifySingle(value: unknown): Classified {
   }
   if (rawId !== null && !isId(rawId)) return { kind: "invalid", reason: "response id is invalid", id: null };
   return { kind: "response", id: rawId as JsonRpcId | null, error: hasError, message: value };
-}
-
-/** A key that keeps `1` and `"1"` apart. */
-export function idKey(id: JsonRpcId): string {
-  return typeof id === "number" ? `n:${id}` : `s:${id}`;
 }
 
 export interface JsonRpcErrorObject {

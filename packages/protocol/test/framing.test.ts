@@ -1,3 +1,5 @@
+import { isUtf8 } from "node:buffer";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type Frame, FrameTooLargeError, LineFramer } from "../src/framing.ts";
 import { decodeMessage } from "../src/jsonrpc.ts";
@@ -96,6 +98,37 @@ describe("decodeMessage", () => {
   it("rejects a lone continuation byte and an overlong encoding", () => {
     expect(decodeMessage(Buffer.from([0x22, 0x80, 0x22]))).toMatchObject({ ok: false, reason: "utf8" });
     expect(decodeMessage(Buffer.from([0x22, 0xc0, 0xaf, 0x22]))).toMatchObject({ ok: false, reason: "utf8" });
+  });
+
+  it("refuses every byte string that is not UTF-8, and keeps a real U+FFFD", () => {
+    // Bytes around the edges of UTF-8: continuation bytes, overlong and surrogate leads, past U+10FFFF.
+    const edge = fc.constantFrom(
+      0x80,
+      0xbf,
+      0xc0,
+      0xc1,
+      0xc2,
+      0xdf,
+      0xe0,
+      0xed,
+      0xef,
+      0xf0,
+      0xf4,
+      0xf5,
+      0xff,
+    );
+    const bytes = fc.array(fc.oneof(edge, fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 12 });
+    fc.assert(
+      fc.property(bytes, (list) => {
+        const body = Buffer.concat([Buffer.from('"'), Buffer.from(list), Buffer.from('"')]);
+        const result = decodeMessage(body);
+        if (!isUtf8(body)) expect(result).toMatchObject({ ok: false, reason: "utf8" });
+        else expect(result.ok === false && result.reason === "utf8").toBe(false);
+      }),
+      { numRuns: 20_000 },
+    );
+    expect(decodeMessage(Buffer.from('"\uFFFD"'))).toEqual({ ok: true, value: "\uFFFD" });
+    expect(decodeMessage(Buffer.from('"\\uFFFD"'))).toEqual({ ok: true, value: "\uFFFD" });
   });
 
   it("rejects invalid JSON with the parser's reason", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classify, idKey } from "../src/jsonrpc.ts";
+import { classify } from "../src/jsonrpc.ts";
 import { CallToolParams, InitializeResult, ListToolsResult } from "../src/mcp.ts";
 import { PendingRequests } from "../src/pending.ts";
 
@@ -47,7 +47,6 @@ describe("classify", () => {
 
 describe("id correlation", () => {
   it("keeps string and number ids apart", () => {
-    expect(idKey(1)).not.toBe(idKey("1"));
     const pending = new PendingRequests<string>();
     pending.add(1, "tools/call", "number");
     pending.add("1", "tools/list", "string");
@@ -55,6 +54,9 @@ describe("id correlation", () => {
     expect(pending.take(1)?.context).toBe("number");
     expect(pending.take(1)).toBeUndefined();
     expect(pending.take(null)).toBeUndefined();
+    // 0 and -0 are one id, as JSON-RPC clients compare them.
+    pending.add(0, "ping", "zero");
+    expect(pending.take(-0)?.context).toBe("zero");
   });
 
   it("drains whatever is still in flight", () => {

@@ -181,7 +181,7 @@ describe("messages as JSON-RPC", () => {
 
 describe("PendingRequests", () => {
   it("tells ids a coercing client would confuse", () => {
-    const pending = new PendingRequests();
+    const pending = new PendingRequests({ looseIds: true });
     pending.add(3, "tools/call", undefined);
     pending.add("abc", "ping", undefined);
     for (const id of ["3", " 3", "3.0", "0x3", "3e0", 3]) expect(pending.hasLoose(id)).toBe(true);
@@ -191,5 +191,11 @@ describe("PendingRequests", () => {
     expect(pending.take(3)?.method).toBe("tools/call");
     expect(pending.hasLoose("3")).toBe(false);
     expect(looseIdKey("")).toBe(looseIdKey(0));
+  });
+
+  it("keeps loose ids only when asked to", () => {
+    const pending = new PendingRequests();
+    pending.add(3, "tools/call", undefined);
+    expect(() => pending.hasLoose(3)).toThrow(/looseIds/);
   });
 });

@@ -87,12 +87,6 @@ export function exitStatus(code: number | null, signal: NodeJS.Signals | null): 
 
 type ServerChild = ChildProcessByStdio<Writable, Readable, null>;
 
-/** What one chunk of input yields for each side. */
-interface Batch {
-  client: Buffer[];
-  server: Buffer[];
-}
-
 const joined = (parts: Buffer[]): Buffer =>
   parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
 
@@ -114,7 +108,9 @@ export class Relay {
   #serverBacklog = false;
   #timers: NodeJS.Timeout[] = [];
   /** While a chunk is handled: the bytes it yields for each side, written once it is done. */
-  #batch: Batch | undefined;
+  #batching = false;
+  readonly #batchClient: Buffer[] = [];
+  readonly #batchServer: Buffer[] = [];
 
   constructor(options: RelayOptions) {
     this.#opts = options;
@@ -282,14 +278,14 @@ export class Relay {
       { frame: (frame) => router.serverFrame(frame), error: (error) => router.serverTooLarge(error) },
       maxBytes,
     );
-    this.#input.on("data", (chunk: Buffer) => this.#batched(() => fromClient.push(chunk)));
+    this.#input.on("data", (chunk: Buffer) => this.#batched(fromClient, chunk));
     this.#input.once("end", () => {
-      this.#batched(() => fromClient.end());
+      this.#batched(fromClient, null);
       this.#onClientClosed();
     });
     this.#input.once("error", () => this.#onClientClosed());
-    child.stdout.on("data", (chunk: Buffer) => this.#batched(() => fromServer.push(chunk)));
-    child.stdout.once("end", () => this.#batched(() => fromServer.end()));
+    child.stdout.on("data", (chunk: Buffer) => this.#batched(fromServer, chunk));
+    child.stdout.once("end", () => this.#batched(fromServer, null));
     // A server that exits while we write to it surfaces as EPIPE here; its exit is handled above.
     child.stdin.on("error", () => {});
     child.stdin.on("drain", () => {
@@ -352,15 +348,22 @@ export class Relay {
    * anything else runs). Streams' cork() and an uncork() on the next tick did the same, at a few
    * microseconds more per chunk on every call's path.
    */
-  #batched(handle: () => void): void {
-    const batch: Batch = { client: [], server: [] };
-    this.#batch = batch;
+  #batched(framer: LineFramer, chunk: Buffer | null): void {
+    this.#batching = true;
     try {
-      handle();
+      if (chunk) framer.push(chunk);
+      else framer.end();
     } finally {
-      this.#batch = undefined;
-      if (batch.client.length) this.#writeClient(joined(batch.client));
-      if (batch.server.length) this.#writeServer(joined(batch.server));
+      this.#batching = false;
+      const client = this.#batchClient;
+      const server = this.#batchServer;
+      // Emptied before the writes, so a write that comes back here finds them empty.
+      const toClient = client.length ? joined(client) : undefined;
+      const toServer = server.length ? joined(server) : undefined;
+      client.length = 0;
+      server.length = 0;
+      if (toClient) this.#writeClient(toClient);
+      if (toServer) this.#writeServer(toServer);
     }
   }
 
@@ -378,12 +381,12 @@ export class Relay {
   }
 
   #toClient(bytes: Buffer): void {
-    if (this.#batch) this.#batch.client.push(bytes);
+    if (this.#batching) this.#batchClient.push(bytes);
     else this.#writeClient(bytes);
   }
 
   #toServer(bytes: Buffer): void {
-    if (this.#batch) this.#batch.server.push(bytes);
+    if (this.#batching) this.#batchServer.push(bytes);
     else this.#writeServer(bytes);
   }
 

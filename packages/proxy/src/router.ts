@@ -153,7 +153,7 @@ export class Router {
   readonly #opts: RouterOptions;
   readonly #maxDepth: number;
   /** Client requests in flight. */
-  readonly #pending = new PendingRequests<ForwardedRequest>();
+  readonly #pending: PendingRequests<ForwardedRequest>;
   /** Whether client messages are forwarded as the value the layers decided on. */
   readonly #reencodeRequests: boolean;
   /** Whether every server message is inspected, and responses matched by exact id. */
@@ -170,6 +170,8 @@ export class Router {
     this.#serverName = options.serverName;
     this.#reencodeRequests = options.interceptor !== undefined;
     this.#inspectsResults = options.interceptor?.response !== undefined;
+    // Ids a coercing client would confuse matter only where responses are matched by exact id.
+    this.#pending = new PendingRequests({ looseIds: this.#inspectsResults });
   }
 
   /** The server's name in the audit log. */
@@ -562,13 +564,14 @@ export class Router {
   }
 }
 
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
 /**
  * The name and arguments of a `tools/call`, and what is wrong with its params if anything: a call
  * the layers could only read by guessing is refused, never coerced into something that passes.
  */
 function toToolCall(params: unknown): { call: ToolCall; malformed: string | null } {
-  const isObject = (v: unknown): v is Record<string, unknown> =>
-    typeof v === "object" && v !== null && !Array.isArray(v);
   const name = own(params, "name");
   const args = own(params, "arguments");
   const call = { name: typeof name === "string" ? name : "", arguments: isObject(args) ? args : {} };
@@ -583,7 +586,8 @@ function toToolCall(params: unknown): { call: ToolCall; malformed: string | null
 }
 
 function isBlank(body: Buffer): boolean {
-  for (const byte of body) {
+  for (let i = 0; i < body.length; i++) {
+    const byte = body[i];
     if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) return false;
   }
   return true;
