@@ -103,9 +103,11 @@ function whenReady(child: ChildProcess, timeoutMs: number): Promise<void> {
     function done(error?: Error): void {
       clearTimeout(timer);
       child.off("error", onError).off("exit", onExit);
-      child.stdout?.off("data", onData).destroy();
+      const stdout = child.stdout?.off("data", onData);
       if (error) reject(error);
       else resolve();
+      // Closed once what waits for the reaper has gone on (the server's release, on a start's path).
+      setImmediate(() => stdout?.destroy());
     }
     child.once("error", onError).once("exit", onExit);
     child.stdout?.on("data", onData);
