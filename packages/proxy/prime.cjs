@@ -5,14 +5,14 @@
  * everything compiled so far, atomically (a temporary file renamed over the target), and says
  * "cache written" on stderr.
  *
- *   node prime.cjs <dist dir> <bundle hash> <mcpguard arguments...>
+ *   node prime.cjs <dist dir> <bundle hash> <cache name> <mcpguard arguments...>
  */
 "use strict";
 const { join } = require("node:path");
 
-const [dir, hash, ...argv] = process.argv.slice(2);
+const [dir, hash, cacheName, ...argv] = process.argv.slice(2);
 const loader = require(join(dir, "loader.cjs"));
-const target = loader.cachePath(dir, `mcpguard-${hash}`);
+const target = loader.cachePath(dir, cacheName);
 // The CLI reads its arguments from process.argv, as when bin/mcpguard.js starts it.
 process.argv = [process.argv[0], join(dir, "..", "bin", "mcpguard.js"), ...argv];
 const compiled = loader.compile(dir, `mcpguard-${hash}.bundle.cjs`, undefined);

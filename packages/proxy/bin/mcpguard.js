@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The CLI bundled into one file and started from its V8 code cache (dist/mcpguard.cjs, written by
+// The CLI bundled into one file and started from a V8 code cache (dist/mcpguard.cjs, written by
 // bundle.mjs at build); the modules it is made of are dist/cli.js and its imports. A CommonJS file
 // (bin/package.json): an ES module entry would start Node's ESM loader first, about 5 ms of every
 // start.
@@ -37,5 +37,22 @@ function startCgroupGracePeriod() {
   }
 }
 
-if (process.argv[2] === "run") startCgroupGracePeriod();
-require("../dist/mcpguard.cjs");
+/**
+ * Whether the arguments are `run` under C0 (the default config), which starts from the code cache
+ * of what C0 alone runs (bundle.mjs): half the full one, read at every start. Options are read up
+ * to the server's command (`--`); another config, or arguments it cannot read, take the full cache,
+ * which only costs time.
+ */
+function runsC0(args) {
+  if (args[0] !== "run") return false;
+  let config = "C0";
+  for (let i = 1; i < args.length && args[i] !== "--"; i++) {
+    if (args[i] === "--config") config = args[++i];
+    else if (args[i].startsWith("--config=")) config = args[i].slice("--config=".length);
+  }
+  return config === "C0";
+}
+
+const args = process.argv.slice(2);
+if (args[0] === "run") startCgroupGracePeriod();
+require("../dist/mcpguard.cjs")(runsC0(args) ? "c0" : "full");

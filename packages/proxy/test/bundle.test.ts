@@ -4,7 +4,7 @@
  * works, compiling from source; the lookups relative to a module still find their files.
  */
 import { execFileSync } from "node:child_process";
-import { copyFileSync, cpSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -26,11 +26,12 @@ function rejectedIn(
   bundleHash = /"mcpguard-([0-9a-f]{16})"/.exec(
     readFileSync(join(dist, "mcpguard.cjs"), "utf8"),
   )?.[1] as string,
+  cache = `mcpguard-${bundleHash}`,
 ): boolean {
   const script = `
     const loader = require(${JSON.stringify(join(dist, "loader.cjs"))});
     const { readFileSync } = require("node:fs");
-    const compiled = loader.compile(${JSON.stringify(dist)}, ${JSON.stringify(`mcpguard-${bundleHash}.bundle.cjs`)}, readFileSync(loader.cachePath(${JSON.stringify(dist)}, ${JSON.stringify(`mcpguard-${bundleHash}`)})));
+    const compiled = loader.compile(${JSON.stringify(dist)}, ${JSON.stringify(`mcpguard-${bundleHash}.bundle.cjs`)}, readFileSync(loader.cachePath(${JSON.stringify(dist)}, ${JSON.stringify(cache)})));
     process.stdout.write(String(compiled.script.cachedDataRejected));`;
   return execFileSync(process.execPath, ["-e", script], { encoding: "utf8" }) === "true";
 }
@@ -39,10 +40,23 @@ const { scratch, work } = makeWorkspace("mcpguard-bundle-");
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe("the bundled CLI", () => {
-  it("has a code cache for this Node that V8 accepts", () => {
+  it("has code caches for this Node that V8 accepts, C0's a part of the full one", () => {
     const loader = require(join(DIST, "loader.cjs")) as { cachePath(dir: string, name: string): string };
-    expect(existsSync(loader.cachePath(DIST, `mcpguard-${hash()}`))).toBe(true);
+    const full = loader.cachePath(DIST, `mcpguard-${hash()}`);
+    const c0 = loader.cachePath(DIST, `mcpguard-${hash()}-c0`);
+    expect(existsSync(full)).toBe(true);
     expect(rejected(DIST)).toBe(false);
+    expect(rejectedIn(DIST, hash(), `mcpguard-${hash()}-c0`)).toBe(false);
+    // C0 runs none of the layers' code: its cache holds less (about half, measured).
+    expect(statSync(c0).size).toBeLessThan(statSync(full).size * 0.75);
+  });
+
+  it("leaves the exports of a module it loads lazily to the module's initializer", () => {
+    // zod's namespaces among them: defined when the policy layers load, not at every start.
+    const bundle = readFileSync(join(DIST, `mcpguard-${hash()}.bundle.cjs`), "utf8");
+    const zodCore = bundle.indexOf("__export(core_exports");
+    expect(zodCore).toBeGreaterThan(-1);
+    expect(bundle.lastIndexOf("= __esm({", zodCore)).toBeGreaterThan(bundle.lastIndexOf("\n// ", zodCore));
   });
 
   it("answers --version through the bin, from the package's package.json", () => {
