@@ -33,6 +33,13 @@ export interface LatencyResult {
   calls: Record<string, Latency>;
   /** The p50 of each path in each round: differences are taken round by round, on the same machine state. */
   roundP50s?: Record<string, number[]>;
+  /**
+   * CPU time per timed call in each round, in µs (never the client's): `process`, of the process
+   * the client spawned (the proxy or relay; the server for direct), all its threads; `session`, of
+   * every process of the session (its cgroup: with the server and what they started), absent
+   * where the sessions have no cgroup of their own (not root).
+   */
+  roundCpuMicros?: { process: Record<string, number[]>; session?: Record<string, number[]> };
   coldStart: Record<string, Latency>;
   /** The CPUs every process of the run was pinned to (`--cpus`), if any. */
   cpus?: string;
@@ -80,7 +87,12 @@ export function roundDelta(
 ): RoundDelta | null {
   if (!a || !b || a.length === 0 || a.length !== b.length) return null;
   const values = a.map((x, i) => (kind === "diff" ? x - (b[i] as number) : x / (b[i] as number)));
-  if (values.some((v) => !Number.isFinite(v))) return null;
+  return values.some((v) => !Number.isFinite(v)) ? null : spread(values);
+}
+
+/** The median of values taken round by round, and their range. */
+function spread(values: number[]): RoundDelta | null {
+  if (values.length === 0) return null;
   return { median: median(values), lo: Math.min(...values), hi: Math.max(...values), rounds: values.length };
 }
 
@@ -134,6 +146,7 @@ export function renderLatency(r: LatencyResult): string {
           "",
         ]
       : []),
+    ...renderCpu(r, paths),
     `\`${PIPE_C}\` (in C) and \`${PIPE}\` (in Node.js) are bare relays that only copy bytes: the floor of any stdio proxy, and of any Node.js proxy, on this machine.`,
     `Paper: C-full +${PAPER.cFullOverC0MedianMs} ms median over C0, p95 ${PAPER.cFullP95Ms} ms.`,
     "",
@@ -150,6 +163,35 @@ export function renderLatency(r: LatencyResult): string {
     "",
   ];
   return lines.join("\n");
+}
+
+/** CPU per call: the proxy's or relay's own, and the whole session's, round by round. */
+function renderCpu(r: LatencyResult, paths: string[]): string[] {
+  const cpu = r.roundCpuMicros;
+  if (!cpu) return [];
+  const us = (d: RoundDelta | null, sign = true) =>
+    d === null
+      ? "–"
+      : `${sign && d.median >= 0 ? "+" : ""}${d.median.toFixed(1)} [${d.lo.toFixed(1)}, ${d.hi.toFixed(1)}]`;
+  const own = (table: Record<string, number[]> | undefined, p: string) => us(spread(table?.[p] ?? []), false);
+  const vs = (table: Record<string, number[]> | undefined, p: string, base: string, shown: boolean) =>
+    shown && table ? us(roundDelta(table[p], table[base], "diff")) : "–";
+  return [
+    "## CPU per call, round by round: median [min, max] in µs",
+    "",
+    "Scheduler run time over the timed calls, never the client's: of the process the client spawned (the relay or proxy, every thread; for direct, the server), and of every process of the session (its cgroup: with the server, the reaper, the BPF loader and the kernel's work on their behalf). It depends much less than the round trip on when each process gets a CPU back: what a proxy adds over `pipe` here is its own work.",
+    "",
+    "| path | spawned process | vs pipe | whole session | vs direct | vs C0 |",
+    "|---|---:|---:|---:|---:|---:|",
+    ...paths.map((p) => {
+      const config = !BASELINES.has(p);
+      return `| ${p} | ${own(cpu.process, p)} | ${vs(cpu.process, p, PIPE, config)} | ${cpu.session ? own(cpu.session, p) : "–"} | ${vs(cpu.session, p, DIRECT, p !== DIRECT)} | ${vs(cpu.session, p, "C0", config && p !== "C0")} |`;
+    }),
+    ...(cpu.session
+      ? []
+      : ["", "The whole session is not measured: its processes have no cgroup of their own (run as root)."]),
+    "",
+  ];
 }
 
 export function renderLatencyCsv(r: LatencyResult): string {
@@ -248,6 +290,19 @@ export async function main(argv: string[]): Promise<number> {
     };
     const samples = new Map<string, number[]>(paths.map((p) => [p, []]));
     const roundP50s = new Map<string, number[]>(paths.map((p) => [p, []]));
+    // CPU of each session over the timed calls of a round, its spawned process's and its cgroup's
+    // (tinybench's hooks run outside the timed calls; "warmup" is the untimed part). Each measure
+    // goes into the result only if every session has it.
+    const cpuOf = (p: string) => sessions.get(p)?.session.cpuMicros();
+    const measures = {
+      process: paths.every((p) => cpuOf(p)?.process !== undefined),
+      session: paths.every((p) => cpuOf(p)?.session !== undefined),
+    };
+    const roundCpu = {
+      process: new Map<string, number[]>(paths.map((p) => [p, []])),
+      session: new Map<string, number[]>(paths.map((p) => [p, []])),
+    };
+    const cpuUsed = new Map<string, { process: number; session: number }>();
     const perRound = Math.ceil(iterations / rounds);
     for (let round = 0; round < rounds; round++) {
       const bench = new Bench({
@@ -257,7 +312,22 @@ export async function main(argv: string[]): Promise<number> {
         warmupTime: 0,
         retainSamples: true,
       });
-      for (const p of round % 2 === 0 ? paths : [...paths].reverse()) bench.add(p, () => call(p));
+      for (const p of round % 2 === 0 ? paths : [...paths].reverse()) {
+        let before: ReturnType<typeof cpuOf>;
+        bench.add(p, () => call(p), {
+          beforeAll: (mode) => {
+            if (mode === "run") before = cpuOf(p);
+          },
+          afterAll: (mode) => {
+            const after = cpuOf(p);
+            if (mode === "run" && before && after)
+              cpuUsed.set(p, {
+                process: (after.process ?? 0) - (before.process ?? 0),
+                session: (after.session ?? 0) - (before.session ?? 0),
+              });
+          },
+        });
+      }
       await bench.run();
       for (const task of bench.tasks) {
         if (task.result.state === "errored") throw new Error(`${task.name}: ${task.result.error?.message}`);
@@ -265,6 +335,11 @@ export async function main(argv: string[]): Promise<number> {
         samples.get(task.name)?.push(...taken);
         const p50 = latencyStats(taken).p50;
         if (p50 !== null) roundP50s.get(task.name)?.push(p50);
+        const used = cpuUsed.get(task.name);
+        if (used && taken.length > 0) {
+          roundCpu.process.get(task.name)?.push(used.process / taken.length);
+          roundCpu.session.get(task.name)?.push(used.session / taken.length);
+        }
       }
       note(`round ${round + 1}/${rounds}: ${perRound} calls on each of ${paths.length} paths`);
     }
@@ -294,6 +369,14 @@ export async function main(argv: string[]): Promise<number> {
       rounds,
       calls: Object.fromEntries(paths.map((p) => [p, latencyStats(samples.get(p) as number[])])),
       roundP50s: Object.fromEntries(roundP50s),
+      ...(measures.process
+        ? {
+            roundCpuMicros: {
+              process: Object.fromEntries(roundCpu.process),
+              ...(measures.session ? { session: Object.fromEntries(roundCpu.session) } : {}),
+            },
+          }
+        : {}),
       ...(values.cpus === undefined ? {} : { cpus: values.cpus }),
       coldStart: coldStarts
         ? Object.fromEntries(paths.map((p) => [p, latencyStats(cold.get(p) as number[])]))

@@ -7,6 +7,8 @@
  * the session kills whatever the server started, in whatever session or process group it hid.
  */
 
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { type Containment, createContainment, defaultLimits } from "@mcpguard/proxy";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -68,6 +70,12 @@ export interface Session {
   readonly containment: Containment["kind"];
   /** What the proxy and the server wrote to stderr (first 64 KiB). */
   stderr(): string;
+  /**
+   * CPU time used so far, in µs: by the process the client spawned, every thread of it (the proxy
+   * or relay; the server itself for `direct`), and by every process of the session (that one, the
+   * server, and what either started: its cgroup's `cpu.stat`, undefined without a cgroup).
+   */
+  cpuMicros(): { process: number | undefined; session: number | undefined };
   /** End the session and kill every process it started. */
   close(): Promise<void>;
 }
@@ -183,5 +191,46 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     const detail = stderr.trim() ? `\n${stderr.trim()}` : "";
     throw new Error(`cannot start ${server.id} (${options.config}): ${(error as Error).message}${detail}`);
   }
-  return { client, containment: containment.kind, stderr: () => stderr, close };
+  return {
+    client,
+    containment: containment.kind,
+    stderr: () => stderr,
+    cpuMicros: () => ({
+      process: transport.pid ? processCpuMicros(transport.pid) : undefined,
+      session: cgroupCpuMicros(containment.cgroupPath),
+    }),
+    close,
+  };
+}
+
+/**
+ * CPU time of a process, in µs: the sum over its threads of the scheduler's run time
+ * (`/proc/<pid>/task/<tid>/schedstat`, in ns, where `stat` counts in clock ticks of 10 ms). A thread
+ * that has exited is no longer counted; undefined when the process is gone.
+ */
+export function processCpuMicros(pid: number): number | undefined {
+  let total = 0;
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const ns = Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "latin1").split(" ")[0]);
+      if (!Number.isFinite(ns)) return undefined;
+      total += ns;
+    }
+  } catch {
+    return undefined;
+  }
+  return total / 1000;
+}
+
+/** `usage_usec` of a cgroup2 directory's `cpu.stat` (its processes and its descendants'), or undefined. */
+export function cgroupCpuMicros(cgroup: string | undefined): number | undefined {
+  if (cgroup === undefined) return undefined;
+  let stat: string;
+  try {
+    stat = readFileSync(join(cgroup, "cpu.stat"), "latin1");
+  } catch {
+    return undefined;
+  }
+  const usage = /^usage_usec (\d+)$/m.exec(stat)?.[1];
+  return usage === undefined ? undefined : Number(usage);
 }

@@ -207,6 +207,15 @@ describe("latency benchmark", () => {
     );
     const json = JSON.parse(readFileSync(join(out, "latency.json"), "utf8"));
     expect(json.cpus).toBe("0");
+    // CPU per call, round by round: the spawned process's own, and (as root, with a cgroup per
+    // session) the whole session's; C0 is compared with pipe, and every path's session with direct's.
+    expect(r.stdout).toContain("## CPU per call, round by round");
+    expect(r.stdout).toMatch(/^\| C0 \| [\d.]+ \[[\d.]+, [\d.]+\] \| [+-][\d.]+ \[-?[\d.]+, -?[\d.]+\] \| /m);
+    for (const path of Object.keys(json.calls)) {
+      expect(json.roundCpuMicros.process[path]).toHaveLength(2);
+      for (const us of json.roundCpuMicros.process[path]) expect(us).toBeGreaterThan(0);
+    }
+    if (process.getuid?.() === 0) expect(json.roundCpuMicros.session.C0).toHaveLength(2);
     // pipe-c is the C relay that `npm run setup` builds with bpf/; without it the run says so and leaves it out.
     const native = existsSync(BYTE_RELAY);
     expect(Object.keys(json.calls)).toEqual(

@@ -1,3 +1,7 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { join } from "node:path";
+import { findCgroup2 } from "@mcpguard/proxy";
 import { describe, expect, it } from "vitest";
 import { incompleteBeta, quantile, studentTCdf, studentTQuantile, tInterval, wilson } from "../src/stats.ts";
 
@@ -72,5 +76,37 @@ describe("bench latency's round-by-round differences", () => {
     expect(roundDelta([1, 2], [1], "diff")).toBeNull();
     expect(roundDelta([1], [0], "ratio")).toBeNull();
     expect(roundDelta(undefined, [1], "diff")).toBeNull();
+  });
+});
+
+describe("bench latency's CPU per call", () => {
+  it("reads a process's CPU time over all its threads, and a cgroup's", async () => {
+    const { processCpuMicros, cgroupCpuMicros } = await import("../src/session.ts");
+    // The child spins until it has used 150 ms of CPU by its own count, says how much, and waits.
+    const child = spawn(
+      process.execPath,
+      [
+        "-e",
+        "while (process.cpuUsage().user < 150000); const u = process.cpuUsage(); console.log(u.user + u.system); setInterval(() => {}, 1000);",
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    try {
+      const [line] = (await once(child.stdout, "data")) as [Buffer];
+      const own = Number(line.toString());
+      const measured = processCpuMicros(child.pid as number) as number;
+      // The scheduler's run time of every thread: about what the process counts itself (getrusage).
+      expect(own).toBeGreaterThanOrEqual(150_000);
+      expect(measured).toBeGreaterThanOrEqual(own * 0.95);
+    } finally {
+      child.kill("SIGKILL");
+      await once(child, "exit");
+    }
+    expect(processCpuMicros(child.pid as number)).toBeUndefined();
+    expect(cgroupCpuMicros(undefined)).toBeUndefined();
+    expect(cgroupCpuMicros("/nonexistent")).toBeUndefined();
+    // This process's own cgroup, where there is a cgroup2 hierarchy: it has used CPU.
+    const cg = findCgroup2();
+    if (cg) expect(cgroupCpuMicros(join(cg.mount, cg.self))).toBeGreaterThan(0);
   });
 });
