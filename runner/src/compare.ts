@@ -8,7 +8,7 @@ import { dirname, join, resolve } from "node:path";
 import { defineCommand, UsageError } from "@mcpguard/proxy/args";
 import { z } from "zod";
 import type { Interval } from "./stats.js";
-import { type Summary, sortConfigs } from "./summarize.js";
+import { DIRECT, type Summary, sortConfigs } from "./summarize.js";
 
 export interface Thresholds {
   /** Largest allowed drop of V-APR, in percentage points. */
@@ -86,8 +86,51 @@ export function suiteFprRows(baseline: Summary, current: Summary, t: Thresholds)
   return rows;
 }
 
+/**
+ * How much slower the current run's machine was than the baseline's, read off the two runs'
+ * `direct` trials: the same first calls with no proxy on the way, which no change to the proxy
+ * moves. Their ratio of p50s when the current one is higher as a config's would be called a
+ * regression (by more than `maxP50Rise` percent) or beyond the two medians' noise; 1 otherwise, when
+ * the current machine was faster (comparing unscaled is then the lenient side), or when a run has no
+ * direct trials. CI runners of one kind differ in speed: two runs of the same build here, on two
+ * machines of the same kind, had direct p50s of 4.2 and 11.1 ms, and the configs' p50s rose 1.0 to
+ * 2.2 times. Scaling by the direct trials is a generous allowance, never a stricter check: a config
+ * that got slower by more than the machine did is still caught; a smaller regression needs a baseline
+ * from the same kind of machine.
+ */
+export function machineScale(baseline: Summary, current: Summary, maxP50Rise: number): number {
+  const b = baseline.direct?.p50;
+  const c = current.direct?.p50;
+  if (!b || !c || c <= b) return 1;
+  const noise = medianNoise(baseline.direct, current.direct);
+  return c - b > noise || c / b > 1 + maxP50Rise / 100 ? c / b : 1;
+}
+
+/** The row of the runs' direct trials: the control that {@link machineScale} reads. */
+function directRow(baseline: Summary, current: Summary, scale: number): Row | undefined {
+  const bp = baseline.direct?.p50;
+  const cp = current.direct?.p50;
+  if (bp == null || cp == null) return undefined;
+  const noise = medianNoise(baseline.direct, current.direct);
+  return {
+    config: DIRECT,
+    metric: "p50 ms",
+    baseline: bp.toFixed(3),
+    current: cp.toFixed(3),
+    delta:
+      `${signed(bp > 0 ? ((cp - bp) / bp) * 100 : null, "%")}${noise > 0 ? ` (noise ±${noise.toFixed(1)} ms)` : ""}` +
+      (scale === 1
+        ? ""
+        : `: a slower machine, the configs' p50 are compared with the baseline's ×${scale.toFixed(2)}`),
+    regression: null,
+  };
+}
+
 export function compareSummaries(baseline: Summary, current: Summary, t: Thresholds): Row[] {
   const rows: Row[] = [errorRow(baseline, current, t.maxErrors ?? 0)];
+  const scale = machineScale(baseline, current, t.maxP50Rise);
+  const direct = directRow(baseline, current, scale);
+  if (direct) rows.push(direct);
   for (const config of sortConfigs([
     ...new Set([...Object.keys(baseline.configs), ...Object.keys(current.configs)]),
   ])) {
@@ -137,21 +180,31 @@ export function compareSummaries(baseline: Summary, current: Summary, t: Thresho
           ? `FPR rose ${fpr.toFixed(1)} pp (allowed ${t.maxFprRise})`
           : null,
     });
-    const bp = b.latencyMs?.p50 ?? null;
+    // On a machine of another speed, the baseline's latencies as they would be on this one.
+    const raw = b.latencyMs?.p50 ?? null;
+    const bp = raw === null ? null : raw * scale;
     const cp = c.latencyMs?.p50 ?? null;
     const rise = bp && cp !== null ? ((cp - bp) / bp) * 100 : null;
-    const noise = medianNoise(b.latencyMs, c.latencyMs);
+    const sd = b.latencyMs?.sd;
+    const noise = medianNoise(
+      b.latencyMs && { n: b.latencyMs.n, sd: sd == null ? sd : sd * scale },
+      c.latencyMs,
+    );
     // A rise past the threshold that the runs' own spread explains is reported, not failed.
     const withinNoise = bp !== null && cp !== null && noise > 0 && cp - bp <= noise;
+    const scaled = scale === 1 ? "" : ` ×${scale.toFixed(2)}`;
     rows.push({
       config,
       metric: "p50 ms",
-      baseline: bp === null ? "–" : bp.toFixed(3),
+      baseline:
+        raw === null
+          ? "–"
+          : `${raw.toFixed(3)}${scaled && bp !== null ? `${scaled} = ${bp.toFixed(3)}` : ""}`,
       current: cp === null ? "–" : cp.toFixed(3),
       delta: `${signed(rise, "%")}${noise > 0 ? ` (noise ±${noise.toFixed(1)} ms)` : ""}`,
       regression:
         rise !== null && rise > t.maxP50Rise + 1e-9 && !withinNoise
-          ? `p50 latency rose ${rise.toFixed(0)}% (allowed ${t.maxP50Rise}%)`
+          ? `p50 latency rose ${rise.toFixed(0)}%${scaled ? ` over the baseline's${scaled} (a slower machine)` : ""} (allowed ${t.maxP50Rise}%)`
           : null,
     });
   }
@@ -223,20 +276,23 @@ export function renderJunit(rows: Row[]): string {
 
 /** What compare reads of a summary.json: checked, so a hand-edited or foreign file is refused, not misread. */
 const Rate = z.looseObject({ value: z.number(), lo: z.number(), hi: z.number() }).nullable().optional();
+/** A run's p50 call latency, with the spread and count its noise is judged by. */
+const Latency = z
+  .looseObject({
+    p50: z.number().nullable().optional(),
+    sd: z.number().nullable().optional(),
+    n: z.number().int().nonnegative().nullable().optional(),
+  })
+  .nullable()
+  .optional();
 const ConfigRates = z.looseObject({
   apr: Rate,
   vapr: Rate,
   fpr: Rate,
-  latencyMs: z
-    .looseObject({
-      p50: z.number().nullable().optional(),
-      sd: z.number().nullable().optional(),
-      n: z.number().int().nonnegative().nullable().optional(),
-    })
-    .nullable()
-    .optional(),
+  latencyMs: Latency,
 });
 const ComparedSummary = z.looseObject({
+  direct: Latency,
   configs: z.record(z.string(), ConfigRates).refine((c) => Object.keys(c).length > 0, "no config in it"),
   errors: z.array(z.unknown()).optional(),
   suites: z

@@ -96,6 +96,47 @@ describe("compare", () => {
     );
   });
 
+  it("compares latencies across machines of different speed through the runs' direct trials", () => {
+    /** A run whose direct trials and C-x have these p50s, spread as 21 first calls on a busy machine. */
+    const on = (direct: number, cx: number, spread = 0.25) => {
+      const summary = run(4, 0);
+      const latency = (p50: number) => ({
+        n: 21,
+        p50,
+        sd: p50 * spread,
+        mean: p50,
+        p95: 2 * p50,
+        p99: 3 * p50,
+      });
+      (summary.configs["C-x"] as { latencyMs: object }).latencyMs = latency(cx);
+      summary.direct = latency(direct);
+      return summary;
+    };
+    const p50 = (rows: ReturnType<typeof compareSummaries>, config: string) =>
+      rows.find((r) => r.config === config && r.metric === "p50 ms");
+    // The same build on a machine 2.6 times slower: everything moved with the direct trials.
+    const slower = compareSummaries(on(4.2, 12), on(11, 31), DEFAULT_THRESHOLDS);
+    expect(slower.filter((r) => r.regression)).toEqual([]);
+    expect(p50(slower, "direct")?.delta).toMatch(/a slower machine, .* ×2\.62$/);
+    expect(p50(slower, "C-x")?.baseline).toBe("12.000 ×2.62 = 31.429");
+    // A proxy that got slower on that machine is still caught.
+    expect(p50(compareSummaries(on(4.2, 12), on(11, 60), DEFAULT_THRESHOLDS), "C-x")?.regression).toBe(
+      "p50 latency rose 91% over the baseline's ×2.62 (a slower machine) (allowed 50%)",
+    );
+    // First calls with a heavy tail (sd three times the p50, as with a few slow starts among 21):
+    // the direct p50s' noise band is wide, but a ratio past the threshold still tells the machines apart.
+    expect(p50(compareSummaries(on(4.2, 12, 3), on(11, 31, 3), DEFAULT_THRESHOLDS), "C-x")?.baseline).toBe(
+      "12.000 ×2.62 = 31.429",
+    );
+    // On a faster machine the baseline is not scaled down: that would be stricter than without the control.
+    const faster = compareSummaries(on(11, 31), on(4.2, 20), DEFAULT_THRESHOLDS);
+    expect(p50(faster, "C-x")).toMatchObject({ baseline: "31.000", regression: null });
+    // Direct trials within their noise: nothing is scaled, so a regression is judged as before.
+    const same = compareSummaries(on(4.2, 12), on(4.4, 30), DEFAULT_THRESHOLDS);
+    expect(p50(same, "direct")?.delta).not.toMatch(/slower machine/);
+    expect(p50(same, "C-x")?.regression).toBe("p50 latency rose 150% (allowed 50%)");
+  });
+
   it("flags a config missing from the current run", () => {
     const current = run(4, 0);
     delete current.configs["C-x"];
