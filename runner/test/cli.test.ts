@@ -231,6 +231,9 @@ describe("latency benchmark", () => {
     }
     expect(json.coldStart.pipe.n).toBe(2);
     expect(json.coldStart.C0.n).toBe(2);
+    // The proxy's own start over Node.js's boot (pipe over direct), the figure machines of different speed share.
+    expect(r.stdout).toContain("| p50 vs direct | own start / Node.js boot |");
+    expect(r.stdout).toMatch(/^\| C0 \| 2 \| [\d.]+ \| .* \| -?\d+\.\d\d \|$/m);
     expect(readFileSync(join(out, "latency.csv"), "utf8").split("\n")[0]).toBe(
       "kind,path,n,p50,p95,p99,mean,sd",
     );
