@@ -92,9 +92,9 @@ export function suiteFprRows(baseline: Summary, current: Summary, t: Thresholds)
  * moves. Their ratio of p50s when the current one is higher as a config's would be called a
  * regression (by more than `maxP50Rise` percent) or beyond the two medians' noise; 1 otherwise, when
  * the current machine was faster (comparing unscaled is then the lenient side), or when a run has no
- * direct trials. CI runners of one kind differ in speed: two runs of the same build here, on two
- * machines of the same kind, had direct p50s of 4.2 and 11.1 ms, and the configs' p50s rose 1.0 to
- * 2.2 times. Scaling by the direct trials is a generous allowance, never a stricter check: a config
+ * direct trials. CI runners of one kind differ in speed: the committed baseline and a run on a slower
+ * VM of the same kind (builds a few commits apart, every verdict the same) had direct p50s of 4.2
+ * and 11.1 ms, and the configs' p50s rose 1.0 to 2.2 times. Scaling by the direct trials is a generous allowance, never a stricter check: a config
  * that got slower by more than the machine did is still caught; a smaller regression needs a baseline
  * from the same kind of machine.
  */
