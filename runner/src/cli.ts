@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { defineCommand, intOption, UsageError } from "@mcpguard/proxy/args";
+import { z } from "zod";
 import { type BenchPlan, DEFAULT_JOBS, runBench } from "./bench.js";
 import { repoPath } from "./paths.js";
 import { withViableBaseline } from "./peers.js";
@@ -219,6 +220,7 @@ async function bench(argv: string[]): Promise<number> {
     process.stdout.write(suiteLines(summary));
     process.stdout.write(peerLines(summary.peers));
     process.stdout.write(errorLines(summary));
+    process.stdout.write(timeLine(summary, result.wallMs, plan.jobs));
     process.stdout.write(`\nreport: ${join(outDir, "index.html")}\n`);
     if (result.interrupted) {
       process.stderr.write(
@@ -249,6 +251,39 @@ function suiteLines(summary: ReturnType<typeof summarize>): string {
     }
   }
   return lines.length ? `\n${lines.join("\n")}\n` : "";
+}
+
+/** What merge reads of a shard's manifest.json; the rest is carried over from the first as it is. */
+const ShardManifest = z.looseObject({
+  shard: z.unknown().optional(),
+  wallMs: z.number().nonnegative().optional(),
+});
+type ShardManifest = z.infer<typeof ShardManifest>;
+
+function readShardManifest(file: string): ShardManifest {
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(file, "utf8"));
+  } catch (error) {
+    throw new UsageError(`${file}: not a manifest.json (${(error as Error).message})`);
+  }
+  const parsed = ShardManifest.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new UsageError(
+      `${file}: not a manifest.json (${issue?.path.join(".") || "the file"}: ${issue?.message ?? "invalid"})`,
+    );
+  }
+  return parsed.data;
+}
+
+/** The run's wall time, and each suite's trials and median trial, for the terminal. */
+function timeLine(summary: ReturnType<typeof summarize>, wallMs: number, jobs: number): string {
+  const suites = Object.entries(summary.time ?? {}).map(
+    ([name, t]) =>
+      `${name} ${t.trials} trials (${t.trialSeconds.toFixed(0)} s of trial time, median ${t.medianTrialMs === null ? "–" : `${(t.medianTrialMs / 1000).toFixed(2)} s`})`,
+  );
+  return `time: ${(wallMs / 1000).toFixed(1)} s wall with --jobs ${jobs}${suites.length ? `; ${suites.join("; ")}` : ""}\n`;
 }
 
 /** The trials that ended in an error, for the terminal (at most 10, then a count). */
@@ -307,6 +342,11 @@ function merge(argv: string[]): number {
   }
   const runId = values["run-id"] ?? runIds[0] ?? "merged";
   const out = resolve(values.out ?? repoPath("reports", runId));
+  // Every shard's manifest is read before anything is written.
+  const shards = positionals
+    .map((dir) => join(resolve(dir), "manifest.json"))
+    .filter((f) => existsSync(f))
+    .map(readShardManifest);
   mkdirSync(out, { recursive: true });
   writeFileSync(
     join(out, "trials.ndjson"),
@@ -315,14 +355,8 @@ function merge(argv: string[]): number {
   const merged = records.map((r) => ({ ...r, runId }));
   const summary = summarize(runId, merged);
   writeReports(out, summary, merged);
-  const manifests = positionals
-    .map((dir) => join(resolve(dir), "manifest.json"))
-    .filter((f) => existsSync(f));
-  if (manifests.length) {
-    const first = JSON.parse(readFileSync(manifests[0] as string, "utf8"));
-    const shards = manifests.map(
-      (f) => JSON.parse(readFileSync(f, "utf8")) as { shard?: unknown; wallMs?: number },
-    );
+  const first = shards[0];
+  if (first) {
     writeFileSync(
       join(out, "manifest.json"),
       `${JSON.stringify({ ...first, runId, shard: null, mergedFrom: positionals.map((d) => resolve(d)), shards: shards.map((m) => ({ shard: m.shard, wallMs: m.wallMs })) }, null, 2)}\n`,

@@ -69,6 +69,22 @@ function latencyRow(name: string, l: Latency, base: Latency | null): string {
   return `| ${name} | ${l.n} | ${ms(l.p50)} | ${ms(l.p95)} | ${ms(l.p99)} | ${ms(l.mean)} ± ${ms(l.sd)} | ${rel} |`;
 }
 
+/** Each suite's trials and how long they took (summaries written before this was recorded have none). */
+function renderTime(summary: Summary): string[] {
+  const suites = Object.entries(summary.time ?? {});
+  if (suites.length === 0) return [];
+  return [
+    "",
+    "Time per suite: every trial run, direct trials and trial errors included. Trials run in parallel (`--jobs`), so trial time adds up to more than the run's wall time, which `manifest.json` records (`wallMs`); a suite's share of the wall time is about its share of trial time.",
+    "",
+    "| suite | trials | trial time [s] | median trial [ms] |",
+    "|---|---:|---:|---:|",
+    ...suites.map(
+      ([name, t]) => `| ${name} | ${t.trials} | ${t.trialSeconds.toFixed(1)} | ${ms(t.medianTrialMs)} |`,
+    ),
+  ];
+}
+
 export function renderMarkdown(summary: Summary): string {
   const configs = sortConfigs(Object.keys(summary.configs));
   const c = (name: string) => summary.configs[name] as ConfigSummary;
@@ -140,6 +156,8 @@ export function renderMarkdown(summary: Summary): string {
     const l = c(name).startMs;
     lines.push(`| ${name} | ${l.n} | ${ms(l.p50)} | ${ms(l.p95)} | ${ms(l.p99)} |`);
   }
+
+  lines.push(...renderTime(summary));
 
   lines.push("", "## Per category (attack cases never fired / attacks; benign cases failed / benign)", "");
   const categories = [...new Set(configs.flatMap((n) => Object.keys(c(n).byCategory)))].sort();

@@ -116,6 +116,14 @@ export interface SuiteSummary {
   precision?: PrecisionBlock | null;
 }
 
+/** How long one suite's trials took: every trial run (direct trials and trial errors included). */
+export interface SuiteTime {
+  trials: number;
+  /** The sum of the trials' durations, world to verdict; with `--jobs` above 1 they overlap, so it exceeds the wall time. */
+  trialSeconds: number;
+  medianTrialMs: number | null;
+}
+
 /**
  * The top-level counts and `configs` cover the core categories only (the 82 cases of the paper, whose
  * Table 1 they are compared with). Cases of other categories are summarized per category in `suites`,
@@ -136,6 +144,8 @@ export interface Summary {
   notRun: { id: string; config: string; reason: string }[];
   /** Trials that ended in an error (outcomes.ts); attacks among them are not judged. */
   errors: TrialError[];
+  /** Per suite (`core` first, then the other categories): the trials run and how long they took. */
+  time?: Record<string, SuiteTime>;
   /** Per config, how the core suite's prevented attack trials ended. */
   endings: Record<string, EndingCounts>;
   /** The real suite's block (realReport.ts), or null when the run has no real case. */
@@ -249,6 +259,29 @@ function canonicalOrder(records: TrialRecord[]): TrialRecord[] {
     (a, b) =>
       (rank.get(a.config) ?? 0) - (rank.get(b.config) ?? 0) || a.id.localeCompare(b.id) || a.trial - b.trial,
   );
+}
+
+/** The core suite is `core`; every other category is a suite of its own. */
+const suiteOf = (r: TrialRecord) => (isCoreCategory(r.category) ? "core" : r.category);
+
+/** {@link SuiteTime} of every suite that ran a trial, the core first. */
+export function suiteTimes(records: TrialRecord[]): Record<string, SuiteTime> {
+  const time: Record<string, SuiteTime> = {};
+  const suites = [
+    ...groupBy(
+      records.filter((r) => !r.notRun),
+      suiteOf,
+    ),
+  ].sort(([a], [b]) => Number(b === "core") - Number(a === "core") || a.localeCompare(b));
+  for (const [suite, trials] of suites) {
+    const durations = trials.map((r) => r.durationMs);
+    time[suite] = {
+      trials: trials.length,
+      trialSeconds: durations.reduce((sum, ms) => sum + ms, 0) / 1000,
+      medianTrialMs: quantile(durations, 0.5),
+    };
+  }
+  return time;
 }
 
 export function summarize(runId: string, unordered: TrialRecord[]): Summary {
@@ -399,6 +432,7 @@ export function summarize(runId: string, unordered: TrialRecord[]): Summary {
     caseResults,
     notRun,
     errors: trialErrors(records),
+    time: suiteTimes(records),
     endings: preventionEndings(all),
     realServers: summarizeRealServers(all),
     peers: summarizePeers(configs, suites, caseResults, notRun),

@@ -1,6 +1,6 @@
 /** Sharding a run across CI runners, and merging the shards back into one run. */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -79,6 +79,13 @@ describe("shards", () => {
       mcpguard("bench", "merge", "--out", join(scratch, "twice"), dirs[0] as string, dirs[0] as string)
         .stderr,
     ).toMatch(/both hold/);
+    // A shard's manifest that is not one: one line naming the file, no stack trace, nothing merged.
+    writeFileSync(join(dirs[2] as string, "manifest.json"), '{"wallMs": "soon"}');
+    const bad = mcpguard("bench", "merge", "--out", join(scratch, "bad"), ...dirs);
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toMatch(/shard-3\/manifest\.json: not a manifest\.json \(wallMs: /);
+    expect(bad.stderr).not.toMatch(/\n\s+at /);
+    expect(existsSync(join(scratch, "bad"))).toBe(false);
   });
 
   it("merge of 3 shards of the same records equals the unsharded summary", () => {

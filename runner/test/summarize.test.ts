@@ -104,4 +104,32 @@ describe("summarize", () => {
     expect(without.viable).toBeNull();
     expect(without.configs["C-x"]?.vapr).toBeNull();
   });
+
+  it("times each suite: trials run, their summed and median duration, the core first", () => {
+    const timed = summarize("t", [
+      ...run().map((r) => ({ ...r, durationMs: r.config === "direct" ? 100 : 300 })),
+      record({
+        config: "C0",
+        id: "BC-1",
+        trial: 1,
+        kind: "benign",
+        category: "benign_corpus",
+        durationMs: 50,
+      }),
+      record({
+        config: "C-x",
+        id: "BC-1",
+        trial: 1,
+        kind: "benign",
+        category: "benign_corpus",
+        durationMs: 70,
+      }),
+    ]);
+    // 3 runs of 4 cases under C0 and C-x at 300 ms, 3 direct trials at 100 ms; PE-02 was not run.
+    expect(timed.time).toEqual({
+      core: { trials: 27, trialSeconds: 7.5, medianTrialMs: 300 },
+      benign_corpus: { trials: 2, trialSeconds: 0.12, medianTrialMs: 60 },
+    });
+    expect(Object.keys(timed.time ?? {})).toEqual(["core", "benign_corpus"]);
+  });
 });
