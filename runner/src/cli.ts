@@ -2,11 +2,12 @@
  * The benchmark commands of `mcpguard` (`mcpguard bench ...`, `mcpguard report ...`), reached
  * through the proxy CLI's external-command lookup of `mcpguard-<command>`.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { defineCommand, intOption, UsageError } from "@mcpguard/proxy/args";
 import { z } from "zod";
 import { type BenchPlan, DEFAULT_JOBS, runBench } from "./bench.js";
+import { readJsonFile } from "./jsonFile.js";
 import { repoPath } from "./paths.js";
 import { withViableBaseline } from "./peers.js";
 import { peerLines } from "./peersReport.js";
@@ -258,25 +259,6 @@ const ShardManifest = z.looseObject({
   shard: z.unknown().optional(),
   wallMs: z.number().nonnegative().optional(),
 });
-type ShardManifest = z.infer<typeof ShardManifest>;
-
-function readShardManifest(file: string): ShardManifest {
-  let value: unknown;
-  try {
-    value = JSON.parse(readFileSync(file, "utf8"));
-  } catch (error) {
-    throw new UsageError(`${file}: not a manifest.json (${(error as Error).message})`);
-  }
-  const parsed = ShardManifest.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new UsageError(
-      `${file}: not a manifest.json (${issue?.path.join(".") || "the file"}: ${issue?.message ?? "invalid"})`,
-    );
-  }
-  return parsed.data;
-}
-
 /** The run's wall time, and each suite's trials and median trial, for the terminal. */
 function timeLine(summary: ReturnType<typeof summarize>, wallMs: number, jobs: number): string {
   const suites = Object.entries(summary.time ?? {}).map(
@@ -346,7 +328,7 @@ function merge(argv: string[]): number {
   const shards = positionals
     .map((dir) => join(resolve(dir), "manifest.json"))
     .filter((f) => existsSync(f))
-    .map(readShardManifest);
+    .map((f) => readJsonFile(f, ShardManifest, "manifest.json"));
   mkdirSync(out, { recursive: true });
   writeFileSync(
     join(out, "trials.ndjson"),

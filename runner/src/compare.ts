@@ -3,10 +3,11 @@
  * metric, with the intervals of both runs, failing on a regression beyond the thresholds. Writes a
  * JUnit XML file for CI test reporters.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { defineCommand, UsageError } from "@mcpguard/proxy/args";
 import { z } from "zod";
+import { readJsonFile } from "./jsonFile.js";
 import type { Interval } from "./stats.js";
 import { DIRECT, type Summary, sortConfigs } from "./summarize.js";
 
@@ -306,20 +307,8 @@ const ComparedSummary = z.looseObject({
 });
 
 function readSummary(file: string): Summary {
-  let value: unknown;
-  try {
-    value = JSON.parse(readFileSync(file, "utf8"));
-  } catch (error) {
-    throw new UsageError(`${file}: not a summary.json (${(error as Error).message})`);
-  }
-  const parsed = ComparedSummary.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue?.path.length ? `${issue.path.join(".")}: ` : "";
-    throw new UsageError(`${file}: not a summary.json (${where}${issue?.message ?? "invalid"})`);
-  }
-  // The fields compare reads are checked above; the rest is carried as the summary it claims to be.
-  return parsed.data as unknown as Summary;
+  // The fields compare reads are checked; the rest is carried as the summary it claims to be.
+  return readJsonFile(file, ComparedSummary, "summary.json") as unknown as Summary;
 }
 
 function threshold(value: string | undefined, name: string, fallback: number): number {

@@ -115,7 +115,8 @@ const diff = (a: Latency | undefined, b: Latency | undefined) =>
 /**
  * A proxy's own start as a multiple of Node.js's boot on this machine: its p50 over `pipe`'s,
  * divided by `pipe`'s over direct's. Machines of one kind differ in speed by more than a proxy's
- * start-up work does; this ratio held within 0.1 on two VMs whose Node.js boots differed 2.3 times.
+ * start-up work does; this ratio held within 0.11 (30 starts each) on two VMs whose Node.js boots
+ * differed 2.3 times.
  */
 const bootMultiple = (a: Latency | undefined, pipe: Latency | undefined, direct: Latency | undefined) => {
   if (a?.p50 == null || pipe?.p50 == null || direct?.p50 == null) return "–";
