@@ -280,8 +280,8 @@ const Rate = z.looseObject({ value: z.number(), lo: z.number(), hi: z.number() }
 /** A run's p50 call latency, with the spread and count its noise is judged by. */
 const Latency = z
   .looseObject({
-    p50: z.number().nullable().optional(),
-    sd: z.number().nullable().optional(),
+    p50: z.number().nonnegative().nullable().optional(),
+    sd: z.number().nonnegative().nullable().optional(),
     n: z.number().int().nonnegative().nullable().optional(),
   })
   .nullable()

@@ -171,5 +171,11 @@ describe("compare", () => {
     expect(cli(base, base).status).toBe(0);
     expect(cli(base, cur, "--max-vapr-drop", "60").status).toBe(0);
     expect(cli(base, join(scratch, "nope.json")).stderr).toMatch(/not a summary\.json/);
+    // A negative latency would turn the direct trials' machine scale upside down: refused.
+    const negative = join(scratch, "negative.json");
+    writeFileSync(negative, JSON.stringify({ ...run(4, 0), direct: { n: 21, p50: -5, sd: 1 } }));
+    const refused = cli(negative, cur);
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toMatch(/negative\.json: not a summary\.json \(direct\.p50: /);
   });
 });
