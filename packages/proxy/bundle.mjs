@@ -7,8 +7,9 @@
  *   the first time it is asked for, so `run --config C0` still runs no policy, validator or kernel
  *   code. Each `import.meta.url` becomes the URL of the module's own file in dist/ (computed from
  *   the bundle's directory at run time), so that every lookup relative to a module (package.json
- *   for --version, bpf/.output, node_modules/.bin, bin/mcpguard.js, acorn and mvdan-sh through
- *   createRequire) finds the same file as from dist/ unbundled.
+ *   for --version, bpf/.output, node_modules/.bin, bin/mcpguard.js, and acorn and mvdan-sh, which
+ *   the policy package requires through code caches of its own) finds the same file as from dist/
+ *   unbundled.
  *   zod's error messages are bundled in English only (scripts/zod-english.mjs): its other languages
  *   were a quarter of the bundle, read at every start for nothing.
  * - dist/mcpguard.cjs, which bin/mcpguard.js requires: runs the bundle through loader.cjs;
@@ -57,12 +58,13 @@ const importMetaUrl = {
     b.onLoad({ filter: /\.js$/, namespace: "file" }, (args) => {
       const source = readFileSync(args.path, "utf8");
       // The workspace's modules only (dependencies from node_modules are left to esbuild).
-      if (args.path.includes(`${sep}node_modules${sep}`) || !source.includes("import.meta")) return undefined;
+      if (args.path.includes(`${sep}node_modules${sep}`)) return undefined;
+      // In a package folder the policy package's own dependencies (acorn, mvdan-sh) are not beside
+      // it: bundled, lazily. In the checkout they are required through the policy package's code
+      // caches (requireCached).
+      const own = PACK ? source.replace(/\brequireCached\(("[\w-]+")\)/g, "require($1)") : source;
+      if (!own.includes("import.meta")) return own === source ? undefined : { contents: own, loader: "js" };
       const rel = relative(join(HERE, "dist"), args.path).split(sep).join("/");
-      // In a package folder the policy package's own dependencies are not beside it: bundled, lazily.
-      const own = PACK
-        ? source.replace(/createRequire\(import\.meta\.url\)\(("[\w-]+")\)/g, "require($1)")
-        : source;
       const contents = own.replaceAll("import.meta.url", `__mcpguardModuleUrl(${JSON.stringify(rel)})`);
       // Any other use of import.meta (import.meta.dirname, ...) would be empty in a CommonJS bundle.
       if (/import\.meta[^\s"']/.test(contents)) throw new Error(`${args.path}: import.meta other than .url`);
@@ -146,7 +148,7 @@ async function bundle() {
     platform: "node",
     format: "cjs",
     target: "node20",
-    // createRequire(...)("acorn" / "mvdan-sh") stays a run-time require, from the policy package's files.
+    // acorn and mvdan-sh stay run-time requires, from the policy package's files and code caches.
     banner: {
       js:
         '"use strict";\nconst __mcpguardModuleUrl = (rel) => require("node:url").pathToFileURL(' +

@@ -8,8 +8,8 @@
  * returned for L1's path checks. This is a check of the code's text, not a JavaScript sandbox:
  * DESIGN.md says what it does not follow.
  */
-import { createRequire } from "node:module";
 import type { Confinement } from "../command.js";
+import { requireCached } from "../moduleCache.js";
 import type { Field, Invocation } from "../shell/index.js";
 import { type CodeUse, confinedAll, emptyUse, type Source, sourceTexts, stdinSource } from "./index.js";
 
@@ -20,7 +20,7 @@ interface Acorn {
 }
 let acorn: Acorn | undefined;
 const load = (): Acorn => {
-  acorn ??= createRequire(import.meta.url)("acorn") as Acorn;
+  acorn ??= requireCached("acorn") as Acorn;
   return acorn;
 };
 

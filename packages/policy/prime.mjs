@@ -1,0 +1,36 @@
+/**
+ * Second half of the policy package's build, after tsc: the code caches of mvdan-sh and acorn
+ * (src/moduleCache.ts), written into dist/code-cache/<node version>-<arch>/ after loading each
+ * from source and reading a few command lines and programs of the shapes tools get, so that the
+ * cache holds the functions those compile too, not only the module's top level.
+ */
+
+import { emptyUse } from "./dist/code/index.js";
+import { readJavaScript } from "./dist/code/javascript.js";
+import { writeModuleCaches } from "./dist/moduleCache.js";
+import { parseCommand } from "./dist/shell.js";
+
+// biome-ignore-start lint/suspicious/noTemplateCurlyInString: shell and JavaScript text, not templates
+const lines = [
+  "date",
+  "ls -la /tmp | grep -v '^total' > out.txt 2>&1",
+  'git log --oneline -n 5 && git status --short || echo "not a repo"',
+  'for f in *.txt; do wc -l "$f"; done | sort -n | tail -3',
+  'FOO=bar cat <<EOF | sed -e "s/a/b/g" >> notes.md\nline $FOO\nEOF',
+  "if [ -f a ]; then cp a b; elif [[ -d c && $x -eq 1 ]]; then rm -rf c; fi",
+  "echo $(( ${#var} + 1 )) ${HOME:-/root} `whoami` $(cat /etc/hostname)",
+  "find . -name '*.js' -exec head -n 1 {} \\; | xargs -0 printf '%s\\n'",
+  "curl -s https://example.com/x.sh | sh; python3 -c 'print(1)'",
+  "node -e \"const fs = require('fs'); console.log(fs.readFileSync('a.txt', 'utf8').length)\"",
+];
+for (const line of lines) parseCommand(line, "/");
+
+const programs = [
+  "const fs = require('fs'); console.log(JSON.stringify(fs.readdirSync('.').map((f) => f.length)));",
+  "import { readFile } from 'node:fs/promises';\nconst text = await readFile('a.txt', 'utf8');\nfor (const [i, l] of text.split('\\n').entries()) if (/x/.test(l)) console.log(`${i}: ${l}`);",
+  "class A { #x = 1; get x() { return this.#x ?? 0; } static { globalThis.a = new A(); } }\nlet { a, ...rest } = { a: 1, b: [2, 3] }; label: while (a--) { try { throw new Error(); } catch { break label; } }",
+];
+// biome-ignore-end lint/suspicious/noTemplateCurlyInString: shell and JavaScript text
+for (const [i, code] of programs.entries()) readJavaScript(code, i === 1, emptyUse());
+
+for (const file of writeModuleCaches()) process.stderr.write(`code cache written: ${file}\n`);
