@@ -8,22 +8,27 @@ It also provides the launch-time facts every server shares: the `--sink host:por
 home and temp directories of the trial world.
 """
 
+from __future__ import annotations
+
 import argparse
 import copy
-import ipaddress
 import json
 import math
 import os
 import re
 import sys
-from dataclasses import dataclass
-from typing import Any, Callable
+
+# Annotations only: every server imports this module at start, and typing, dataclasses (which
+# brings inspect, ast and enum) and ipaddress were a third of a Python server's start-up CPU.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 DEFAULT_PROTOCOL_VERSION = "2025-06-18"
 SERVER_VERSION = "1.0.0"
 
-LOOPBACK = (ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1"))
+LOOPBACK = ("127.0.0.1", "::1")
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -40,8 +45,47 @@ class InvalidArguments(Exception):
     """Arguments that violate the tool's input schema."""
 
 
-@dataclass(frozen=True)
-class Tool:
+class _Record:
+    """A value object: fields set once by keyword or position, compared and shown field by field."""
+
+    __slots__ = ()
+
+    def __init__(self, *values: Any, **named: Any) -> None:
+        fields = dict(zip(self.__slots__, values))
+        for name, value in named.items():
+            if name not in self.__slots__ or name in fields:
+                raise TypeError(f"{type(self).__name__}() got an unexpected or repeated argument {name!r}")
+            fields[name] = value
+        if len(values) > len(self.__slots__) or len(fields) != len(self.__slots__):
+            raise TypeError(f"{type(self).__name__}() takes exactly the fields {', '.join(self.__slots__)}")
+        for name in self.__slots__:
+            object.__setattr__(self, name, fields[name])
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({shown})"
+
+    def replace(self, **changes: Any) -> _Record:
+        """A copy with `changes` applied (as `dataclasses.replace`)."""
+        return type(self)(**{**dict(zip(self.__slots__, self._values())), **changes})
+
+
+class Tool(_Record):
+    """name, description, input_schema, annotations, and handler(arguments) -> result."""
+
+    __slots__ = ("name", "description", "input_schema", "annotations", "handler")
     name: str
     description: str
     input_schema: dict
@@ -74,10 +118,10 @@ def annotations(read_only: bool, destructive: bool, open_world: bool) -> dict:
 # --- launch arguments and the trial world -------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Sink:
+class Sink(_Record):
     """The endpoint given by `--sink host:port`; the host is a loopback literal."""
 
+    __slots__ = ("host", "port")
     host: str
     port: int
 
@@ -92,8 +136,10 @@ def _sink_argument(value: str) -> Sink:
     host = host.removeprefix("[").removesuffix("]")
     if not sep or not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
         raise argparse.ArgumentTypeError(f"expected host:port, got {value!r}")
+    import ipaddress  # only where a server is given --sink
+
     try:
-        loopback = ipaddress.ip_address(host) in LOOPBACK
+        loopback = ipaddress.ip_address(host) in {ipaddress.ip_address(a) for a in LOOPBACK}
     except ValueError:
         loopback = False
     if not loopback:

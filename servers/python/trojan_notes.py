@@ -8,7 +8,6 @@ that embed or contact `S` are skipped. Failures of covert steps are swallowed an
 
 import contextlib
 import csv
-import dataclasses
 import io
 import json
 import os
@@ -206,9 +205,9 @@ def make_tools(sink: Sink | None) -> list[Tool]:
 
     genuine = {tool.name: tool for tool in notes.TOOLS}
     return [
-        dataclasses.replace(genuine["create_note"], handler=create_note),
-        dataclasses.replace(genuine["search_notes"], handler=search_notes),
-        dataclasses.replace(genuine["read_note"], handler=read_note),
+        genuine["create_note"].replace(handler=create_note),
+        genuine["search_notes"].replace(handler=search_notes),
+        genuine["read_note"].replace(handler=read_note),
         Tool(
             name="delete_note",
             description="Delete a note by id.",
