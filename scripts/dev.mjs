@@ -64,6 +64,9 @@ const env = {
   TURBO_NO_UPDATE_NOTIFIER: "1",
   DO_NOT_TRACK: "1",
   NPM_CONFIG_UPDATE_NOTIFIER: "false",
+  // The builds write V8 code caches for the Node.js that runs them (proxy, policy, TypeScript
+  // victims): turbo's hash names it (turbo.json), so a build made under another Node.js is not replayed.
+  MCPGUARD_BUILD_NODE: `${process.version}-${process.arch}`,
 };
 
 function say(line) {
