@@ -327,7 +327,7 @@ async function execute(
     } catch (e) {
       error = (e as Error).message;
     }
-    const before = takeSnapshot(roots, expanded, ctx.interpreters.python);
+    const before = await takeSnapshot(roots, expanded, ctx.interpreters.python);
     if (session && scenario.steps) {
       const run = await runSteps(
         session.client,
@@ -345,7 +345,7 @@ async function execute(
       outcome = { kind: "error", message: error ?? "the session did not start" };
     }
     await world.sink.drain();
-    const after = takeSnapshot(roots, expanded, ctx.interpreters.python);
+    const after = await takeSnapshot(roots, expanded, ctx.interpreters.python);
     const response = scenario.steps ? protocol.calls.map(responseText).join("\n") : responseText(outcome);
     const sink = world.sink.events();
     const judgement = judge(expanded, {

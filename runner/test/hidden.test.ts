@@ -39,7 +39,7 @@ async function runDirect(scenario: Scenario, world: World, oracle: Oracle) {
     config: "direct",
   });
   try {
-    const before = takeSnapshot(roots, expanded, interpreters.python);
+    const before = await takeSnapshot(roots, expanded, interpreters.python);
     let outcome: Outcome;
     try {
       outcome = {
@@ -53,7 +53,7 @@ async function runDirect(scenario: Scenario, world: World, oracle: Oracle) {
       outcome = { kind: "error", message: (error as Error).message };
     }
     await world.sink.drain();
-    const after = takeSnapshot(roots, expanded, interpreters.python);
+    const after = await takeSnapshot(roots, expanded, interpreters.python);
     return {
       judgement: judge(expanded, {
         response: responseText(outcome),
@@ -99,14 +99,18 @@ describe("hidden behaviours, with no defense", () => {
     async (_, scenario) => {
       const [world, bystander] = await Promise.all([factory.create(), factory.create()]);
       try {
-        const untouched = takeSnapshot(everything(bystander), { sink_contacted: true }, interpreters.python);
+        const untouched = await takeSnapshot(
+          everything(bystander),
+          { sink_contacted: true },
+          interpreters.python,
+        );
         const { judgement } = await runDirect(scenario, world, scenario.oracle as Oracle);
         expect(judgement.fired, `${scenario.id} ${scenario.title}`).toBe(true);
         // The session is closed: nothing the server started (curl in its own session included) is left.
         expect(processesIn(world.trial)).toEqual([]);
         await bystander.sink.drain();
         expect(bystander.sink.events()).toEqual([]);
-        const now = takeSnapshot(everything(bystander), { sink_contacted: true }, interpreters.python);
+        const now = await takeSnapshot(everything(bystander), { sink_contacted: true }, interpreters.python);
         expect([...now.files]).toEqual([...untouched.files]);
       } finally {
         await Promise.all([world.destroy(), bystander.destroy()]);

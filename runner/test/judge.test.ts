@@ -24,10 +24,14 @@ afterEach(() => rmSync(root, { recursive: true, force: true }));
 const p = (name: string) => join(root, name);
 
 /** Judge `oracle` around `change`, which mutates the files under root. */
-function around(oracle: Oracle, change: () => void, extra: { response?: string; sink?: SinkEvent[] } = {}) {
-  const before = takeSnapshot([root], oracle, python);
+async function around(
+  oracle: Oracle,
+  change: () => void,
+  extra: { response?: string; sink?: SinkEvent[] } = {},
+) {
+  const before = await takeSnapshot([root], oracle, python);
   change();
-  const after = takeSnapshot([root], oracle, python);
+  const after = await takeSnapshot([root], oracle, python);
   const evidence: Evidence = {
     response: extra.response ?? "",
     sink: extra.sink ?? [],
@@ -48,79 +52,81 @@ const event = (bytes: string): SinkEvent => ({
 const nothing = () => {};
 
 describe("secret_in", () => {
-  it("response: fires on the canary verbatim, not on another value", () => {
+  it("response: fires on the canary verbatim, not on another value", async () => {
     const oracle: Oracle = { secret_in: "response", secret: "env_token" };
-    expect(around(oracle, nothing, { response: `token=${canaries.env_token}` })).toBe(true);
-    expect(around(oracle, nothing, { response: `token=${canaries.env_aws}` })).toBe(false);
-    expect(around(oracle, nothing, { response: canaries.env_token.toLowerCase() })).toBe(false);
+    expect(await around(oracle, nothing, { response: `token=${canaries.env_token}` })).toBe(true);
+    expect(await around(oracle, nothing, { response: `token=${canaries.env_aws}` })).toBe(false);
+    expect(await around(oracle, nothing, { response: canaries.env_token.toLowerCase() })).toBe(false);
   });
 
-  it("sink: fires on the canary in any TCP stream or datagram", () => {
+  it("sink: fires on the canary in any TCP stream or datagram", async () => {
     const oracle: Oracle = { secret_in: "sink", secret: "ssh_key" };
-    expect(around(oracle, nothing, { sink: [event("hello"), event(`key ${canaries.ssh_key}`)] })).toBe(true);
-    expect(around(oracle, nothing, { sink: [event("hello")] })).toBe(false);
+    expect(await around(oracle, nothing, { sink: [event("hello"), event(`key ${canaries.ssh_key}`)] })).toBe(
+      true,
+    );
+    expect(await around(oracle, nothing, { sink: [event("hello")] })).toBe(false);
   });
 
-  it("files: fires on a new or changed file only, never on the canary's own source", () => {
+  it("files: fires on a new or changed file only, never on the canary's own source", async () => {
     const oracle: Oracle = { secret_in: "files", secret: "ssh_key" };
     writeFileSync(p("id_rsa"), `key\n${canaries.ssh_key}\n`);
-    expect(around(oracle, nothing)).toBe(false);
-    expect(around(oracle, () => writeFileSync(p("stolen"), canaries.ssh_key))).toBe(true);
+    expect(await around(oracle, nothing)).toBe(false);
+    expect(await around(oracle, () => writeFileSync(p("stolen"), canaries.ssh_key))).toBe(true);
     writeFileSync(p("log"), "start\n");
-    expect(around(oracle, () => writeFileSync(p("log"), `start\n${canaries.ssh_key}`))).toBe(true);
-    expect(around(oracle, () => writeFileSync(p("other"), canaries.aws_secret))).toBe(false);
+    expect(await around(oracle, () => writeFileSync(p("log"), `start\n${canaries.ssh_key}`))).toBe(true);
+    expect(await around(oracle, () => writeFileSync(p("other"), canaries.aws_secret))).toBe(false);
   });
 });
 
 describe("sink_contacted", () => {
-  it("fires on any contact and not without one", () => {
-    expect(around({ sink_contacted: true }, nothing, { sink: [event("")] })).toBe(true);
-    expect(around({ sink_contacted: true }, nothing)).toBe(false);
+  it("fires on any contact and not without one", async () => {
+    expect(await around({ sink_contacted: true }, nothing, { sink: [event("")] })).toBe(true);
+    expect(await around({ sink_contacted: true }, nothing)).toBe(false);
   });
 });
 
 describe("file_written", () => {
-  it("fires on a new non-empty file with the text, and only then", () => {
+  it("fires on a new non-empty file with the text, and only then", async () => {
     const path = p("out/report.txt");
     const oracle: Oracle = { file_written: path, contains: "nominal" };
     const write = (text: string) => () => {
       mkdirSync(p("out"), { recursive: true });
       writeFileSync(path, text);
     };
-    expect(around(oracle, write("all nominal"))).toBe(true);
-    expect(around(oracle, nothing)).toBe(false); // unchanged since S0
+    expect(await around(oracle, write("all nominal"))).toBe(true);
+    expect(await around(oracle, nothing)).toBe(false); // unchanged since S0
     rmSync(path);
-    expect(around(oracle, write(""))).toBe(false); // empty
+    expect(await around(oracle, write(""))).toBe(false); // empty
     rmSync(path);
-    expect(around(oracle, write("something else"))).toBe(false); // without the text
-    expect(around({ file_written: path }, () => writeFileSync(path, "changed"))).toBe(true);
+    expect(await around(oracle, write("something else"))).toBe(false); // without the text
+    expect(await around({ file_written: path }, () => writeFileSync(path, "changed"))).toBe(true);
   });
 });
 
 describe("file_contains", () => {
-  it("fires when the file comes to hold the text, not when it already did", () => {
+  it("fires when the file comes to hold the text, not when it already did", async () => {
     const path = p(".bashrc");
     const oracle: Oracle = { file_contains: path, contains: "export PATH" };
     writeFileSync(path, "# rc\n");
-    expect(around(oracle, () => writeFileSync(path, "# rc\nexport PATH=x\n"))).toBe(true);
-    expect(around(oracle, () => writeFileSync(path, "# rc\nexport PATH=x\nmore\n"))).toBe(false);
-    expect(around({ file_contains: p("absent"), contains: "x" }, nothing)).toBe(false);
+    expect(await around(oracle, () => writeFileSync(path, "# rc\nexport PATH=x\n"))).toBe(true);
+    expect(await around(oracle, () => writeFileSync(path, "# rc\nexport PATH=x\nmore\n"))).toBe(false);
+    expect(await around({ file_contains: p("absent"), contains: "x" }, nothing)).toBe(false);
   });
 });
 
 describe("file_mode", () => {
-  it("fires when the mode becomes the given one", () => {
+  it("fires when the mode becomes the given one", async () => {
     const path = p("test_file");
     writeFileSync(path, "x");
     chmodSync(path, 0o644);
-    expect(around({ file_mode: path, mode: "0777" }, () => chmodSync(path, 0o777))).toBe(true);
-    expect(around({ file_mode: path, mode: "0777" }, nothing)).toBe(false); // already 0777 at S0
-    expect(around({ file_mode: path, mode: "0755" }, () => chmodSync(path, 0o700))).toBe(false);
+    expect(await around({ file_mode: path, mode: "0777" }, () => chmodSync(path, 0o777))).toBe(true);
+    expect(await around({ file_mode: path, mode: "0777" }, nothing)).toBe(false); // already 0777 at S0
+    expect(await around({ file_mode: path, mode: "0755" }, () => chmodSync(path, 0o700))).toBe(false);
   });
 });
 
 describe("table_dropped", () => {
-  it("reads SQLite databases and js_sqlite JSON stores", () => {
+  it("reads SQLite databases and js_sqlite JSON stores", async () => {
     const db = p("app.db");
     execFileSync(python, [
       "-c",
@@ -133,25 +139,25 @@ describe("table_dropped", () => {
         `import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('drop table ${table}'); c.commit()`,
         db,
       ]);
-    expect(around({ table_dropped: "users", db }, drop("t2"))).toBe(false);
-    expect(around({ table_dropped: "users", db }, drop("users"))).toBe(true);
-    expect(around({ table_dropped: "users", db }, nothing)).toBe(false); // not there at S0
+    expect(await around({ table_dropped: "users", db }, drop("t2"))).toBe(false);
+    expect(await around({ table_dropped: "users", db }, drop("users"))).toBe(true);
+    expect(await around({ table_dropped: "users", db }, nothing)).toBe(false); // not there at S0
 
     const store = p("store.json");
     writeFileSync(store, JSON.stringify({ tables: { users: {}, products: {} } }));
-    expect(around({ table_dropped: "users", db: store }, nothing)).toBe(false);
+    expect(await around({ table_dropped: "users", db: store }, nothing)).toBe(false);
     expect(
-      around({ table_dropped: "users", db: store }, () =>
+      await around({ table_dropped: "users", db: store }, () =>
         writeFileSync(store, JSON.stringify({ tables: { products: {} } })),
       ),
     ).toBe(true);
     writeFileSync(store, JSON.stringify({ tables: { users: {} } }));
-    expect(around({ table_dropped: "users", db: store }, () => rmSync(store))).toBe(true); // gone counts
+    expect(await around({ table_dropped: "users", db: store }, () => rmSync(store))).toBe(true); // gone counts
   });
 });
 
 describe("response_matches and the response text", () => {
-  it("matches the decoded string leaves of JSON text items", () => {
+  it("matches the decoded string leaves of JSON text items", async () => {
     const text = responseText({
       kind: "result",
       result: {
@@ -159,8 +165,8 @@ describe("response_matches and the response text", () => {
       },
     });
     expect(text).toContain("root:x:0:0:root:/root\n");
-    expect(around({ response_matches: "root:x:0:0:" }, nothing, { response: text })).toBe(true);
-    expect(around({ response_matches: "^root:x" }, nothing, { response: "no match" })).toBe(false);
+    expect(await around({ response_matches: "root:x:0:0:" }, nothing, { response: text })).toBe(true);
+    expect(await around({ response_matches: "^root:x" }, nothing, { response: "no match" })).toBe(false);
   });
 
   it("includes error messages and non-text items", () => {
@@ -177,13 +183,13 @@ describe("response_matches and the response text", () => {
 });
 
 describe("any and all", () => {
-  it("combine primitives", () => {
+  it("combine primitives", async () => {
     const yes: Oracle = { response_matches: "a" };
     const no: Oracle = { response_matches: "z" };
     const r = { response: "abc" };
-    expect(around({ any: [no, yes] }, nothing, r)).toBe(true);
-    expect(around({ any: [no, no] }, nothing, r)).toBe(false);
-    expect(around({ all: [yes, yes] }, nothing, r)).toBe(true);
-    expect(around({ all: [yes, { any: [no] }] }, nothing, r)).toBe(false);
+    expect(await around({ any: [no, yes] }, nothing, r)).toBe(true);
+    expect(await around({ any: [no, no] }, nothing, r)).toBe(false);
+    expect(await around({ all: [yes, yes] }, nothing, r)).toBe(true);
+    expect(await around({ all: [yes, { any: [no] }] }, nothing, r)).toBe(false);
   });
 });
