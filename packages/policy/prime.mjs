@@ -5,6 +5,8 @@
  * cache holds the functions those compile too, not only the module's top level.
  */
 
+import { readdirSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { emptyUse } from "./dist/code/index.js";
 import { readJavaScript } from "./dist/code/javascript.js";
 import { writeModuleCaches } from "./dist/moduleCache.js";
@@ -33,4 +35,11 @@ const programs = [
 // biome-ignore-end lint/suspicious/noTemplateCurlyInString: shell and JavaScript text
 for (const [i, code] of programs.entries()) readJavaScript(code, i === 1, emptyUse());
 
-for (const file of writeModuleCaches()) process.stderr.write(`code cache written: ${file}\n`);
+const written = writeModuleCaches();
+if (written.length !== 2)
+  throw new Error(`prime.mjs: expected the caches of mvdan-sh and acorn, wrote ${written.length}`);
+for (const file of written) process.stderr.write(`code cache written: ${file}\n`);
+// The caches of earlier versions of the modules (another sha256) for this Node.js are never read again.
+const dir = dirname(written[0]);
+for (const name of readdirSync(dir))
+  if (!written.includes(join(dir, name))) rmSync(join(dir, name), { force: true });
