@@ -95,9 +95,9 @@ export function suiteFprRows(baseline: Summary, current: Summary, t: Thresholds)
  * the current machine was faster (comparing unscaled is then the lenient side), or when a run has no
  * direct trials. CI runners of one kind differ in speed: the committed baseline and a run on a slower
  * VM of the same kind (builds a few commits apart, every verdict the same) had direct p50s of 4.2
- * and 11.1 ms, and the configs' p50s rose 1.0 to 2.2 times. Scaling by the direct trials is a generous allowance, never a stricter check: a config
- * that got slower by more than the machine did is still caught; a smaller regression needs a baseline
- * from the same kind of machine.
+ * and 11.1 ms, and the configs' p50s rose 1.0 to 2.2 times. Scaling by the direct trials is a
+ * generous allowance, never a stricter check: a config that got slower by more than the machine did
+ * is still caught; a smaller regression needs a baseline from the same kind of machine.
  */
 export function machineScale(baseline: Summary, current: Summary, maxP50Rise: number): number {
   const b = baseline.direct?.p50;

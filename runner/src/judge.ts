@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import { lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { lstat, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { protocolPrimitive } from "./protocolJudge.js";
 import type { Oracle } from "./scenario.js";
 import type { ProtocolEvidence } from "./steps.js";
@@ -38,6 +39,7 @@ function sha256(data: Buffer): string {
 
 /** Files read between two turns of the event loop (below). */
 const FILES_PER_TURN = 16;
+const execFileAsync = promisify(execFile);
 
 /**
  * Every file under `dir` with its size, mode and digest. A world is about 200 files, and the
@@ -45,11 +47,7 @@ const FILES_PER_TURN = 16;
  * at a time, synchronously (an asynchronous read of each, through the thread pool, made every trial
  * a quarter slower on a busy 2-core machine), and gives the loop a turn in between.
  */
-async function walk(
-  dir: string,
-  into: Map<string, FileState>,
-  budget = { left: FILES_PER_TURN },
-): Promise<void> {
+async function walk(dir: string, into: Map<string, FileState>, budget: { left: number }): Promise<void> {
   let entries: import("node:fs").Dirent[];
   try {
     entries = readdirSync(dir, { withFileTypes: true });
@@ -82,21 +80,17 @@ export async function listTables(db: string, python: string): Promise<string[] |
       return store.tables && typeof store.tables === "object" ? Object.keys(store.tables).sort() : null;
     }
     await lstat(db);
-    const out = await new Promise<string>((resolve, reject) => {
-      const child = execFile(
-        python,
-        [
-          "-B",
-          "-c",
-          "import sqlite3,sys,json\nc=sqlite3.connect('file:'+sys.argv[1]+'?mode=ro',uri=True)\nprint(json.dumps(sorted(r[0] for r in c.execute(\"SELECT name FROM sqlite_master WHERE type='table'\"))))",
-          db,
-        ],
-        { encoding: "utf8", timeout: 5000 },
-        (error, stdout) => (error ? reject(error) : resolve(stdout)),
-      );
-      child.stdin?.end();
-    });
-    return JSON.parse(out) as string[];
+    const { stdout } = await execFileAsync(
+      python,
+      [
+        "-B",
+        "-c",
+        "import sqlite3,sys,json\nc=sqlite3.connect('file:'+sys.argv[1]+'?mode=ro',uri=True)\nprint(json.dumps(sorted(r[0] for r in c.execute(\"SELECT name FROM sqlite_master WHERE type='table'\"))))",
+        db,
+      ],
+      { encoding: "utf8", timeout: 5000 },
+    );
+    return JSON.parse(stdout) as string[];
   } catch {
     return null;
   }

@@ -17,13 +17,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import vm from "node:vm";
 
-interface Loaded {
-  specifier: string;
-  cacheFile: string;
-  script: vm.Script;
-}
-
-const loaded = new Map<string, { exports: unknown; entry: Loaded }>();
+/** What each module required so far is: its exports, and for the build its script and cache file. */
+const loaded = new Map<string, { exports: unknown; cacheFile: string; script: vm.Script }>();
 
 /** dist/code-cache/<node version>-<arch>/ of this package, from src/ (tests) or dist/ alike. */
 function cacheDir(): string {
@@ -48,7 +43,7 @@ export function requireCached(specifier: string): unknown {
   const hash = createHash("sha256").update(bytes).digest("hex").slice(0, 16);
   const cacheFile = join(cacheDir(), `${specifier}-${hash}.bin`);
   const { exports, script } = runModule(filename, bytes, cacheFile);
-  loaded.set(specifier, { exports, entry: { specifier, cacheFile, script } });
+  loaded.set(specifier, { exports, cacheFile, script });
   return exports;
 }
 
@@ -82,13 +77,13 @@ export function runModule(
  */
 export function writeModuleCaches(): string[] {
   const written: string[] = [];
-  for (const { entry } of loaded.values()) {
-    const data = entry.script.createCachedData();
-    mkdirSync(dirname(entry.cacheFile), { recursive: true });
-    const temporary = `${entry.cacheFile}.${process.pid}.tmp`;
+  for (const { cacheFile, script } of loaded.values()) {
+    const data = script.createCachedData();
+    mkdirSync(dirname(cacheFile), { recursive: true });
+    const temporary = `${cacheFile}.${process.pid}.tmp`;
     writeFileSync(temporary, data);
-    renameSync(temporary, entry.cacheFile);
-    written.push(entry.cacheFile);
+    renameSync(temporary, cacheFile);
+    written.push(cacheFile);
   }
   return written;
 }
@@ -98,6 +93,6 @@ export function writeModuleCaches(): string[] {
  * or none was found (undefined).
  */
 export function cacheTaken(specifier: string): boolean | undefined {
-  const rejected = loaded.get(specifier)?.entry.script.cachedDataRejected;
+  const rejected = loaded.get(specifier)?.script.cachedDataRejected;
   return rejected === undefined ? undefined : !rejected;
 }
