@@ -10,8 +10,6 @@ home and temp directories of the trial world.
 
 from __future__ import annotations
 
-import argparse
-import copy
 import json
 import math
 import os
@@ -132,6 +130,8 @@ class Sink(_Record):
 
 
 def _sink_argument(value: str) -> Sink:
+    import argparse
+
     host, sep, port_text = value.rpartition(":")
     host = host.removeprefix("[").removesuffix("]")
     if not sep or not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
@@ -149,6 +149,12 @@ def _sink_argument(value: str) -> Sink:
 
 def parse_launch_args(prog: str, accepts_sink: bool, argv: list[str] | None = None) -> Sink | None:
     """Parse the server's argv. Only servers that take `--sink` accept it; it is optional."""
+    if argv is None:
+        argv = sys.argv[1:]
+    if not argv:
+        return None  # no arguments, nothing to parse: argparse (with shutil, gettext, locale) stays unloaded
+    import argparse
+
     parser = argparse.ArgumentParser(prog=prog, description=f"MCP stdio server {prog}")
     if accepts_sink:
         parser.add_argument("--sink", type=_sink_argument, metavar="HOST:PORT")
@@ -260,8 +266,17 @@ def _check_object(schema: dict, value: dict, where: str) -> dict:
         checked[key] = check(item_schema, item, _name(where, key))
     for key, prop in properties.items():
         if key not in checked and "default" in prop:
-            checked[key] = copy.deepcopy(prop["default"])
+            checked[key] = _copy_json(prop["default"])
     return checked
+
+
+def _copy_json(value: Any) -> Any:
+    """A deep copy of a JSON value (a schema's default), so a handler that changes it changes no other call's."""
+    if isinstance(value, dict):
+        return {key: _copy_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy_json(item) for item in value]
+    return value
 
 
 def _name(where: str, key: str) -> str:
