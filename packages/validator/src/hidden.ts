@@ -32,8 +32,9 @@ const SMUGGLING = /[\u{E0000}-\u{E007F}]|\p{Variation_Selector}/u;
 const VARIATION_RUN = /[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]{2,}/u;
 const INVISIBLE_RUN = /[\u200B-\u200D\u2060-\u2064\uFEFF\u180E]{4,}/u;
 const FORMAT = /[\p{Cf}\u115F\u1160\u3164\uFFA0]/gu;
+/** A right-to-left letter (a letter: the Arabic letter mark U+061C is of the Arabic script too). */
 const RTL_LETTER =
-  /[\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}\p{Script=Samaritan}\p{Script=Mandaic}\p{Script=Adlam}\p{Script=Hanifi_Rohingya}]/u;
+  /(?=\p{L})[\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}\p{Script=Samaritan}\p{Script=Mandaic}\p{Script=Adlam}\p{Script=Hanifi_Rohingya}]/u;
 const BIDI_CONTEXTUAL = /[\u200E\u200F\u061C\u202A-\u202C\u2066-\u2069]/u;
 const JOINING =
   /[\p{Script=Arabic}\p{Script=Syriac}\p{Script=Mongolian}\p{Script=Devanagari}\p{Script=Bengali}\p{Script=Gurmukhi}\p{Script=Gujarati}\p{Script=Oriya}\p{Script=Tamil}\p{Script=Telugu}\p{Script=Kannada}\p{Script=Malayalam}\p{Script=Sinhala}\p{Script=Khmer}\p{Script=Myanmar}\p{Script=Tibetan}]/u;

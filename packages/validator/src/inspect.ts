@@ -30,9 +30,9 @@ const ROLE_CHECKS: Partial<Record<ArgRole, RoleCheck>> = {
 };
 
 function inspectString(value: string, role: ArgRole, scope: Scope): Finding | undefined {
-  const universal = checkInvisible(value, scope) ?? checkNul(value, scope);
-  if (universal) return universal;
   const roleCheck = Object.hasOwn(ROLE_CHECKS, role) ? ROLE_CHECKS[role] : undefined;
+  const universal = checkInvisible(value, scope, roleCheck !== undefined) ?? checkNul(value, scope);
+  if (universal) return universal;
   if (!roleCheck) return checkInjection(value, scope);
   const folded = fold(value);
   return checkConfusable(value, scope) ?? checkInjection(folded, scope) ?? roleCheck(folded, scope);

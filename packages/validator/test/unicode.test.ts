@@ -16,9 +16,41 @@ describe("l2.unicode.invisible", () => {
     expect(rule("a\u2066b\u2069", "scalar")).toBe("l2.unicode.invisible");
     expect(rule("\u061cx", "text")).toBe("l2.unicode.invisible");
     expect(rule("x\u200e", "text")).toBe("l2.unicode.invisible");
-    expect(rule("soft\u00adhyphen", "text")).toBe("l2.unicode.invisible");
+    expect(rule("pass\u00adwd.txt", "path.read")).toBe("l2.unicode.invisible");
+    expect(rule("\ufeffid,name", "sql")).toBe("l2.unicode.invisible");
     // Tag characters smuggle ASCII text invisibly.
     expect(rule("hi\u{E0049}\u{E0067}", "text")).toBe("l2.unicode.invisible");
+  });
+
+  it("refuses a character out of its script's place, whatever the text around it", () => {
+    // Joiners and the zero-width space between Latin letters split a word.
+    expect(rule("pass\u200cword", "text")).toBe("l2.unicode.invisible");
+    expect(rule("cat\u200b /etc/hosts", "command")).toBe("l2.unicode.invisible");
+    // Bidi isolates reorder what is shown: never in syntax, even beside right-to-left letters.
+    expect(rule("echo \u05e9\u05dc\u05d5\u05dd \u2067; rm -rf ~\u2069", "command")).toBe(
+      "l2.unicode.invisible",
+    );
+    expect(rule("\u05e9\u05dc\u05d5\u05dd \u202e text", "text")).toBe("l2.unicode.invisible");
+    // Four zero-width characters in a row are a code, not a word break.
+    expect(rule("\u0645\u200c\u200c\u200c\u200c\u0627", "text")).toBe("l2.unicode.invisible");
+    expect(rule("x\u2060y", "path.read")).toBe("l2.unicode.invisible");
+  });
+
+  it("accepts the format characters writing systems use, in place", () => {
+    // ZWNJ in Persian and Hindi, ZWJ after a Malayalam virama, ZWSP between Thai words.
+    expect(rule("\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645", "text")).toBeUndefined();
+    expect(rule("notes/\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645.txt", "path.write")).toBeUndefined();
+    expect(rule("SELECT '\u0915\u094d\u200c\u0937'", "sql")).toBeUndefined();
+    expect(rule("\u0d28\u0d4d\u200d \u0d05\u0d24\u0d4d", "text")).toBeUndefined();
+    expect(
+      rule("\u0e2a\u0e27\u0e31\u0e2a\u0e14\u0e35\u200b\u0e04\u0e23\u0e31\u0e1a", "text"),
+    ).toBeUndefined();
+    // Bidi marks in text that holds right-to-left letters.
+    expect(rule("\u05e9\u05dc\u05d5\u05dd\u200f world", "text")).toBeUndefined();
+    expect(rule("echo '\u0645\u0631\u062d\u0628\u0627\u061c 42'", "command")).toBeUndefined();
+    // In free text: a soft hyphen inside a word, a byte order mark at the start (a CSV's).
+    expect(rule("Donau\u00addampf\u00adschiff", "text")).toBeUndefined();
+    expect(rule("\ufeffid,name\n1,Ada", "text")).toBeUndefined();
   });
 
   it("accepts plain text, accented letters and emoji sequences", () => {
@@ -54,6 +86,30 @@ describe("l2.unicode.confusable", () => {
     expect(rule("/\u0435tc/passwd", "path.read")).toBe("l2.unicode.confusable");
     expect(rule("us\u0435rs", "identifier")).toBe("l2.unicode.confusable");
     expect(rule("c\u0430t readme.txt", "command")).toBe("l2.unicode.confusable");
+  });
+
+  it("refuses folded syntax beside ASCII, and Greek or Cyrillic letters shaped like Latin ones", () => {
+    expect(rule("\u2025/etc/passwd", "path.read")).toBe("l2.unicode.confusable");
+    // In CJK text the full-width forms pass this rule, and the path is still judged folded.
+    expect(
+      rule("\u6771\u4eac/\uff0e\uff0e\uff0f\uff0e\uff0e\uff0f\uff0e\uff0e\uff0fetc/shadow", "path.read"),
+    ).toMatch(/^l2\.path\./);
+    expect(rule("pass\u03bfword", "identifier")).toBe("l2.unicode.confusable");
+    expect(rule("Stra\u03b2e", "identifier")).toBe("l2.unicode.confusable");
+    expect(rule("\u039cAX_SIZE", "key")).toBe("l2.unicode.confusable");
+  });
+
+  it("accepts CJK text's full-width forms, the ellipsis, and Greek unit symbols", () => {
+    expect(
+      rule("docs/\u4f1a\u8b70\uff08\u6771\u4eac\uff09\u306e\u8cc7\u6599.txt", "path.write"),
+    ).toBeUndefined();
+    expect(
+      rule("SELECT '\uff11\uff10\uff10\uff05 \u5b8c\u4e86', '9\u6642\uff5e17\u6642'", "sql"),
+    ).toBeUndefined();
+    expect(rule("echo 'Loading\u2026 done'", "command")).toBeUndefined();
+    expect(rule("printf '%s\\n' 'latency 150\u00b5s p99'", "command")).toBeUndefined();
+    expect(rule("data/R_10k\u2126.csv", "path.read")).toBeUndefined();
+    expect(rule("SELECT avg(\u0394T), max(\u03bbmax) FROM runs", "sql")).toBeUndefined();
   });
 
   it("accepts words of one script, and leaves text roles alone", () => {
