@@ -37,6 +37,10 @@ const own = (value: Record<string, unknown>, key: string): unknown =>
 const KEPT_FIELDS = new Set(["blob", "progressToken", "taskId", "requestId", "cursor", "nextCursor"]);
 const BINARY_CONTENT = new Set(["image", "audio"]);
 
+/** An image or audio content block: `{type: "image" | "audio", data, mimeType}`. */
+const isMediaBlock = (value: Record<string, unknown>): boolean =>
+  BINARY_CONTENT.has(own(value, "type") as string);
+
 /** One message's sanitization: the rules that applied, and the walks that apply them. */
 export class Sanitizer {
   readonly applied = new Set<string>();
@@ -163,10 +167,10 @@ export class Sanitizer {
   }
 
   #leaf(value: string, mcp: boolean, name?: string, parent?: Record<string, unknown>): string {
-    if (mcp && name !== undefined) {
-      if (KEPT_FIELDS.has(name)) return value;
-      if (name === "data" && parent && BINARY_CONTENT.has(own(parent, "type") as string)) return value;
-    }
+    if (mcp && name !== undefined && KEPT_FIELDS.has(name)) return value;
+    // The data of an image or audio block passes wherever it is, so that `structuredContent`
+    // that repeats the content (as servers do) keeps the same bytes as `content`.
+    if (name === "data" && parent && isMediaBlock(parent)) return value;
     const redacted = mcp ? this.text(value, name) : redactText(value, this.#secrets, this.applied, name);
     // A secret-named field ("password": "...") whose value no other rule recognised.
     if (

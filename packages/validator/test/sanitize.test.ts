@@ -230,6 +230,22 @@ describe("the result's shape", () => {
     });
   });
 
+  it("passes media data in structuredContent as it passes it in content, and still reads the text beside it", () => {
+    // A small PNG's base64 is as dense as a token; a server that repeats its content block in
+    // structuredContent must get the same bytes through in both.
+    const png =
+      "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    const block = { type: "image", data: png, mimeType: "image/png" };
+    const input = {
+      content: [block],
+      structuredContent: { content: [block], note: `token ghp_${canary(36)}` },
+    };
+    const out = sanitize(input).result as { content: unknown[]; structuredContent: Record<string, unknown> };
+    expect(out.content[0]).toBe(block);
+    expect(out.structuredContent.content).toBe(input.structuredContent.content);
+    expect(out.structuredContent.note).toBe("token [REDACTED token]");
+  });
+
   it("sanitizes structuredContent and keeps the other fields", () => {
     const secret = canary(40);
     const input = {
