@@ -14,7 +14,7 @@ const HOSTILE = join(FIXTURES, "hostile.mjs");
 const HOSTILE_POLICY = join(FIXTURES, "hostile-policy.json");
 const POLICY = join(FIXTURES, "policy.json");
 const UNIVERSAL = join(FIXTURES, "universal.py");
-const KEY = "AKIAIOSFODNN7EXAMPLE";
+const KEY = "AKIAQ3EGZT5NXBRW7YLM";
 
 const doctor = spawnSync(process.execPath, [MCPGUARD, "doctor", "--json"], { encoding: "utf8" });
 const l3 = doctor.status === 0;

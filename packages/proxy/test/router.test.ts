@@ -15,7 +15,7 @@ import { anyId, json, lineProblem, traffic } from "./frames.ts";
 
 const POLICY = join(import.meta.dirname, "fixtures", "policy.json");
 const MAX_DEPTH = 64;
-const KEY = "AKIAIOSFODNN7EXAMPLE";
+const KEY = "AKIAQ3EGZT5NXBRW7YLM";
 
 let interceptors: Record<"C0" | "C-AB" | "C-app", Interceptor | undefined>;
 beforeAll(async () => {

@@ -158,6 +158,15 @@ export function encodedText(candidate: string): string | undefined {
   return plainText(text) ? text : undefined;
 }
 
+/**
+ * A value written as documentation's example: it holds "EXAMPLE" in capitals, as AWS writes its
+ * sample keys (`AKIAIOSFODNN7EXAMPLE`, `wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`) and others
+ * follow. A random key of base64 or base32 holds it by chance about once in 10^10.
+ */
+export function documentedExample(value: string): boolean {
+  return value.includes("EXAMPLE");
+}
+
 /** Words that make a value an obvious placeholder. */
 const PLACEHOLDER_MARK =
   /^(?:replace|change|changeme|changeit|your|here|example|sample|dummy|fake|placeholder|todo|tbd|fixme|insert|enter|redacted|none|empty|x{3,})$/;
@@ -174,7 +183,7 @@ const PLACEHOLDER_FORM =
  * marks it as such), so it holds nothing a reader could not guess.
  */
 export function placeholder(value: string): boolean {
-  if (PLACEHOLDER_FORM.test(value)) return true;
+  if (PLACEHOLDER_FORM.test(value) || documentedExample(value)) return true;
   const words = value
     .toLowerCase()
     .split(/[-_.\s]+/)

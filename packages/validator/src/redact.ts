@@ -5,12 +5,13 @@
  */
 import { findHidden } from "./hidden.js";
 import { removeInjectedParagraphs, replaceParagraphs } from "./injection.js";
+import { documentedExample } from "./public.js";
 import { redactTokens } from "./tokens.js";
 
 const PRIVATE_KEY =
   /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)/g;
 const AWS_KEY_ID = /\b(?:AKIA|ASIA)[A-Z0-9]{16}\b/g;
-const AWS_SECRET = /(aws_secret_access_key["']?[ \t]*[:=][ \t]*["']?)[A-Za-z0-9/+=]{16,}/gi;
+const AWS_SECRET = /(aws_secret_access_key["']?[ \t]*[:=][ \t]*["']?)([A-Za-z0-9/+=]{16,})/gi;
 
 export const HIDDEN_NOTICE = "[mcpguard removed text hidden in invisible characters]";
 
@@ -43,8 +44,10 @@ const RULES: readonly TextRule[] = [
     "l2.result.aws-key",
     (text) =>
       text
-        .replace(AWS_KEY_ID, "[REDACTED aws-key]")
-        .replace(AWS_SECRET, (_, prefix: string) => `${prefix}[REDACTED aws-key]`),
+        .replace(AWS_KEY_ID, (id: string) => (documentedExample(id) ? id : "[REDACTED aws-key]"))
+        .replace(AWS_SECRET, (whole: string, prefix: string, value: string) =>
+          documentedExample(value) ? whole : `${prefix}[REDACTED aws-key]`,
+        ),
   ],
   ["l2.result.token", (text, secrets, field) => redactTokens(text, { field, clean: clean(secrets) })],
   [

@@ -7,7 +7,7 @@
  * identifier made of words, a digest that names its algorithm or is named a digest, the value of
  * an identifier, or base64 of text that holds no secret is left alone (`public.ts`).
  */
-import { encodedText, placeholder, publicBlocks, publicToken } from "./public.js";
+import { documentedExample, encodedText, placeholder, publicBlocks, publicToken } from "./public.js";
 import { secretLooking } from "./secrets.js";
 
 export const TOKEN_MARK = "[REDACTED token]";
@@ -121,7 +121,7 @@ const LOOK_BACK = 64;
 
 /** Whether a generic candidate at `offset` of `text` is a token to redact. */
 function genericToken(candidate: string, offset: number, text: string, ctx: TokenContext): boolean {
-  if (!generic(candidate)) return false;
+  if (!generic(candidate) || documentedExample(candidate)) return false;
   const whole = offset === 0 && candidate.length === text.length;
   const before = text.slice(Math.max(0, offset - LOOK_BACK), offset);
   if (publicToken(candidate, before, whole ? ctx.field : undefined)) return false;

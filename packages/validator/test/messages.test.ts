@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { inspectArguments, sanitizeResponse, sanitizeResult, sanitizeServerMessage } from "../src/index.ts";
 import { makeWorld } from "./helpers.ts";
 
-const KEY = "AKIAIOSFODNN7EXAMPLE";
+const KEY = "AKIAQ3EGZT5NXBRW7YLM";
 const MARK = "[REDACTED aws-key]";
 const TOKEN = "Zq3xW9vKp2LmN8rT4yB6cD1fG7hJ5sAe"; // token-shaped: the generic rule would take it
 const ctx = { secretValues: [] };

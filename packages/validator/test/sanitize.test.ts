@@ -77,6 +77,16 @@ describe("l2.result.aws-key", () => {
     expect(redactions).toEqual(["l2.result.aws-key"]);
   });
 
+  it("leaves AWS's documented example keys, as its docs and samples print them, alone", () => {
+    const doc =
+      "Set the variables:\n\nexport AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n";
+    const input = textResult(doc);
+    expect(sanitize(input).result).toBe(input);
+    // The same shapes without the word are keys.
+    const real = textResult("export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7QXWZRTB");
+    expect(textOf(sanitize(real).result)).toBe("export AWS_ACCESS_KEY_ID=[REDACTED aws-key]");
+  });
+
   it("leaves words that start like a key id alone", () => {
     const input = textResult("AKIAX is short, and AKIAFOOBARBAZ too");
     expect(sanitize(input).result).toBe(input);

@@ -6,7 +6,7 @@
  */
 
 /** A fake AWS key the soak's server plants in what it sends; C-full must never let it through. */
-export const SOAK_KEY = "AKIAIOSFODNN7EXAMPLE";
+export const SOAK_KEY = "AKIAQ3EGZT5NXBRW7YLM";
 
 /** mulberry32: small, fast, and the same sequence for the same seed. */
 export function random(seed: number): () => number {
