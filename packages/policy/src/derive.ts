@@ -22,6 +22,8 @@ export interface DeriveContext {
   skipped?: readonly { name: string; reason: string }[];
   /** What the reviewer should know about the roots and files (where they came from). */
   notes?: readonly string[];
+  /** The folder the server resolves relative paths against, when it is not its working directory. */
+  relativeTo?: string;
 }
 
 export interface ListedTool {
@@ -144,6 +146,7 @@ export function derivePolicy(
     server,
     description: review.filter(Boolean).join(" "),
     draft: true,
+    ...(context.relativeTo === undefined ? {} : { relativeTo: context.relativeTo }),
     environment: { keep: [...new Set(context.keepEnv ?? [])] },
     tools: Object.fromEntries(tools.map((t) => [t.name, deriveTool(t, context)])),
   };

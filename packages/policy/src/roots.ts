@@ -90,6 +90,8 @@ export interface ServerData {
   /** The variables that choose the location: the server must keep them at spawn. */
   keepEnv: string[];
   notes: string[];
+  /** The server resolves a relative path against its first folder, not its working directory. */
+  relativeToFirstRoot?: boolean;
 }
 
 /** The name of the npm package a script belongs to (the nearest package.json with a name). */
@@ -113,6 +115,18 @@ export function packageOf(script: string): { name: string; dir: string } | undef
  * same variables and defaults the server uses.
  */
 const KNOWN: Record<string, (script: string, env: NodeJS.ProcessEnv) => ServerData> = {
+  // Since 2025.7 it resolves a relative path against its first allowed folder (its lib.js,
+  // resolveRelativePathAgainstAllowedDirectories); before, against its working directory.
+  "@modelcontextprotocol/server-filesystem": (script) => {
+    const since = versionOf(script);
+    const relative = since !== undefined && compareVersions(since, [2025, 7, 0]) >= 0;
+    return {
+      files: [],
+      keepEnv: [],
+      notes: relative ? ["it resolves a relative path against its first folder: relativeTo names it"] : [],
+      relativeToFirstRoot: relative,
+    };
+  },
   // Its knowledge graph, in MEMORY_FILE_PATH (relative to its own code) or beside its code.
   "@modelcontextprotocol/server-memory": (script, env) => {
     const set = env.MEMORY_FILE_PATH;
@@ -126,6 +140,28 @@ const KNOWN: Record<string, (script: string, env: NodeJS.ProcessEnv) => ServerDa
     };
   },
 };
+
+/** The version of the package a script belongs to, as numbers (`2026.8.31` -> [2026, 8, 31]). */
+function versionOf(script: string): number[] | undefined {
+  const pkg = packageOf(script);
+  if (!pkg) return undefined;
+  try {
+    const version = (JSON.parse(readFileSync(join(pkg.dir, "package.json"), "utf8")) as { version?: unknown })
+      .version;
+    const match = typeof version === "string" ? /^(\d+)\.(\d+)\.(\d+)/.exec(version) : null;
+    return match ? match.slice(1).map(Number) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function compareVersions(a: readonly number[], b: readonly number[]): number {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const d = (a[i] ?? 0) - (b[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
 
 /** The data of a server known by its package (the script's), or nothing. */
 export function knownServerData(script: string | undefined, env: NodeJS.ProcessEnv): ServerData {

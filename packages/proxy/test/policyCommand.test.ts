@@ -164,6 +164,22 @@ describe("policy derive", () => {
     expect(r.status, r.stderr).toBe(0);
     const draft = Policy.parse(JSON.parse(r.stdout));
     expect(draft.tools.write_file).toMatchObject({ write: [`${ws}/**`] });
+    // This version reads a relative path against its first folder, and so does L1 with the draft.
+    expect(draft.relativeTo).toBe(ws);
+    expect(draft.description).toMatch(/resolves a relative path against its first folder/);
+    // 2025.3.28 reads it against its working directory: no relativeTo.
+    const old = join(
+      ROOT,
+      "servers",
+      "real",
+      "node_modules",
+      "server-filesystem-2025.3.28",
+      "dist",
+      "index.js",
+    );
+    const before = mcpguard("policy", "derive", "--", "node", old, ws);
+    expect(before.status, before.stderr).toBe(0);
+    expect(Policy.parse(JSON.parse(before.stdout)).relativeTo).toBeUndefined();
     expect(mcpguard("policy", "derive", "--root", join(ws, "nope"), "--", "node", FILESYSTEM).stderr).toBe(
       `mcpguard policy: --root ${join(ws, "nope")}: not a folder\n`,
     );

@@ -112,6 +112,8 @@ async function derive(argv: string[]): Promise<number> {
     keepEnv: data.keepEnv,
     skipped: listing.skipped,
     notes,
+    // Its first folder: the client's roots replace those on its command line.
+    relativeTo: data.relativeToFirstRoot ? (clientRoots[0] ?? found.roots[0]) : undefined,
   });
   for (const { name, reason } of listing.skipped) {
     process.stderr.write(`mcpguard policy derive: skipped tool "${name}": ${reason}\n`);
