@@ -553,8 +553,8 @@ export class Router {
       value !== undefined
         ? encodeMessage(value)
         : scan & SCAN_LINE_SEPARATOR
-          ? escapeLineSeparators(frame.raw)
-          : frame.raw;
+          ? terminated(escapeLineSeparators(frame.raw))
+          : terminated(frame.raw);
     if (to === "server") this.#opts.toServer(bytes);
     else this.#opts.toClient(bytes);
   }
@@ -563,6 +563,15 @@ export class Router {
     this.#opts.toClient(encodeMessage(message));
   }
 }
+
+/**
+ * The frame as received, ended by a newline: the last frame of a peer that exits mid-line has none,
+ * and whatever the proxy writes after it (its own error for a request left unanswered) would
+ * otherwise join the same line.
+ */
+const terminated = (raw: Buffer): Buffer =>
+  raw.length > 0 && raw[raw.length - 1] !== 0x0a ? Buffer.concat([raw, NEWLINE]) : raw;
+const NEWLINE = Buffer.from("\n");
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);

@@ -60,7 +60,8 @@ function harness(interceptor: Interceptor | undefined) {
   const send = (side: "client" | "server", bytes: Buffer | string) =>
     framers[side].push(typeof bytes === "string" ? Buffer.from(bytes) : bytes);
   const json = (side: "client" | "server", value: unknown) => send(side, `${JSON.stringify(value)}\n`);
-  return { router, toServer, toClient, logs, send, json };
+  const end = (side: "client" | "server") => framers[side].end();
+  return { router, toServer, toClient, logs, send, json, end };
 }
 
 describe("any traffic", () => {
@@ -98,6 +99,23 @@ describe("any traffic", () => {
       { numRuns: 200 },
     );
   });
+});
+
+describe("a peer that exits mid-line", () => {
+  for (const config of ["C0", "C-AB", "C-app"] as const) {
+    it(`${config}: its last message still ends its own line, before the proxy's errors`, () => {
+      const h = harness(interceptors[config]);
+      for (const id of [3, 4]) h.json("client", { jsonrpc: "2.0", id, method: "ping" });
+      // The server answers 3 without a newline and exits; 4 stays unanswered.
+      h.send("server", '{"jsonrpc":"2.0","id":3,"result":{}}');
+      h.end("server");
+      h.router.failInFlight(0);
+      const lines = Buffer.concat(h.toClient).toString().split("\n");
+      expect(lines.pop()).toBe("");
+      expect(lines.map((l) => JSON.parse(l).id)).toEqual([3, 4]);
+      expect(JSON.parse(lines[1] as string).error.code).toBe(-32000);
+    });
+  }
 });
 
 /** Server answers that carry the key where a client shows it to the agent. */
