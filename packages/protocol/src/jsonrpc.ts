@@ -47,9 +47,21 @@ export type Classified =
   | { kind: "batch"; items: Classified[] }
   | { kind: "invalid"; reason: string; id: JsonRpcId | null };
 
+/**
+ * A string, or an integer that every JSON reader holds exactly (MCP's ids are strings or integers).
+ * A larger or fractional number comes out of a double-precision reader as another number, so two
+ * requests could share an id and an answer reach the wrong one.
+ */
 function isId(value: unknown): value is JsonRpcId {
-  return typeof value === "string" || (typeof value === "number" && Number.isFinite(value));
+  return typeof value === "string" || (typeof value === "number" && Number.isSafeInteger(value));
 }
+
+/**
+ * The most messages one batch may hold. A batch answered item by item costs the proxy memory in
+ * proportion to its items, not its bytes (`[1,1,...]`: an error of about 80 bytes for every 2
+ * bytes); real batches hold a handful, and MCP dropped batching in 2025-06-18.
+ */
+export const MAX_BATCH_ITEMS = 1000;
 
 function isObject(value: unknown): value is Message {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -58,6 +70,13 @@ function isObject(value: unknown): value is Message {
 export function classify(value: unknown): Classified {
   if (Array.isArray(value)) {
     if (value.length === 0) return { kind: "invalid", reason: "empty batch", id: null };
+    if (value.length > MAX_BATCH_ITEMS) {
+      return {
+        kind: "invalid",
+        reason: `a batch of ${value.length} messages, more than the ${MAX_BATCH_ITEMS} accepted`,
+        id: null,
+      };
+    }
     return { kind: "batch", items: value.map(classifySingle) };
   }
   return classifySingle(value);
@@ -79,7 +98,12 @@ function classifySingle(value: unknown): Classified {
       return { kind: "invalid", reason: "a request or notification carries no result or error", id };
     }
     if (!has(value, "id")) return { kind: "notification", method: value.method, message: value };
-    if (!isId(rawId)) return { kind: "invalid", reason: "request id must be a string or a number", id: null };
+    if (!isId(rawId))
+      return {
+        kind: "invalid",
+        reason: "request id must be a string or an integer of at most 2^53 - 1 in magnitude",
+        id: null,
+      };
     return { kind: "request", id: rawId, method: value.method, message: value };
   }
   if (hasResult === hasError) {

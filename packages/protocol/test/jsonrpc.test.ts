@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classify } from "../src/jsonrpc.ts";
+import { classify, MAX_BATCH_ITEMS } from "../src/jsonrpc.ts";
 import { CallToolParams, InitializeResult, ListToolsResult } from "../src/mcp.ts";
 import { PendingRequests } from "../src/pending.ts";
 
@@ -42,6 +42,29 @@ describe("classify", () => {
     });
     expect(classify({ jsonrpc: "2.0", id: 1, result: 1, error: {} }).kind).toBe("invalid");
     expect(classify({ jsonrpc: "2.0", method: 5 }).kind).toBe("invalid");
+  });
+
+  it("takes as ids only strings and integers every JSON reader holds exactly", () => {
+    expect(classify({ jsonrpc: "2.0", id: 2 ** 53 - 1, method: "x" }).kind).toBe("request");
+    expect(classify({ jsonrpc: "2.0", id: -(2 ** 53 - 1), method: "x" }).kind).toBe("request");
+    // 9007199254740993 reads as ...992: two requests would share an id.
+    for (const id of [2 ** 53, JSON.parse("9007199254740993"), 1.5, 1e21]) {
+      expect(classify({ jsonrpc: "2.0", id, method: "x" }), String(id)).toMatchObject({
+        kind: "invalid",
+        id: null,
+      });
+      expect(classify({ jsonrpc: "2.0", id, result: {} }).kind, String(id)).toBe("invalid");
+    }
+  });
+
+  it("refuses a batch of more than MAX_BATCH_ITEMS messages whole, before reading its items", () => {
+    const ping = { jsonrpc: "2.0", method: "notifications/x" };
+    expect(classify(Array(MAX_BATCH_ITEMS).fill(ping)).kind).toBe("batch");
+    expect(classify(Array(MAX_BATCH_ITEMS + 1).fill(1))).toEqual({
+      kind: "invalid",
+      reason: `a batch of ${MAX_BATCH_ITEMS + 1} messages, more than the ${MAX_BATCH_ITEMS} accepted`,
+      id: null,
+    });
   });
 });
 

@@ -419,11 +419,11 @@ export class Router {
   #serverBatch(frame: Frame, scan: number, items: Classified[]): void {
     const kept: Message[] = [];
     let changed = false;
+    let dropped = 0;
+    let why = "";
     for (const item of items) {
       if (item.kind === "invalid" || item.kind === "batch") {
-        this.#opts.log(
-          `dropped an invalid message from a server batch: ${item.kind === "invalid" ? item.reason : "nested batch"}`,
-        );
+        if (dropped++ === 0) why = item.kind === "invalid" ? item.reason : "nested batch";
         changed = true;
         continue;
       }
@@ -431,6 +431,10 @@ export class Router {
       if (message !== item.message) changed = true;
       if (message) kept.push(message);
     }
+    // One line a batch, however many of its items were invalid.
+    if (dropped === 1) this.#opts.log(`dropped an invalid message from a server batch: ${why}`);
+    else if (dropped > 1)
+      this.#opts.log(`dropped ${dropped} invalid messages from a server batch; the first: ${why}`);
     if (kept.length === 0) return;
     if (!changed && !this.#inspectsResults) this.#forward("client", frame, scan);
     else this.#opts.toClient(encodeMessage(kept));

@@ -5,7 +5,7 @@
  * uninspected, whatever id the server gives it.
  */
 import { join } from "node:path";
-import { LineFramer } from "@mcpguard/protocol";
+import { LineFramer, MAX_BATCH_ITEMS } from "@mcpguard/protocol";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { canonicalJson } from "../src/audit.ts";
@@ -114,6 +114,48 @@ describe("a peer that exits mid-line", () => {
       expect(lines.pop()).toBe("");
       expect(lines.map((l) => JSON.parse(l).id)).toEqual([3, 4]);
       expect(JSON.parse(lines[1] as string).error.code).toBe(-32000);
+    });
+  }
+});
+
+describe("what a message costs the proxy is bounded by its bytes", () => {
+  for (const config of ["C0", "C-AB", "C-app"] as const) {
+    it(`${config}: a batch of more than MAX_BATCH_ITEMS gets one error, and a server's invalid items one line`, () => {
+      const h = harness(interceptors[config]);
+      h.send(
+        "client",
+        `[${Array(MAX_BATCH_ITEMS + 1)
+          .fill("1")
+          .join(",")}]\n`,
+      );
+      expect(h.toServer).toEqual([]);
+      expect(h.toClient.map((b) => JSON.parse(b.toString()))).toEqual([
+        {
+          jsonrpc: "2.0",
+          id: null,
+          error: {
+            code: -32600,
+            message: `Invalid request: a batch of ${MAX_BATCH_ITEMS + 1} messages, more than the ${MAX_BATCH_ITEMS} accepted`,
+          },
+        },
+      ]);
+      h.send("server", `[${Array(500).fill("1").join(",")}]\n`);
+      expect(h.logs).toEqual([
+        "dropped 500 invalid messages from a server batch; the first: message is not a JSON object",
+      ]);
+    });
+
+    it(`${config}: an id a JSON reader cannot hold exactly is refused, not rounded onto another`, () => {
+      const h = harness(interceptors[config]);
+      h.send("client", '{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}\n');
+      h.send("client", '{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}\n');
+      expect(h.toServer.map((b) => b.toString())).toEqual([
+        '{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}\n',
+      ]);
+      expect(JSON.parse((h.toClient[0] as Buffer).toString())).toMatchObject({
+        id: null,
+        error: { code: -32600 },
+      });
     });
   }
 });
