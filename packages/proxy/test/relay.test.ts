@@ -1,7 +1,7 @@
 /** Behaviour of `mcpguard run` that a client or operator notices: relaying, errors, lifecycle. */
 
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
@@ -298,11 +298,23 @@ describe("command line", () => {
     expect(existsSync(record)).toBe(false);
   });
 
-  it("reports a server that cannot be started", async () => {
-    const proxy = new RawProxy(["--", "/nonexistent/mcp-server"]);
-    const { code } = await proxy.exited;
-    expect(code).toBe(127);
-    expect(proxy.stderr).toMatch(/nonexistent/);
+  it("reports a server that cannot be started in one line, exit 2, before spawning anything", async () => {
+    const notExecutable = join(mkdtempSync(join(tmpdir(), "mcpguard-noexec-")), "server.py");
+    writeFileSync(notExecutable, "print(1)\n", { mode: 0o644 });
+    for (const [argv, line] of [
+      ["/nonexistent/mcp-server", 'cannot find the server\'s program "/nonexistent/mcp-server"'],
+      ["no-such-mcp-server", 'cannot find the server\'s program "no-such-mcp-server" on its PATH'],
+      ["", "the server's command is empty"],
+      [
+        notExecutable,
+        `cannot run the server's program ${JSON.stringify(notExecutable)}: it is not executable`,
+      ],
+    ] as const) {
+      const proxy = new RawProxy(["--", argv]);
+      expect((await proxy.exited).code, argv).toBe(2);
+      expect(proxy.stderr, argv).toBe(`mcpguard run: ${line}\n`);
+    }
+    rmSync(join(notExecutable, ".."), { recursive: true, force: true });
   });
 
   it("requires a server command", async () => {

@@ -19,6 +19,7 @@ import {
   startServerContainment,
 } from "../lifecycle.js";
 import { LimitsError, resolveLimits } from "../limits.js";
+import { programProblem } from "../program.js";
 import { Relay } from "../relay.js";
 import { StartupDenials } from "../startupDenials.js";
 
@@ -190,6 +191,12 @@ async function serve(options: {
   } catch (error) {
     if (error instanceof LayerSetupError) throw new UsageError(`config ${config.name}: ${error.message}`);
     throw error;
+  }
+
+  // Under L3 the kernel layer resolves the program, and refuses a missing one in its own words.
+  if (!layers.kernelNeeds) {
+    const problem = programProblem(command[0] as string, layers.env.PATH, process.cwd());
+    if (problem) throw new UsageError(problem);
   }
 
   if (layers.draft) {
