@@ -177,6 +177,11 @@ let rotation = 0;
  * `from` (the MAC of the first line of the file holding the previous line) on a line that is the
  * session's first in another file. No lock: the chains of concurrent writers never meet.
  */
+/** A record the audit log could not take: whatever it recorded must not happen unrecorded. */
+export class AuditWriteError extends Error {
+  override readonly name = "AuditWriteError";
+}
+
 export class AuditLog {
   #fd = -1;
   #ino = -1;
@@ -210,7 +215,17 @@ export class AuditLog {
     return this.#session;
   }
 
+  /** Append one record; throws {@link AuditWriteError} when the file cannot take it (a full disk). */
   write(event: AuditEvent): void {
+    try {
+      this.#write(event);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      throw new AuditWriteError(`the audit log ${this.path} cannot be written: ${code}`);
+    }
+  }
+
+  #write(event: AuditEvent): void {
     for (let attempt = 0; attempt < 5; attempt++) {
       this.#followRotation();
       const { line, mac } = seal(this.#key, this.#record(event));
@@ -276,8 +291,15 @@ export class AuditLog {
       closeSync(this.#fd);
     }
     // Read and append: the chain reads the first and last lines of the file it writes to.
-    this.#fd = openSync(this.path, "a+", 0o600);
-    this.#ino = fstatSync(this.#fd).ino;
+    const fd = openSync(this.path, "a+", 0o600);
+    const st = fstatSync(fd);
+    // A device or a pipe (`/dev/stdout` is the protocol's own stream) can be neither chained nor rotated.
+    if (!st.isFile()) {
+      closeSync(fd);
+      throw Object.assign(new Error(`${this.path} is not a regular file`), { code: "ENOTREG" });
+    }
+    this.#fd = fd;
+    this.#ino = st.ino;
     this.#wroteHere = false;
   }
 

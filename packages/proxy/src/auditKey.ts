@@ -16,6 +16,7 @@ import {
   readSync,
   realpathSync,
   type Stats,
+  statSync,
   unlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -237,16 +238,34 @@ export interface OpenAuditOptions {
 }
 
 /** The audit log of `mcpguard run`, with its key found (or created) and checked. */
+/** Whether `file` is the file the proxy's stdout writes to (`/dev/stdout`, or stdout redirected to it). */
+function isStdout(file: string): boolean {
+  try {
+    const [a, b] = [statSync(file), fstatSync(1)];
+    return a.dev === b.dev && a.ino === b.ino;
+  } catch {
+    return false;
+  }
+}
+
 export function openAuditLog(options: OpenAuditOptions): AuditLog {
   const path = auditKeyPath(options.keyFile, options.env);
   checkKeyOutsideWorld(path, options.serverCwd, options.serverEnv);
   if (options.kernelNeeds) checkKernelKeepsKey(path, options.kernelNeeds);
   const { key, kid } = loadAuditKey(path, true);
+  if (isStdout(options.file)) {
+    throw new AuditSetupError(
+      `cannot use ${options.file} as the audit log: it is the proxy's stdout, the protocol's own stream`,
+    );
+  }
   try {
     return new AuditLog(options.file, { key, kid, maxBytes: options.maxBytes, keep: options.keep });
   } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
     throw new AuditSetupError(
-      `cannot open audit log ${options.file}: ${(error as NodeJS.ErrnoException).code}`,
+      code === "ENOTREG"
+        ? `cannot use ${options.file} as the audit log: it is not a regular file (a device or a pipe, such as the proxy's own stdout, cannot be chained or rotated)`
+        : `cannot open audit log ${options.file}: ${code}`,
     );
   }
 }

@@ -213,7 +213,7 @@ export class Relay {
     startInfo: Record<string, unknown> | undefined,
   ): void {
     this.#startLogged = true;
-    this.#opts.audit?.write({
+    this.#auditLifecycle({
       type: "lifecycle",
       event: "start",
       server: this.serverName,
@@ -423,7 +423,7 @@ export class Relay {
     this.#router.failInFlight(status, why);
     this.#containment?.dispose();
     if (this.#startLogged)
-      this.#opts.audit?.write({
+      this.#auditLifecycle({
         type: "lifecycle",
         event: "exit",
         server: this.serverName,
@@ -439,6 +439,18 @@ export class Relay {
       else this.#output.write("", () => resolve());
     });
     return status;
+  }
+
+  /**
+   * A start or exit record. One the log cannot take is said on stderr: the server has started, or
+   * has exited, whatever the disk holds, and the proxy ends as it would have.
+   */
+  #auditLifecycle(event: Parameters<AuditLog["write"]>[0] & { event: "start" | "exit" }): void {
+    try {
+      this.#opts.audit?.write(event);
+    } catch (error) {
+      this.#log(`${(error as Error).message} (the server's ${event.event} is not recorded)`);
+    }
   }
 
   #later(ms: number, fn: () => void): void {

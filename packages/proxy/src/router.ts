@@ -37,7 +37,7 @@ import {
   scanFrame,
   toolError,
 } from "@mcpguard/protocol";
-import { type AuditLog, digest } from "./audit.js";
+import { type AuditLog, AuditWriteError, digest } from "./audit.js";
 
 /** What the layers decided about one tool call. */
 export interface Verdict {
@@ -203,7 +203,10 @@ export class Router {
       this.#reply(
         errorResponse(recoverId(frame.body), {
           code: ErrorCode.InternalError,
-          message: "Internal error: mcpguard could not handle the message; it was not forwarded",
+          message:
+            error instanceof AuditWriteError
+              ? "Internal error: mcpguard could not record the message in its audit log; it was not forwarded"
+              : "Internal error: mcpguard could not handle the message; it was not forwarded",
         }),
       );
     }
@@ -509,11 +512,18 @@ export class Router {
       );
       return "failed";
     }
-    if (change?.records) {
-      for (const { subject: item, ...decision } of change.records) this.#audit(item, args, started, decision);
-    } else if (change) {
-      const { layer, rule, reason } = change;
-      this.#audit(subject, args, started, { decision: "modify", layer, rule, reason });
+    try {
+      if (change?.records) {
+        for (const { subject: item, ...decision } of change.records)
+          this.#audit(item, args, started, decision);
+      } else if (change) {
+        const { layer, rule, reason } = change;
+        this.#audit(subject, args, started, { decision: "modify", layer, rule, reason });
+      }
+    } catch (error) {
+      // Unrecorded, the change is not made: the message is withheld, and a request still answered.
+      this.#opts.log(`withheld a message for ${JSON.stringify(subject)}: ${(error as Error).message}`);
+      return "failed";
     }
     return change;
   }

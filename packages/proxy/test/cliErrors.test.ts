@@ -83,6 +83,21 @@ const CASES: [string, string[], RegExp][] = [
   ],
   ["bench with --config and --configs", ["bench", "--config", "C0", "--configs", "C0"], /not both/],
   [
+    "run with an audit log that is a device",
+    ["run", "--audit-log", "/dev/full", "--", "true"],
+    /mcpguard run: cannot use \/dev\/full as the audit log: it is not a regular file/,
+  ],
+  [
+    "run with an audit log that is its own stdout",
+    ["run", "--audit-log", "/dev/stdout", "--", "true"],
+    /mcpguard run: cannot use \/dev\/stdout as the audit log: it is the proxy's stdout/,
+  ],
+  [
+    "run with a missing server program",
+    ["run", "--", join(scratch, "no-such-server")],
+    /mcpguard run: cannot find the server's program/,
+  ],
+  [
     "audit --audit-log (run's spelling) of a directory",
     ["audit", "--audit-log", scratch],
     /mcpguard audit: .*EISDIR/,

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { LineFramer, MAX_BATCH_ITEMS } from "@mcpguard/protocol";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { canonicalJson } from "../src/audit.ts";
+import { type AuditLog, AuditWriteError, canonicalJson } from "../src/audit.ts";
 import { buildLayers } from "../src/layers.ts";
 import { type Interceptor, Router } from "../src/router.ts";
 import { anyId, json, lineProblem, traffic } from "./frames.ts";
@@ -34,13 +34,14 @@ beforeAll(async () => {
 });
 
 /** A Router whose outputs and diagnostics are collected, fed through the real line framer. */
-function harness(interceptor: Interceptor | undefined) {
+function harness(interceptor: Interceptor | undefined, audit?: AuditLog) {
   const toServer: Buffer[] = [];
   const toClient: Buffer[] = [];
   const logs: string[] = [];
   const router = new Router({
     config: "test",
     interceptor,
+    audit,
     maxDepth: MAX_DEPTH,
     serverName: "fixture",
     toServer: (b) => toServer.push(b),
@@ -158,6 +159,47 @@ describe("what a message costs the proxy is bounded by its bytes", () => {
       });
     });
   }
+});
+
+describe("an audit log that can no longer be written (a full disk)", () => {
+  /** A log whose file refuses records of the given decisions, as a full disk refuses writes. */
+  const failing = (decisions: string[]) =>
+    ({
+      write(event: { decision?: string }) {
+        if (event.decision && decisions.includes(event.decision))
+          throw new AuditWriteError("the audit log /full/audit.ndjson cannot be written: ENOSPC");
+      },
+    }) as unknown as AuditLog;
+
+  it("refuses a call it cannot record, and says why", () => {
+    const h = harness(interceptors["C-app"], failing(["allow", "deny"]));
+    h.json("client", {
+      jsonrpc: "2.0",
+      id: 7,
+      method: "tools/call",
+      params: { name: "read_file", arguments: { path: "a" } },
+    });
+    expect(h.toServer).toEqual([]);
+    expect(JSON.parse((h.toClient[0] as Buffer).toString())).toMatchObject({
+      id: 7,
+      error: {
+        code: -32603,
+        message: expect.stringMatching(/could not record the message in its audit log/),
+      },
+    });
+  });
+
+  it("answers a request whose result it could not record the change of, instead of dropping it", () => {
+    const h = harness(interceptors["C-app"], failing(["modify"]));
+    h.json("client", { jsonrpc: "2.0", id: 8, method: "resources/read", params: { uri: "file:///k" } });
+    h.json("server", { jsonrpc: "2.0", id: 8, result: { contents: [{ uri: "file:///k", text: KEY }] } });
+    const answer = JSON.parse((h.toClient[0] as Buffer).toString());
+    expect(answer).toMatchObject({ id: 8, error: { code: -32603 } });
+    expect(JSON.stringify(answer)).not.toContain(KEY);
+    expect(h.logs).toEqual([
+      'withheld a message for "resources/read": the audit log /full/audit.ndjson cannot be written: ENOSPC',
+    ]);
+  });
 });
 
 /** Server answers that carry the key where a client shows it to the agent. */
