@@ -10,6 +10,10 @@ import type { KernelEvent } from "@mcpguard/kernel";
 const MAX_SHOWN = 6;
 const MAX_KEPT = 64;
 
+/** Locale data and character-set modules: read at every C library or Python start, optional. */
+const I18N_PROBE = / \/usr\/(?:share|lib)\/(?:locale|i18n)\/| \/usr\/lib\/[^/ ]+\/gconv\//;
+const SIGSYS = 31;
+
 const OPEN = new Set(["open", "openat", "openat2", "creat"]);
 const EXEC = new Set(["execve", "execveat"]);
 const NET = new Set(["connect", "sendto", "sendmsg"]);
@@ -57,14 +61,20 @@ export class StartupDenials {
     return [...this.#seen].sort((a, b) => rank(a) - rank(b));
   }
 
-  /** The line for a server that exited with `status` (or has not answered yet), or undefined. */
+  /**
+   * The line for a server that exited with `status` (or has not answered yet), or undefined when no
+   * refusal can explain it: a server that exited 0 or was ended by a signal the kernel layer does
+   * not send (the proxy's own SIGTERM at shutdown; SIGSYS is seccomp's), or whose only refusals are
+   * of the locale and character-set files every runtime probes and does without.
+   */
   summary(status: number | undefined): string | undefined {
+    if (status === 0 || (status !== undefined && status > 128 && status !== 128 + SIGSYS)) return undefined;
     const state =
       status === undefined
         ? "the server has not answered initialize; under L3 its start was denied"
         : `under L3 the server's start was denied`;
-    if (this.#seen.length > 0) {
-      const ranked = this.#ranked();
+    if (this.#seen.some((text) => !I18N_PROBE.test(text))) {
+      const ranked = this.#ranked().filter((text) => !I18N_PROBE.test(text));
       const hidden = this.#more + Math.max(0, ranked.length - MAX_SHOWN);
       const more = hidden ? ` and ${hidden} more (see the audit log)` : "";
       return `${state}: ${ranked.slice(0, MAX_SHOWN).join(", ")}${more}`;

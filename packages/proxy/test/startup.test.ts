@@ -63,6 +63,29 @@ describe("start-up refusals", () => {
       /^the server has not answered initialize; under L3 its start was denied: exec/,
     );
     expect(new StartupDenials().summary(1)).toBeUndefined();
+    // Its own exit, or the proxy's SIGTERM, is not the kernel's doing; SIGSYS (seccomp's) is.
+    expect(startup.summary(0)).toBeUndefined();
+    expect(startup.summary(143)).toBeUndefined();
+    expect(startup.summary(159)).toMatch(/^under L3 the server's start was denied: exec/);
+    // A runtime's locale probes explain nothing, and are left out of the line.
+    const probes = new StartupDenials();
+    probes.note({
+      type: "denied",
+      backend: "landlock",
+      syscall: "openat",
+      errno: 13,
+      path: "/usr/share/locale/locale.alias",
+    });
+    probes.note({
+      type: "denied",
+      backend: "landlock",
+      syscall: "openat",
+      errno: 13,
+      path: "/usr/lib/x86_64-linux-gnu/gconv/gconv-modules.cache",
+    });
+    expect(probes.summary(3)).toBeUndefined();
+    probes.note({ type: "denied", backend: "landlock", syscall: "openat", errno: 13, path: "/etc/app.conf" });
+    expect(probes.summary(3)).toBe("under L3 the server's start was denied: open /etc/app.conf");
     expect(new StartupDenials().summary(126)).toMatch(/see the launcher's line above/);
     expect(
       describeDenial({ type: "denied", syscall: "renameat2", errno: 18, path: "/w/a", to: "/x/a" }),
