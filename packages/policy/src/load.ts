@@ -74,13 +74,18 @@ export function loadPolicy(file: string): Promise<Policy> {
   return loadValidated(file, "policy", async () => (await import("./schema.js")).Policy);
 }
 
-/** Overrides for `server`: a file, or `<dir>/<server>.json` when given a directory (absent is none). */
+/**
+ * Overrides for `server`: a file, or `<dir>/<server>.json` when given a directory (a directory
+ * without one is none). A path that names nothing is refused: a mistyped path would otherwise
+ * silently drop the operator's overrides.
+ */
 export async function loadOverrides(
   path: string | undefined,
   server: string,
 ): Promise<OverrideFile | undefined> {
   if (!path) return undefined;
-  const file = existsSync(path) && statSync(path).isDirectory() ? join(path, `${server}.json`) : path;
+  if (!existsSync(path)) throw new PolicyError(`${path}: no such overrides file or folder`);
+  const file = statSync(path).isDirectory() ? join(path, `${server}.json`) : path;
   if (!existsSync(file)) return undefined;
   const overrides = await loadValidated(
     file,

@@ -337,6 +337,9 @@ describe("overrides", () => {
     expect(after.keepEnv.has("LOG_LEVEL")).toBe(true);
     expect(after.tools.get("read_file")?.disabledRules.has("l2.sensitive-key")).toBe(true);
     expect(await loadOverrides(dir, "other")).toBeUndefined();
+    await expect(loadOverrides(join(dir, "nope"), "demo")).rejects.toThrow(
+      /no such overrides file or folder/,
+    );
 
     writeFileSync(
       join(dir, "demo.json"),

@@ -83,6 +83,26 @@ const CASES: [string, string[], RegExp][] = [
   ],
   ["bench with --config and --configs", ["bench", "--config", "C0", "--configs", "C0"], /not both/],
   [
+    "run with a --max-message-bytes no string can hold",
+    ["run", "--max-message-bytes", "99999999999999999999", "--", "true"],
+    /mcpguard run: --max-message-bytes must be between 1 and 268435456/,
+  ],
+  [
+    "run with a missing overrides folder",
+    [
+      "run",
+      "--config",
+      "C-app",
+      "--policy",
+      emptyPolicy,
+      "--overrides",
+      join(scratch, "no-overrides"),
+      "--",
+      "true",
+    ],
+    /mcpguard run: .*no-overrides: no such overrides file or folder/,
+  ],
+  [
     "run with an audit log that is a device",
     ["run", "--audit-log", "/dev/full", "--", "true"],
     /mcpguard run: cannot use \/dev\/full as the audit log: it is not a regular file/,

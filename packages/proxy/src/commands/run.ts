@@ -117,6 +117,9 @@ const RUN = defineCommand({
   },
 });
 
+/** The largest --max-message-bytes: 256 MiB. */
+const MAX_MESSAGE_BYTES_LIMIT = 256 * 1024 * 1024;
+
 export async function main(argv: string[]): Promise<number> {
   const parsed = RUN.parse(argv);
   if (!parsed) return 0;
@@ -135,7 +138,11 @@ export async function main(argv: string[]): Promise<number> {
     "max-message-bytes",
     DEFAULT_MAX_MESSAGE_BYTES,
   );
-  if (maxMessageBytes < 1) throw new UsageError("--max-message-bytes must be at least 1");
+  // A message is decoded as one string, and V8's strings end a little below 512 MiB.
+  if (maxMessageBytes < 1 || maxMessageBytes > MAX_MESSAGE_BYTES_LIMIT)
+    throw new UsageError(
+      `--max-message-bytes must be between 1 and ${MAX_MESSAGE_BYTES_LIMIT}, got ${maxMessageBytes}`,
+    );
   const maxDepth = intOption(values["max-depth"], "max-depth", DEFAULT_MAX_DEPTH);
   if (maxDepth < 1 || maxDepth > MAX_DEPTH_LIMIT)
     throw new UsageError(`--max-depth must be between 1 and ${MAX_DEPTH_LIMIT}, got ${maxDepth}`);
