@@ -22,11 +22,16 @@ export interface Frame {
   body: Buffer;
 }
 
+/** How much of a dropped frame is kept, to tell which request it answered or was. */
+export const DROPPED_HEAD_BYTES = 4096;
+
 export class FrameTooLargeError extends Error {
   override readonly name = "FrameTooLargeError";
   constructor(
     readonly size: number,
     readonly maxBytes: number,
+    /** The frame's first bytes (at most {@link DROPPED_HEAD_BYTES}): where its `id` usually is. */
+    readonly head: Buffer = Buffer.alloc(0),
   ) {
     super(`message of at least ${size} bytes exceeds the ${maxBytes}-byte limit; it was dropped whole`);
   }
@@ -44,6 +49,8 @@ export class LineFramer {
   #length = 0;
   /** Bytes seen of an over-limit frame that is being skipped up to its newline. */
   #skipping = -1;
+  /** The first bytes of the frame being skipped. */
+  #head: Buffer = Buffer.alloc(0);
 
   constructor(sink: FrameSink, maxBytes: number = DEFAULT_MAX_MESSAGE_BYTES) {
     if (!Number.isInteger(maxBytes) || maxBytes < 1) {
@@ -64,7 +71,8 @@ export class LineFramer {
         }
         const size = this.#skipping + (nl - start);
         this.#skipping = -1;
-        this.#sink.error(new FrameTooLargeError(size, this.#maxBytes));
+        this.#sink.error(new FrameTooLargeError(size, this.#maxBytes, this.#head));
+        this.#head = Buffer.alloc(0);
         start = nl + 1;
         continue;
       }
@@ -74,13 +82,15 @@ export class LineFramer {
       const bodySoFar = this.#length + pieceBody;
       const crAllowance = nl !== -1 && end > 0 && this.#lastByte(chunk, start, end) === CR ? 1 : 0;
       if (bodySoFar - crAllowance > this.#maxBytes) {
+        const head = this.#headOf(chunk.subarray(start, end));
         this.#chunks = [];
         this.#length = 0;
         if (nl === -1) {
           this.#skipping = bodySoFar;
+          this.#head = head;
           return;
         }
-        this.#sink.error(new FrameTooLargeError(bodySoFar - crAllowance, this.#maxBytes));
+        this.#sink.error(new FrameTooLargeError(bodySoFar - crAllowance, this.#maxBytes, head));
         start = nl + 1;
         continue;
       }
@@ -107,8 +117,9 @@ export class LineFramer {
   /** Flush at end of input: a final frame without a newline is still delivered. */
   end(): void {
     if (this.#skipping >= 0) {
-      this.#sink.error(new FrameTooLargeError(this.#skipping, this.#maxBytes));
+      this.#sink.error(new FrameTooLargeError(this.#skipping, this.#maxBytes, this.#head));
       this.#skipping = -1;
+      this.#head = Buffer.alloc(0);
       return;
     }
     if (this.#length === 0) {
@@ -124,6 +135,18 @@ export class LineFramer {
   /** Bytes buffered for an incomplete frame. */
   get pending(): number {
     return this.#length;
+  }
+
+  /** The first {@link DROPPED_HEAD_BYTES} of the buffered frame followed by `piece`, copied. */
+  #headOf(piece: Buffer): Buffer {
+    const parts: Buffer[] = [];
+    let left = DROPPED_HEAD_BYTES;
+    for (const part of [...this.#chunks, piece]) {
+      if (left <= 0) break;
+      parts.push(part.subarray(0, left));
+      left -= Math.min(left, part.length);
+    }
+    return Buffer.concat(parts);
   }
 
   #emit(raw: Buffer, bodyEnd: number): void {

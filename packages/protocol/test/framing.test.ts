@@ -1,7 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type Frame, FrameTooLargeError, LineFramer } from "../src/framing.ts";
+import { DROPPED_HEAD_BYTES, type Frame, FrameTooLargeError, LineFramer } from "../src/framing.ts";
 import { decodeMessage } from "../src/jsonrpc.ts";
 
 function collect(maxBytes?: number) {
@@ -71,6 +71,22 @@ describe("LineFramer", () => {
     expect(errors[1]!.size).toBe(150);
     expect(bodies()).toEqual(["ok", "after"]);
     expect(frames.some((f) => f.body.includes("y"))).toBe(false);
+  });
+
+  it("keeps the first bytes of a dropped frame, however the chunks split it", () => {
+    const big = `{"jsonrpc":"2.0","id":42,"result":{"s":"${"x".repeat(DROPPED_HEAD_BYTES * 2)}"}}`;
+    for (const cut of [5, 30, DROPPED_HEAD_BYTES + 7, big.length]) {
+      const { framer, errors } = collect(1000);
+      framer.push(Buffer.from(big.slice(0, cut)));
+      framer.push(Buffer.from(`${big.slice(cut)}\n`));
+      framer.push(Buffer.from('{"x":1}'));
+      framer.push(Buffer.from(big));
+      framer.end();
+      expect(
+        errors.map((e) => e.head.toString()),
+        String(cut),
+      ).toEqual([big.slice(0, DROPPED_HEAD_BYTES), `{"x":1}${big}`.slice(0, DROPPED_HEAD_BYTES)]);
+    }
   });
 
   it("accepts a body of exactly the cap, CRLF not counted", () => {

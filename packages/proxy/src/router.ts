@@ -221,14 +221,28 @@ export class Router {
     }
   }
 
+  /** A client message over the limit: answered with the id its first bytes hold, so the client is not left waiting. */
   clientTooLarge(error: FrameTooLargeError): void {
     this.#reply(
-      errorResponse(null, { code: ErrorCode.ParseError, message: `Parse error: ${error.message}` }),
+      errorResponse(recoverId(error.head), {
+        code: ErrorCode.ParseError,
+        message: `Parse error: ${error.message}`,
+      }),
     );
   }
 
+  /** A server message over the limit: dropped; a request it answered gets an error in its place. */
   serverTooLarge(error: FrameTooLargeError): void {
     this.#opts.log(`dropped a message from the server: ${error.message}`);
+    const id = recoverId(error.head);
+    const request = id === null ? undefined : this.#pending.take(id);
+    if (!request) return;
+    this.#reply(
+      errorResponse(request.id, {
+        code: ErrorCode.InternalError,
+        message: `Internal error: the server's answer to "${request.method}" was dropped: ${error.message}`,
+      }),
+    );
   }
 
   /** The server has exited (or is exiting): requests that arrive now are answered here. */

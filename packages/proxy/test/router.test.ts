@@ -161,6 +161,47 @@ describe("what a message costs the proxy is bounded by its bytes", () => {
   }
 });
 
+describe("a message over --max-message-bytes", () => {
+  for (const config of ["C0", "C-app"] as const) {
+    it(`${config}: leaves no request waiting: the client's gets its own id, one the server's would answer an error`, () => {
+      const toClient: unknown[] = [];
+      const toServer: Buffer[] = [];
+      const logs: string[] = [];
+      const router = new Router({
+        config: "test",
+        interceptor: interceptors[config],
+        maxDepth: MAX_DEPTH,
+        serverName: "fixture",
+        toServer: (b) => toServer.push(b),
+        toClient: (b) => toClient.push(JSON.parse(b.toString())),
+        log: (l) => logs.push(l),
+      });
+      const framer = (side: "client" | "server") =>
+        new LineFramer(
+          side === "client"
+            ? { frame: (f) => router.clientFrame(f), error: (e) => router.clientTooLarge(e) }
+            : { frame: (f) => router.serverFrame(f), error: (e) => router.serverTooLarge(e) },
+          200,
+        );
+      const [client, server] = [framer("client"), framer("server")];
+      client.push(
+        Buffer.from(`{"jsonrpc":"2.0","id":"big","method":"ping","params":{"s":"${"x".repeat(300)}"}}\n`),
+      );
+      client.push(Buffer.from('{"jsonrpc":"2.0","id":9,"method":"ping"}\n'));
+      server.push(Buffer.from(`{"jsonrpc":"2.0","id":9,"result":{"s":"${"x".repeat(300)}"}}\n`));
+      expect(toServer).toHaveLength(1);
+      expect(toClient).toMatchObject([
+        { id: "big", error: { code: -32700 } },
+        { id: 9, error: { code: -32603, message: expect.stringMatching(/answer to "ping" was dropped/) } },
+      ]);
+      expect(router.inFlight).toBe(0);
+      expect(logs).toEqual([
+        expect.stringMatching(/^dropped a message from the server: message of at least/),
+      ]);
+    });
+  }
+});
+
 describe("an audit log that can no longer be written (a full disk)", () => {
   /** A log whose file refuses records of the given decisions, as a full disk refuses writes. */
   const failing = (decisions: string[]) =>
