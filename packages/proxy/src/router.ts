@@ -130,6 +130,8 @@ const own = (value: unknown, key: string): unknown =>
     ? (value as Record<string, unknown>)[key]
     : undefined;
 
+const MAX_CANCELLED = 1024;
+
 /** Why a scanned frame is refused, or undefined when it may be decoded. */
 function refusal(scan: number, maxDepth: number): string | undefined {
   if (scan & SCAN_BARE_CR) {
@@ -163,6 +165,8 @@ export class Router {
   #claimedName: string | undefined;
   #answeredInitialize = false;
   #serverGone = false;
+  /** Requests the client cancelled, the latest {@link MAX_CANCELLED}, to know a late answer. */
+  readonly #cancelled = new Set<JsonRpcId>();
 
   constructor(options: RouterOptions) {
     this.#opts = options;
@@ -331,8 +335,23 @@ export class Router {
       case "request":
         return this.#admitRequest(item);
       default:
+        if (item.kind === "notification" && item.method === "notifications/cancelled")
+          this.#cancel(item.message);
         return this.#serverGone ? undefined : item.message;
     }
+  }
+
+  /**
+   * The client gave up on a request: it is no longer in flight (a server need not answer it, and an
+   * entry kept for each would grow without end), and a late answer to it is dropped without a word
+   * where answers are inspected (the client ignores it), forwarded as it is elsewhere.
+   */
+  #cancel(message: Message): void {
+    const id = own(own(message, "params"), "requestId");
+    if ((typeof id !== "string" && typeof id !== "number") || !this.#pending.take(id)) return;
+    this.#cancelled.add(id);
+    if (this.#cancelled.size > MAX_CANCELLED)
+      this.#cancelled.delete(this.#cancelled.values().next().value as JsonRpcId);
   }
 
   #admitRequest(item: Extract<Classified, { kind: "request" }>): Message | undefined {
@@ -463,6 +482,7 @@ export class Router {
     const request = this.#pending.take(item.id);
     if (!request) {
       if (!this.#inspectsResults) return item.message;
+      if (item.id !== null && this.#cancelled.delete(item.id)) return undefined;
       this.#opts.log(
         `dropped a response from the server whose id ${showId(item.id)} is not exactly the id of a request in flight`,
       );

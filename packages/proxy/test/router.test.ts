@@ -161,6 +161,22 @@ describe("what a message costs the proxy is bounded by its bytes", () => {
   }
 });
 
+describe("a request the client cancels", () => {
+  for (const config of ["C0", "C-app"] as const) {
+    it(`${config}: is no longer in flight, and a late answer to it is ${config === "C0" ? "forwarded as is" : "dropped without a word"}`, () => {
+      const h = harness(interceptors[config]);
+      for (let id = 1; id <= 3000; id++) {
+        h.json("client", { jsonrpc: "2.0", id, method: "ping" });
+        h.json("client", { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id } });
+      }
+      expect(h.router.inFlight).toBe(0);
+      h.json("server", { jsonrpc: "2.0", id: 3000, result: {} });
+      expect(h.toClient).toHaveLength(config === "C0" ? 1 : 0);
+      expect(h.logs).toEqual([]);
+    });
+  }
+});
+
 describe("a message over --max-message-bytes", () => {
   for (const config of ["C0", "C-app"] as const) {
     it(`${config}: leaves no request waiting: the client's gets its own id, one the server's would answer an error`, () => {
