@@ -95,8 +95,9 @@ describe("relaying", () => {
     const proxy = new RawProxy(["--max-message-bytes", "300", "--", ...fixture()]);
     await proxy.initialize();
     proxy.request(1, "tools/call", { name: "echo", arguments: { text: "a".repeat(400) } });
+    // Answered with the id its first bytes hold: the client is not left waiting.
     expect(await proxy.next()).toMatchObject({
-      id: null,
+      id: 1,
       error: { code: -32700, message: expect.stringMatching(/exceeds the 300-byte limit/) },
     });
     proxy.request(2, "ping");
@@ -105,18 +106,21 @@ describe("relaying", () => {
     await proxy.exited;
   });
 
-  it("drops a server message over the size limit, logs it, and fails the request when the server exits", async () => {
+  it("drops a server message over the size limit, logs it, and fails its request at once", async () => {
     const proxy = new RawProxy(["--max-message-bytes", "300", "--", ...fixture()]);
     await proxy.initialize();
     proxy.request(1, "tools/call", { name: "big", arguments: { bytes: 1000 } });
-    proxy.request(2, "ping");
-    expect(await proxy.next()).toMatchObject({ id: 2, result: {} });
-    expect(await eventually(() => proxy.stderr.includes("exceeds the 300-byte limit"))).toBe(true);
-    proxy.child.stdin.end();
     expect(await proxy.next()).toMatchObject({
       id: 1,
-      error: { code: -32000, message: expect.stringMatching(/exited with status 0/) },
+      error: {
+        code: -32603,
+        message: expect.stringMatching(/answer to "tools\/call" was dropped: .*300-byte limit/),
+      },
     });
+    proxy.request(2, "ping");
+    expect(await proxy.next()).toMatchObject({ id: 2, result: {} });
+    expect(proxy.stderr).toMatch(/exceeds the 300-byte limit/);
+    proxy.child.stdin.end();
     await proxy.exited;
   });
 
