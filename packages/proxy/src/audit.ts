@@ -164,6 +164,11 @@ const ROTATED = /^\d{8}T\d+Z-\d+-\d+$/;
 
 let rotation = 0;
 
+/** A record the audit log could not take: whatever it recorded must not happen unrecorded. */
+export class AuditWriteError extends Error {
+  override readonly name = "AuditWriteError";
+}
+
 /**
  * Several proxies may share one audit log. Every line is one write(2) on an O_APPEND descriptor, so
  * lines never interleave. Rotation renames the file to a unique name (`<file>.<time>-<pid>-<n>`), so
@@ -177,11 +182,6 @@ let rotation = 0;
  * `from` (the MAC of the first line of the file holding the previous line) on a line that is the
  * session's first in another file. No lock: the chains of concurrent writers never meet.
  */
-/** A record the audit log could not take: whatever it recorded must not happen unrecorded. */
-export class AuditWriteError extends Error {
-  override readonly name = "AuditWriteError";
-}
-
 export class AuditLog {
   #fd = -1;
   #ino = -1;

@@ -237,7 +237,6 @@ export interface OpenAuditOptions {
   keep?: number;
 }
 
-/** The audit log of `mcpguard run`, with its key found (or created) and checked. */
 /** Whether `file` is the file the proxy's stdout writes to (`/dev/stdout`, or stdout redirected to it). */
 function isStdout(file: string): boolean {
   try {
@@ -248,6 +247,7 @@ function isStdout(file: string): boolean {
   }
 }
 
+/** The audit log of `mcpguard run`, with its key found (or created) and checked. */
 export function openAuditLog(options: OpenAuditOptions): AuditLog {
   const path = auditKeyPath(options.keyFile, options.env);
   checkKeyOutsideWorld(path, options.serverCwd, options.serverEnv);

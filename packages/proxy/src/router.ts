@@ -130,6 +130,7 @@ const own = (value: unknown, key: string): unknown =>
     ? (value as Record<string, unknown>)[key]
     : undefined;
 
+/** How many cancelled requests are remembered, to drop a late answer to one quietly. */
 const MAX_CANCELLED = 1024;
 
 /** Why a scanned frame is refused, or undefined when it may be decoded. */
