@@ -35,7 +35,11 @@ function inspectString(value: string, role: ArgRole, scope: Scope): Finding | un
   if (universal) return universal;
   if (!roleCheck) return checkInjection(value, scope);
   const folded = fold(value);
-  return checkConfusable(value, scope) ?? checkInjection(folded, scope) ?? roleCheck(folded, scope);
+  return (
+    checkConfusable(value, scope, role.startsWith("path.")) ??
+    checkInjection(folded, scope) ??
+    roleCheck(folded, scope)
+  );
 }
 
 function inspectValue(value: unknown, role: ArgRole, scope: Scope, depth: number): Finding | undefined {

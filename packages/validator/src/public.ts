@@ -159,13 +159,14 @@ export function encodedText(candidate: string): string | undefined {
 }
 
 /**
- * A value written as documentation's example: it holds "EXAMPLE" in capitals, as AWS writes its
- * sample keys (`AKIAIOSFODNN7EXAMPLE`, `wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`) and others
- * follow. A random key of base64 or base32 holds it by chance about once in 10^10.
+ * A key written as documentation's example: it ends in "EXAMPLE" or "EXAMPLEKEY" in capitals, as
+ * AWS writes its sample keys (`AKIAIOSFODNN7EXAMPLE`, `wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`)
+ * and others follow. A random key of base64 or base32 ends so by chance about once in 10^10.
  */
 export function documentedExample(value: string): boolean {
-  return value.includes("EXAMPLE");
+  return DOCUMENTED_EXAMPLE.test(value);
 }
+const DOCUMENTED_EXAMPLE = /EXAMPLE(?:KEY)?$/;
 
 /** Words that make a value an obvious placeholder. */
 const PLACEHOLDER_MARK =

@@ -10,6 +10,7 @@
  * never parsed and walked.
  */
 import { DEFAULT_MAX_DEPTH, textTooDeep } from "@mcpguard/protocol";
+import { encodedText } from "./public.js";
 import { redactText, type Secrets } from "./redact.js";
 import { secretField, secretValue, TOKEN_MARK } from "./tokens.js";
 
@@ -37,6 +38,13 @@ const own = (value: Record<string, unknown>, key: string): unknown =>
 const KEPT_FIELDS = new Set(["blob", "progressToken", "taskId", "requestId", "cursor", "nextCursor"]);
 const BINARY_CONTENT = new Set(["image", "audio"]);
 
+/**
+ * How a walk reads strings: a protocol payload (fields kept, JSON in strings parsed), a result's
+ * `structuredContent`, or JSON read out of a text (every leaf plain text).
+ */
+type WalkMode = "mcp" | "structured" | "text";
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
 /** An image or audio content block: `{type: "image" | "audio", data, mimeType}`. */
 const isMediaBlock = (value: Record<string, unknown>): boolean =>
   BINARY_CONTENT.has(own(value, "type") as string);
@@ -60,7 +68,7 @@ export class Sanitizer {
    * fields in {@link KEPT_FIELDS} and the data of image and audio content.
    */
   payload(value: unknown): unknown {
-    return this.#walk(value, 0, true);
+    return this.#walk(value, 0, "mcp");
   }
 
   /** A `CallToolResult`: its text content (embedded resources' text too) and `structuredContent`. */
@@ -68,7 +76,7 @@ export class Sanitizer {
     const content = own(result, "content");
     const nextContent = Array.isArray(content) ? this.#content(content) : content;
     const hasStructured = Object.hasOwn(result, "structuredContent");
-    const structured = hasStructured ? this.#walk(result.structuredContent, 1, false) : undefined;
+    const structured = hasStructured ? this.#walk(result.structuredContent, 1, "structured") : undefined;
     if (nextContent === content && structured === own(result, "structuredContent")) return result;
     const next: Record<string, unknown> = { ...result, content: nextContent };
     if (hasStructured) next.structuredContent = structured;
@@ -89,7 +97,7 @@ export class Sanitizer {
     } catch {
       return redactText(text, this.#secrets, this.applied, field);
     }
-    const next = this.#walk(parsed, 0, false);
+    const next = this.#walk(parsed, 0, "text");
     return next === parsed ? text : JSON.stringify(next);
   }
 
@@ -123,17 +131,17 @@ export class Sanitizer {
   }
 
   /**
-   * The value with its strings sanitized; the same reference when nothing changed. `mcp` walks a
-   * protocol payload (fields kept, JSON in strings parsed); otherwise every leaf is plain text.
+   * The value with its strings sanitized; the same reference when nothing changed, read as `mode`
+   * says (see {@link WalkMode}).
    */
   #walk(
     value: unknown,
     depth: number,
-    mcp: boolean,
+    mode: WalkMode,
     name?: string,
     parent?: Record<string, unknown>,
   ): unknown {
-    if (typeof value === "string") return this.#leaf(value, mcp, name, parent);
+    if (typeof value === "string") return this.#leaf(value, mode, name, parent);
     if (value === null || typeof value !== "object") return value;
     if (depth >= this.#maxDepth) {
       this.applied.add("l2.result.too-deep");
@@ -142,7 +150,7 @@ export class Sanitizer {
     if (Array.isArray(value)) {
       let next: unknown[] | undefined;
       for (let i = 0; i < value.length; i++) {
-        const out = this.#walk(value[i], depth + 1, mcp);
+        const out = this.#walk(value[i], depth + 1, mode);
         if (out !== value[i]) {
           next ??= value.slice();
           next[i] = out;
@@ -156,7 +164,7 @@ export class Sanitizer {
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i] as string;
       const item = record[key];
-      const out = this.#walk(item, depth + 1, mcp, key, record);
+      const out = this.#walk(item, depth + 1, mode, key, record);
       if (out !== item) {
         entries ??= Object.entries(record);
         entries[i] = [key, out];
@@ -166,11 +174,16 @@ export class Sanitizer {
     return entries ? Object.fromEntries(entries) : value;
   }
 
-  #leaf(value: string, mcp: boolean, name?: string, parent?: Record<string, unknown>): string {
+  #leaf(value: string, mode: WalkMode, name?: string, parent?: Record<string, unknown>): string {
+    const mcp = mode === "mcp";
     if (mcp && name !== undefined && KEPT_FIELDS.has(name)) return value;
-    // The data of an image or audio block passes wherever it is, so that `structuredContent`
-    // that repeats the content (as servers do) keeps the same bytes as `content`.
-    if (name === "data" && parent && isMediaBlock(parent)) return value;
+    // The data of an image or audio block passes in a message, and in `structuredContent` that
+    // repeats the content (as servers do) when it is base64 of no text; never in JSON read out of
+    // a text, which a file the server reads could hold.
+    if (name === "data" && parent && isMediaBlock(parent)) {
+      if (mcp || (mode === "structured" && BASE64.test(value) && encodedText(value) === undefined))
+        return value;
+    }
     const redacted = mcp ? this.text(value, name) : redactText(value, this.#secrets, this.applied, name);
     // A secret-named field ("password": "...") whose value no other rule recognised.
     if (

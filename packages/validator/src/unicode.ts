@@ -10,14 +10,16 @@
  * - An invisible character is judged by its place, as in a server's listings (`hidden.ts`): ZWNJ
  *   and ZWJ beside letters of a script that joins them (Persian, Hindi, Malayalam), the zero-width
  *   space between letters of a script written without spaces (Thai, CJK), bidi marks in text that
- *   holds right-to-left letters; in free text also a soft hyphen inside a word and a byte order
+ *   holds right-to-left letters (never an embedding or isolate, which reorder what is shown); in free
+ *   text also a soft hyphen inside a word and a byte order
  *   mark at the start. Tag characters, bidi overrides and runs of zero-width characters never pass.
  *   A structured argument (path, command, SQL, identifier, key, URL) takes only the joiners, the
  *   zero-width space and the bidi marks, in place.
  * - A full-width or ideographic form (U+3000-303F, U+FF00-FFEF) in a string that holds CJK letters
- *   is how CJK text is typed (`会議（東京）`, `１００％`), not a disguise; the ellipsis folds to three
- *   dots, which are no syntax. Elsewhere a character that folds into ASCII syntax is refused. The
- *   role's own checks read the folded form either way.
+ *   is how CJK text is typed (`会議（東京）`, `１００％`), not a disguise, unless outside a path it folds
+ *   into a quote, an escape or a comment mark, which would make the role's checks (reading the
+ *   folded form) see raw syntax as quoted. The ellipsis folds to three dots, which are no syntax.
+ *   Elsewhere a character that folds into ASCII syntax is refused.
  * - A word that mixes Latin with Greek letters that resemble no Latin letter (`150µs`, `10kΩ`,
  *   `ΔT`) is a unit or a formula, not a disguised Latin word.
  */
@@ -33,8 +35,16 @@ const EMOJI_FORMAT =
   /(?<=\p{Extended_Pictographic}\uFE0F?[\u{1F3FB}-\u{1F3FF}]?)\u200D(?=\p{Extended_Pictographic})|(?<=\u{1F3F4})[\u{E0061}-\u{E007A}]{2,7}\u{E007F}/gu;
 /** The invisible characters a structured argument may hold where its script uses them. */
 const STRUCTURED_IN_PLACE = /^[\u200B-\u200F\u061C]$/u;
-/** ASCII characters that carry structure in paths, shells, URLs and SQL. */
-const STRUCTURE = /[/\\.$`;|&<>()'"~%]/;
+/** ASCII characters that carry structure in paths, shells, URLs and SQL (`#` and `-` begin comments). */
+const STRUCTURE = /[/\\.$`;|&<>()'"~%#-]/;
+/**
+ * What a fold may not give even in CJK text, outside paths: quotes, escapes and comment marks. The
+ * role's checks read the folded string and the shell or database the raw one, so a fold into one of
+ * these would make the checks read raw syntax as quoted or commented out (`echo ＂日; cat .env #＂`).
+ */
+const HIDING = /['"`\\#*/-]/;
+/** A bidi embedding or isolate: it reorders what is shown (Trojan Source), in any argument. */
+const BIDI_REORDER = /[\u202A-\u202C\u2066-\u2069]/u;
 /** What a fold into dots alone may give and still be no syntax: the ellipsis's three. */
 const HARMLESS_DOTS = /^\.{3,}$/;
 /** Full-width and ideographic forms: CJK text's own punctuation and digits. */
@@ -64,6 +74,8 @@ export function fold(value: string): string {
  */
 function invisibleProblem(value: string, structured: boolean): string | undefined {
   if (!INVISIBLE.test(value)) return undefined;
+  const reorder = BIDI_REORDER.exec(value);
+  if (reorder) return `reorders what is shown with a bidi embedding or isolate (${codePoint(reorder[0])})`;
   const hidden = findHidden(value, true);
   if (hidden) {
     return hidden.kind === "invisible"
@@ -89,13 +101,16 @@ export function checkNul(value: string, scope: Scope): Finding | undefined {
 }
 
 /** Whether `ch`, which folds to `folded`, passes for ASCII syntax in `value`. */
-function foldsIntoSyntax(ch: string, folded: string, cjkText: boolean): boolean {
+function foldsIntoSyntax(ch: string, folded: string, cjkText: boolean, path: boolean): boolean {
   if (folded === ch || !STRUCTURE.test(folded) || HARMLESS_DOTS.test(folded)) return false;
-  return !(cjkText && CJK_FORM.test(ch));
+  return !(cjkText && CJK_FORM.test(ch) && (path || !HIDING.test(folded)));
 }
 
-/** Characters that fold into ASCII syntax, or words that mix Latin with look-alike letters. */
-export function checkConfusable(value: string, scope: Scope): Finding | undefined {
+/**
+ * Characters that fold into ASCII syntax, or words that mix Latin with look-alike letters. `path`:
+ * the argument is a path, where no fold can quote or comment anything out.
+ */
+export function checkConfusable(value: string, scope: Scope, path = false): Finding | undefined {
   if (!scope.on("l2.unicode.confusable") || !NON_ASCII.test(value)) return undefined;
   let cjkText: boolean | undefined;
   for (const ch of value) {
@@ -103,7 +118,7 @@ export function checkConfusable(value: string, scope: Scope): Finding | undefine
     const folded = ch.normalize("NFKC");
     if (folded === ch) continue;
     cjkText ??= CJK_LETTER.test(value);
-    if (foldsIntoSyntax(ch, folded, cjkText)) {
+    if (foldsIntoSyntax(ch, folded, cjkText, path)) {
       return scope.finding(
         "l2.unicode.confusable",
         `contains ${codePoint(ch)}, which Unicode folding turns into "${folded}"`,

@@ -31,6 +31,8 @@ describe("l2.unicode.invisible", () => {
       "l2.unicode.invisible",
     );
     expect(rule("\u05e9\u05dc\u05d5\u05dd \u202e text", "text")).toBe("l2.unicode.invisible");
+    // Trojan Source in free text: one right-to-left letter does not make an isolate harmless.
+    expect(rule("\u05d0 int x = 1; /* \u2067 } if (admin) { \u2069 */", "text")).toBe("l2.unicode.invisible");
     // Four zero-width characters in a row are a code, not a word break.
     expect(rule("\u0645\u200c\u200c\u200c\u200c\u0627", "text")).toBe("l2.unicode.invisible");
     expect(rule("x\u2060y", "path.read")).toBe("l2.unicode.invisible");
@@ -97,6 +99,22 @@ describe("l2.unicode.confusable", () => {
     expect(rule("pass\u03bfword", "identifier")).toBe("l2.unicode.confusable");
     expect(rule("Stra\u03b2e", "identifier")).toBe("l2.unicode.confusable");
     expect(rule("\u039cAX_SIZE", "key")).toBe("l2.unicode.confusable");
+  });
+
+  it("refuses, even in CJK text, a fold that would quote or comment raw syntax out of the checks' sight", () => {
+    // bash and SQLite read the raw text, where these are plain characters: `cat .env` runs.
+    expect(rule("echo \uff02\u65e5; echo x > .git/hooks/pre-commit #\uff02", "command")).toBe(
+      "l2.unicode.confusable",
+    );
+    expect(rule("echo \uff02\u65e5; cat .env #\uff02", "command")).toBe("l2.unicode.confusable");
+    expect(rule("echo \u65e5\uff3c; cat .env", "command")).toBe("l2.unicode.confusable");
+    expect(rule("SELECT 1 AS \uff07\u65e5; DROP TABLE t; --\uff07", "sql")).toBe("l2.unicode.confusable");
+    expect(rule("SELECT 1 \uff0f\uff0a \u65e5; DROP TABLE t; \uff0a\uff0f", "sql")).toBe(
+      "l2.unicode.confusable",
+    );
+    // A comment mark folded in, without CJK text.
+    expect(rule("echo ok \uff03; cat .env", "command")).toBe("l2.unicode.confusable");
+    expect(rule("SELECT 1 \uff0d\uff0d; DROP TABLE t", "sql")).toBe("l2.unicode.confusable");
   });
 
   it("accepts CJK text's full-width forms, the ellipsis, and Greek unit symbols", () => {
