@@ -228,8 +228,9 @@ export class Router {
 
   /** A client message over the limit: answered with the id its first bytes hold, so the client is not left waiting. */
   clientTooLarge(error: FrameTooLargeError): void {
+    // Only a request is answered: an answer to the server's own request must not reach the client.
     this.#reply(
-      errorResponse(recoverId(error.head), {
+      errorResponse(isRequestHead(error.head) ? recoverId(error.head) : null, {
         code: ErrorCode.ParseError,
         message: `Parse error: ${error.message}`,
       }),
@@ -239,7 +240,8 @@ export class Router {
   /** A server message over the limit: dropped; a request it answered gets an error in its place. */
   serverTooLarge(error: FrameTooLargeError): void {
     this.#opts.log(`dropped a message from the server: ${error.message}`);
-    const id = recoverId(error.head);
+    // Only an answer: a request of the server's own with the same id answers nothing.
+    const id = isRequestHead(error.head) ? null : recoverId(error.head);
     const request = id === null ? undefined : this.#pending.take(id);
     if (!request) return;
     this.#reply(
@@ -356,6 +358,8 @@ export class Router {
   }
 
   #admitRequest(item: Extract<Classified, { kind: "request" }>): Message | undefined {
+    // An id used again after its request was cancelled names the new request from now on.
+    this.#cancelled.delete(item.id);
     if (this.#serverGone) {
       this.#reply(
         errorResponse(item.id, {
@@ -612,6 +616,13 @@ export class Router {
     this.#opts.toClient(encodeMessage(message));
   }
 }
+
+/**
+ * Whether the first bytes of a dropped frame show a request (a `method` member): then its id is
+ * the sender's own, not that of a request it answers. A `method` nested in the first bytes of an
+ * answer makes it pass for a request, which only leaves that request waiting, as before.
+ */
+const isRequestHead = (head: Buffer): boolean => /"method"\s*:/.test(head.toString("latin1"));
 
 /**
  * The frame as received, ended by a newline: the last frame of a peer that exits mid-line has none,

@@ -12,7 +12,8 @@ const MAX_KEPT = 64;
 
 /** Locale data and character-set modules: read at every C library or Python start, optional. */
 const I18N_PROBE = / \/usr\/(?:share|lib)\/(?:locale|i18n)\/| \/usr\/lib\/[^/ ]+\/gconv\//;
-const SIGSYS = 31;
+/** SIGHUP, SIGINT, SIGKILL, SIGTERM: what the proxy sends or passes on when it stops a server. */
+const PROXY_SIGNALS = new Set([1, 2, 9, 15]);
 
 const OPEN = new Set(["open", "openat", "openat2", "creat"]);
 const EXEC = new Set(["execve", "execveat"]);
@@ -63,12 +64,12 @@ export class StartupDenials {
 
   /**
    * The line for a server that exited with `status` (or has not answered yet), or undefined when no
-   * refusal can explain it: a server that exited 0 or was ended by a signal the kernel layer does
-   * not send (the proxy's own SIGTERM at shutdown; SIGSYS is seccomp's), or whose only refusals are
+   * refusal can explain it: a server that exited 0 or was ended by a signal the proxy sends when it
+   * stops one (SIGTERM, SIGKILL, SIGINT, SIGHUP; an abort or SIGSYS still counts), or whose only refusals are
    * of the locale and character-set files every runtime probes and does without.
    */
   summary(status: number | undefined): string | undefined {
-    if (status === 0 || (status !== undefined && status > 128 && status !== 128 + SIGSYS)) return undefined;
+    if (status === 0 || (status !== undefined && PROXY_SIGNALS.has(status - 128))) return undefined;
     const state =
       status === undefined
         ? "the server has not answered initialize; under L3 its start was denied"

@@ -214,6 +214,16 @@ describe("a message over --max-message-bytes", () => {
       expect(logs).toEqual([
         expect.stringMatching(/^dropped a message from the server: message of at least/),
       ]);
+      // A request of the server's own, or the client's answer to one, answers none of the client's.
+      client.push(Buffer.from('{"jsonrpc":"2.0","id":11,"method":"tools/list"}\n'));
+      server.push(
+        Buffer.from(
+          `{"jsonrpc":"2.0","id":11,"method":"sampling/createMessage","params":{"s":"${"x".repeat(300)}"}}\n`,
+        ),
+      );
+      client.push(Buffer.from(`{"jsonrpc":"2.0","id":11,"result":{"s":"${"x".repeat(300)}"}}\n`));
+      expect(toClient.slice(2)).toMatchObject([{ id: null, error: { code: -32700 } }]);
+      expect(router.inFlight).toBe(1);
     });
   }
 });

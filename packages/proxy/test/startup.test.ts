@@ -67,6 +67,8 @@ describe("start-up refusals", () => {
     expect(startup.summary(0)).toBeUndefined();
     expect(startup.summary(143)).toBeUndefined();
     expect(startup.summary(159)).toMatch(/^under L3 the server's start was denied: exec/);
+    // A runtime that aborts on a refusal (Python's fatal error: SIGABRT).
+    expect(startup.summary(134)).toMatch(/^under L3 the server's start was denied: exec/);
     // A runtime's locale probes explain nothing, and are left out of the line.
     const probes = new StartupDenials();
     probes.note({
