@@ -26,7 +26,7 @@ const MARKERS: readonly RegExp[] = [
 /** All markers in one pattern, tried in one pass (none but the `###` marker uses `^` or `$`). */
 const ANY_MARKER = new RegExp(MARKERS.map((m) => `(?:${m.source})`).join("|"), "im");
 /** Format characters, and the combining grapheme joiner, which renders as nothing too. */
-const FORMAT = /[\p{Cf}\u034F]/gu;
+const FORMAT = /\p{Cf}|\u034F/gu;
 const NON_ASCII = /[\u0080-\u{10FFFF}]/u;
 /** Text addressed to a model rather than to a reader ("note to the AI", "if you are an assistant"). */
 const ADDRESSED =
