@@ -10,9 +10,9 @@
  * - An invisible character is judged by its place, as in a server's listings (`hidden.ts`): ZWNJ
  *   and ZWJ beside letters of a script that joins them (Persian, Hindi, Malayalam), the zero-width
  *   space between letters of a script written without spaces (Thai, CJK), bidi marks in text that
- *   holds right-to-left letters (never an embedding or isolate, which reorder what is shown); in free
- *   text also a soft hyphen inside a word and a byte order
- *   mark at the start. Tag characters, bidi overrides and runs of zero-width characters never pass.
+ *   holds right-to-left letters; in free text also a soft hyphen inside a word and a byte order mark
+ *   at the start. Tag characters, bidi overrides, embeddings and isolates (they reorder what is
+ *   shown) and runs of zero-width characters never pass.
  *   A structured argument (path, command, SQL, identifier, key, URL) takes only the joiners, the
  *   zero-width space and the bidi marks, in place.
  * - A full-width or ideographic form (U+3000-303F, U+FF00-FFEF) in a string that holds CJK letters
