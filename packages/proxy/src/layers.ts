@@ -138,10 +138,23 @@ function warmLayers(
       try {
         if (shell) policyLib.warmShellGrammar();
         for (const [name, tool] of resolved.tools) {
+          const roles = Object.entries(tool.args ?? {});
           const args = Object.fromEntries(
-            Object.entries(tool.args ?? {}).map(([arg, role]) => [arg, sampleArgument(String(role), cwd)]),
+            roles.map(([arg, role]) => [arg, sampleArgument(String(role), cwd)]),
           );
           toolCall({ name, arguments: args });
+          // A builtin (`echo`) leaves the decision for a program found on PATH to compile on the
+          // first real command (2-3 ms there): one of the tool's own programs, on a file, warms it.
+          const program = tool.exec[0]?.split(" ")[0];
+          if (program && roles.some(([, role]) => role === "command")) {
+            const command = `${program} ${join(cwd, "mcpguard-warm.txt")}`;
+            toolCall({
+              name,
+              arguments: Object.fromEntries(
+                roles.map(([arg, role]) => [arg, role === "command" ? command : args[arg]]),
+              ),
+            });
+          }
         }
       } catch {
         // Best effort: the first real call compiles what this did not.
