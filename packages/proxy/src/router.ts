@@ -307,11 +307,37 @@ export class Router {
     if (message) this.#forward("server", frame, scan, this.#reencodeRequests ? message : undefined);
   }
 
-  /** Every item decided like a single message; what is left goes on as one batch. */
+  /**
+   * Every item decided like a single message; what is left goes on as one batch. If deciding one
+   * fails (its audit record cannot be written), nothing of the batch goes on, and every request in
+   * it that has no answer yet gets one.
+   */
   #clientBatch(frame: Frame, scan: number, items: Classified[]): void {
     const kept: Message[] = [];
-    for (const item of items) {
-      const message = this.#admit(item);
+    for (const [i, item] of items.entries()) {
+      let message: Message | undefined;
+      try {
+        message = this.#admit(item);
+      } catch (error) {
+        this.#opts.log(`refused a client batch the proxy failed to handle: ${(error as Error).message}`);
+        const unanswered = [
+          ...items.slice(0, i).filter((it) => it.kind === "request" && this.#pending.take(it.id)),
+          ...items.slice(i).filter((it) => it.kind === "request"),
+        ];
+        for (const it of unanswered) {
+          if (it.kind !== "request") continue;
+          this.#reply(
+            errorResponse(it.id, {
+              code: ErrorCode.InternalError,
+              message:
+                error instanceof AuditWriteError
+                  ? "Internal error: mcpguard could not record the batch in its audit log; it was not forwarded"
+                  : "Internal error: mcpguard could not handle the batch; it was not forwarded",
+            }),
+          );
+        }
+        return;
+      }
       if (message) kept.push(message);
     }
     if (kept.length === 0) return;

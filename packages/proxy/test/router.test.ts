@@ -256,6 +256,31 @@ describe("an audit log that can no longer be written (a full disk)", () => {
     });
   });
 
+  it("answers every request of a batch it could not record, once, and forwards none of it", () => {
+    let writes = 0;
+    const secondFails = {
+      write() {
+        if (++writes === 2)
+          throw new AuditWriteError("the audit log /full/audit.ndjson cannot be written: ENOSPC");
+      },
+    } as unknown as AuditLog;
+    const h = harness(interceptors["C-app"], secondFails);
+    const call = (id: number) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name: "read_file", arguments: { path: "a" } },
+    });
+    h.json("client", [call(1), { jsonrpc: "2.0", id: 2, method: "ping" }, call(3), call(4)]);
+    expect(h.toServer).toEqual([]);
+    const answers = h.toClient.map((b) => JSON.parse(b.toString()));
+    // Each once: 1 was decided (and recorded) before the log failed, the others get the error.
+    expect(answers.map((a) => a.id).sort()).toEqual([1, 2, 3, 4]);
+    for (const a of answers.filter((a) => a.id !== 1))
+      expect(a.error.message).toMatch(/could not record the batch in its audit log/);
+    expect(h.router.inFlight).toBe(0);
+  });
+
   it("answers a request whose result it could not record the change of, instead of dropping it", () => {
     const h = harness(interceptors["C-app"], failing(["modify"]));
     h.json("client", { jsonrpc: "2.0", id: 8, method: "resources/read", params: { uri: "file:///k" } });
