@@ -94,14 +94,21 @@ export interface ServerData {
   relativeToFirstRoot?: boolean;
 }
 
-/** The name of the npm package a script belongs to (the nearest package.json with a name). */
-export function packageOf(script: string): { name: string; dir: string } | undefined {
+/**
+ * The npm package a script belongs to (the nearest package.json with a name): its name, folder and
+ * version as numbers (`2026.8.31` -> [2026, 8, 31]) when it has one.
+ */
+export function packageOf(script: string): { name: string; dir: string; version?: number[] } | undefined {
   for (let dir = dirname(script); ; dir = dirname(dir)) {
     const manifest = join(dir, "package.json");
     if (existsSync(manifest)) {
       try {
-        const name = (JSON.parse(readFileSync(manifest, "utf8")) as { name?: unknown }).name;
-        if (typeof name === "string") return { name, dir };
+        const { name, version } = JSON.parse(readFileSync(manifest, "utf8")) as {
+          name?: unknown;
+          version?: unknown;
+        };
+        const numbers = typeof version === "string" ? /^(\d+)\.(\d+)\.(\d+)/.exec(version) : null;
+        if (typeof name === "string") return { name, dir, version: numbers?.slice(1).map(Number) };
       } catch {
         // Not JSON: keep looking up.
       }
@@ -114,12 +121,11 @@ export function packageOf(script: string): { name: string; dir: string } | undef
  * Servers whose purpose is clear from their tools but whose store is not: where it is, from the
  * same variables and defaults the server uses.
  */
-const KNOWN: Record<string, (script: string, env: NodeJS.ProcessEnv) => ServerData> = {
+const KNOWN: Record<string, (script: string, env: NodeJS.ProcessEnv, version?: number[]) => ServerData> = {
   // Since 2025.7 it resolves a relative path against its first allowed folder (its lib.js,
   // resolveRelativePathAgainstAllowedDirectories); before, against its working directory.
-  "@modelcontextprotocol/server-filesystem": (script) => {
-    const since = versionOf(script);
-    const relative = since !== undefined && compareVersions(since, [2025, 7, 0]) >= 0;
+  "@modelcontextprotocol/server-filesystem": (_script, _env, version) => {
+    const relative = version !== undefined && compareVersions(version, [2025, 7, 0]) >= 0;
     return {
       files: [],
       keepEnv: [],
@@ -141,20 +147,6 @@ const KNOWN: Record<string, (script: string, env: NodeJS.ProcessEnv) => ServerDa
   },
 };
 
-/** The version of the package a script belongs to, as numbers (`2026.8.31` -> [2026, 8, 31]). */
-function versionOf(script: string): number[] | undefined {
-  const pkg = packageOf(script);
-  if (!pkg) return undefined;
-  try {
-    const version = (JSON.parse(readFileSync(join(pkg.dir, "package.json"), "utf8")) as { version?: unknown })
-      .version;
-    const match = typeof version === "string" ? /^(\d+)\.(\d+)\.(\d+)/.exec(version) : null;
-    return match ? match.slice(1).map(Number) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 function compareVersions(a: readonly number[], b: readonly number[]): number {
   for (let i = 0; i < Math.max(a.length, b.length); i++) {
     const d = (a[i] ?? 0) - (b[i] ?? 0);
@@ -167,5 +159,5 @@ function compareVersions(a: readonly number[], b: readonly number[]): number {
 export function knownServerData(script: string | undefined, env: NodeJS.ProcessEnv): ServerData {
   const pkg = script && isAbsolute(script) ? packageOf(script) : undefined;
   const known = pkg && Object.hasOwn(KNOWN, pkg.name) ? KNOWN[pkg.name] : undefined;
-  return known ? known(script as string, env) : { files: [], keepEnv: [], notes: [] };
+  return known ? known(script as string, env, pkg?.version) : { files: [], keepEnv: [], notes: [] };
 }
