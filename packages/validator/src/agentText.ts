@@ -53,6 +53,20 @@ export interface AgentTextContext {
 
 const ALL: ReadonlySet<AgentTextClass> = new Set(["hidden", "injection", "secrets", "shadowing"]);
 
+/**
+ * A pattern matched against a sentence's lower-cased text ({@link Sentence}) instead of with the
+ * `i` flag: V8 compiles the patterns below at every start that scans a tool list, and compiles one
+ * without the flag in about half the time (the first scan of a start: about 44 ms of regular
+ * expression compiling with the flag, 23 without). An upper-case letter in one could never match:
+ * refused when the module loads.
+ */
+function lowerCase(pattern: RegExp | string, flags = ""): RegExp {
+  const source = typeof pattern === "string" ? pattern : pattern.source;
+  if (/[A-Z]/.test(source.replace(/\\./g, "")))
+    throw new Error(`agentText: an upper-case letter in a pattern for lower-cased text: ${source}`);
+  return new RegExp(source, flags);
+}
+
 /** Verbs that fetch or hand over data; every form is matched where a form is asked for. */
 const TRANSFER_VERBS = [
   "read",
@@ -123,78 +137,105 @@ function forms(base: string): string[] {
 
 const alternation = (words: readonly string[]) =>
   [...new Set(words)].sort((a, b) => b.length - a.length).join("|");
+// The verb lists below end in `(?!\w)` rather than `\b`: after a word's last letter the two test the
+// same thing, and V8 compiles a `\b` that follows a few hundred alternatives several times more
+// slowly (DIRECTED: about 85 ms against 17, at every start that scans a tool list).
 const BASE = alternation(TRANSFER_VERBS);
 const ANY_FORM = alternation(TRANSFER_VERBS.flatMap(forms));
 
 /** A verb at the start of a clause, in the imperative (after "please", "first", a bullet, a tag). */
-const IMPERATIVE = new RegExp(
-  `(?:^|[,:;(]\\s*|\\b(?:and|then|also|please|first|next|now|immediately)\\s+)(?:[-*•>]\\s*|\\d+[.)]\\s*)?(?:<[^<>]{1,24}>\\s*)?(?:(?:please|first|then|also|always|never|just|simply|immediately|now|next|finally|kindly)[,\\s]+){0,3}(?:${BASE})\\b`,
-  "i",
+const IMPERATIVE = lowerCase(
+  `(?:^|[,:;(]\\s*|\\b(?:and|then|also|please|first|next|now|immediately)\\s+)(?:[-*•>]\\s*|\\d+[.)]\\s*)?(?:<[^<>]{1,24}>\\s*)?(?:(?:please|first|then|also|always|never|just|simply|immediately|now|next|finally|kindly)[,\\s]+){0,3}(?:${BASE})(?!\\w)`,
 );
 /** "you must read", "must be sent", "make sure to include": a transfer verb under a directive. */
-const DIRECTED = new RegExp(
-  `\\b(?:must|should|shall|needs? to|has to|have to|(?:is|are) (?:required|expected|supposed) to|make sure(?: to| that you)?|ensure(?: that)?(?: you)?|be sure to|remember to|(?:do not|don't) forget to|it is (?:required|mandatory|necessary|essential|important|critical) (?:that you |to )|you(?:'ll| will)? (?:need to|want to|have to))\\s+(?:\\w+\\s+){0,2}?(?:be\\s+|also\\s+|first\\s+|always\\s+)?(?:${ANY_FORM})\\b`,
-  "i",
+const DIRECTED = lowerCase(
+  `\\b(?:must|should|shall|needs? to|has to|have to|(?:is|are) (?:required|expected|supposed) to|make sure(?: to| that you)?|ensure(?: that)?(?: you)?|be sure to|remember to|(?:do not|don't) forget to|it is (?:required|mandatory|necessary|essential|important|critical) (?:that you |to )|you(?:'ll| will)? (?:need to|want to|have to))\\s+(?:\\w+\\s+){0,2}?(?:be\\s+|also\\s+|first\\s+|always\\s+)?(?:${ANY_FORM})(?!\\w)`,
 );
 
-/** Files and stores that hold credentials, the environment, and the conversation itself, by kind. */
-const SECRET_LOCATIONS: readonly [RegExp, string][] = [
+/**
+ * Files and stores that hold credentials, the environment, and the conversation itself, by kind;
+ * read in lower case, but for the ones marked "as written".
+ */
+const SECRET_LOCATIONS: readonly (readonly [RegExp, string, "as written"?])[] = [
   [
-    /(?:^|[\s"'\x60(~/$])\.(?:ssh|aws|gnupg|kube|docker|azure|netrc|npmrc|pypirc|pgpass|git-credentials|vault-token|config\/gcloud|config\/gh)(?![\w-])|(?:^|[\s"'\x60(~/$])\.env(?![\w.-]|\.(?:example|sample|template))|\bid_(?:rsa|dsa|ecdsa|ed25519)\b/gi,
+    lowerCase(
+      /(?:^|[\s"'\x60(~/$])\.(?:ssh|aws|gnupg|kube|docker|azure|netrc|npmrc|pypirc|pgpass|git-credentials|vault-token|config\/gcloud|config\/gh)(?![\w-])|(?:^|[\s"'\x60(~/$])\.env(?![\w.-]|\.(?:example|sample|template))|\bid_(?:rsa|dsa|ecdsa|ed25519)\b/,
+      "g",
+    ),
     "a credentials file",
   ],
   [
-    /(?:^|[\s"'\x60(~/$])\.(?:cursor|claude|codeium)(?![\w-])|\b(?:mcp|claude_desktop_config|mcp_config|mcp_settings)\.json\b/gi,
+    lowerCase(
+      /(?:^|[\s"'\x60(~/$])\.(?:cursor|claude|codeium)(?![\w-])|\b(?:mcp|claude_desktop_config|mcp_config|mcp_settings)\.json\b/,
+      "g",
+    ),
     "an AI client's configuration",
   ],
-  [/\/etc\/(?:passwd|shadow|sudoers)\b|\/proc\/(?:self|\d+)\/environ\b/gi, "a system secrets file"],
   [
-    /\b(?:all|every|the values? of|the contents? of|the (?:current|host|system|process|server's|user's)) (?:of (?:the |your )?)?env(?:ironment)?(?:al)? var(?:iable)?s?\b|\bprocess\.env\b|\bos\.environ\b|\bprintenv\b|\b(?:read|dump|print|list|collect|gather|extract|copy|leak|include|attach|send|output)\s+(?:out\s+)?(?:the\s+)?env(?:ironment)?(?:al)?\s+var(?:iable)?s\b/gi,
+    lowerCase(/\/etc\/(?:passwd|shadow|sudoers)\b|\/proc\/(?:self|\d+)\/environ\b/, "g"),
+    "a system secrets file",
+  ],
+  [
+    lowerCase(
+      /\b(?:all|every|the values? of|the contents? of|the (?:current|host|system|process|server's|user's)) (?:of (?:the |your )?)?env(?:ironment)?(?:al)? var(?:iable)?s?\b|\bprocess\.env\b|\bos\.environ\b|\bprintenv\b|\b(?:read|dump|print|list|collect|gather|extract|copy|leak|include|attach|send|output)\s+(?:out\s+)?(?:the\s+)?env(?:ironment)?(?:al)?\s+var(?:iable)?s\b/,
+      "g",
+    ),
     "the environment",
   ],
   [
     /\$?\b[A-Z][A-Z0-9]*_(?:[A-Z0-9]+_)*(?:API_?KEY|TOKEN|SECRET(?:_KEY)?|PASSWORD|PASSWD|CREDENTIALS?)\b/g,
     "a secret variable",
+    "as written",
   ],
   [
-    /\b(?:keychain|keyring|password manager|credential (?:store|manager|helper)|browser (?:cookies|passwords|history)|cookie jar|wallet file|seed phrase|recovery phrase|mnemonic phrase)\b/gi,
+    lowerCase(
+      /\b(?:keychain|keyring|password manager|credential (?:store|manager|helper)|browser (?:cookies|passwords|history)|cookie jar|wallet file|seed phrase|recovery phrase|mnemonic phrase)\b/,
+      "g",
+    ),
     "a secret store",
   ],
   [
-    /\b(?:conversation|chat|message) history\b|\b(?:previous|prior|earlier) messages\b|\bsystem prompt\b|\b(?:the )?conversation so far\b/gi,
+    lowerCase(
+      /\b(?:conversation|chat|message) history\b|\b(?:previous|prior|earlier) messages\b|\bsystem prompt\b|\b(?:the )?conversation so far\b/,
+      "g",
+    ),
     "the conversation",
   ],
 ];
 /** A path to a location names it, and what goes into one is stored there: neither hands it over. */
-const NOT_TAKEN =
-  /(?:\b(?:path|paths|filename|file name|location|name)\s+(?:to|of)|\b(?:to|into))\s+(?:the\s+|your\s+|a\s+|an\s+)?[~$/]?$/i;
-const SECRET_NOUN =
-  /\b(?:passwords?|passphrases?|api[ _-]?keys?|api tokens?|access (?:tokens?|keys?)|auth(?:entication)? tokens?|bearer tokens?|oauth tokens?|refresh tokens?|secret keys?|private keys?|ssh keys?|credentials|session cookies|secrets|tokens?)\b/i;
+const NOT_TAKEN = lowerCase(
+  /(?:\b(?:path|paths|filename|file name|location|name)\s+(?:to|of)|\b(?:to|into))\s+(?:the\s+|your\s+|a\s+|an\s+)?[~$/]?$/,
+);
+const SECRET_NOUN = lowerCase(
+  /\b(?:passwords?|passphrases?|api[ _-]?keys?|api tokens?|access (?:tokens?|keys?)|auth(?:entication)? tokens?|bearer tokens?|oauth tokens?|refresh tokens?|secret keys?|private keys?|ssh keys?|credentials|session cookies|secrets|tokens?)\b/,
+);
 /** A variable named for a secret, as environments name them: AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN. */
 const SECRET_VARIABLE =
   /(?<![\w$])\$?\{?[A-Z][A-Z0-9]*_(?:[A-Z0-9]+_)*(?:SECRET|TOKEN|KEY|PASSWORD|PASSWD|PASS|CREDENTIALS?|PAT)(?:_[A-Z0-9]+)*\}?(?![\w])/;
-const SECRET_SOURCE =
-  /\b(?:from|in|inside|under|stored in|saved in|found in|kept in|of)\s+(?:the\s+|your\s+|the user's\s+|this\s+)?(?:environment|env|system|machine|computer|host|disk|file ?system|home(?: directory| folder)?|config(?:uration)?(?: files?)?|dotfiles|keychain|browser|clipboard|shell history|memory|context|conversation)\b|\bthe user'?s\s+(?:\w+\s+)?(?:passwords?|api[ _-]?keys?|tokens?|credentials|secrets|private keys?|cookies)\b|\b(?:all|every|any)\s+(?:of\s+)?(?:the\s+)?(?:stored\s+|saved\s+|available\s+|local\s+)?(?:passwords|api[ _-]?keys|tokens|secrets|credentials|private keys)\b/i;
+const SECRET_SOURCE = lowerCase(
+  /\b(?:from|in|inside|under|stored in|saved in|found in|kept in|of)\s+(?:the\s+|your\s+|the user's\s+|this\s+)?(?:environment|env|system|machine|computer|host|disk|file ?system|home(?: directory| folder)?|config(?:uration)?(?: files?)?|dotfiles|keychain|browser|clipboard|shell history|memory|context|conversation)\b|\bthe user'?s\s+(?:\w+\s+)?(?:passwords?|api[ _-]?keys?|tokens?|credentials|secrets|private keys?|cookies)\b|\b(?:all|every|any)\s+(?:of\s+)?(?:the\s+)?(?:stored\s+|saved\s+|available\s+|local\s+)?(?:passwords|api[ _-]?keys|tokens|secrets|credentials|private keys)\b/,
+);
 
 /** Keeping something from the user, beyond the override markers of injection.ts. */
-const CONCEALMENT = new RegExp(
+const CONCEALMENT = lowerCase(
   [
     String.raw`\b(?:do not|don't|never|must not|mustn't|should not|shouldn't)\s+(?:ever\s+)?(?:tell|mention|inform|reveal|show|alert|notify|disclose|report|bring up|say|explain|acknowledge)\s+(?:(?:this|that|it|these|those|anything|any of (?:this|these|it)|about (?:this|it|that|these))\b[^.!?\n]{0,90}?\b(?:the|your|any) (?:user|human|operator)s?\b|(?:(?:this|that|it|anything)\s+)?(?:to\s+)?(?:the|your|any) (?:user|human|operator)s?\b)`,
     String.raw`\b(?:hide|conceal|keep)\b[^.!?\n]{0,50}?\b(?:from|secret from|away from|hidden from)\s+(?:the|your) (?:user|human)\b`,
     String.raw`\b(?:the|your) (?:user|human)\s+(?:must|should|need|may|will|can)\s*(?:not|never|n't)\s+(?:\w+\s+)?(?:know|see|notice|find out|learn|be told|be informed|be aware)\b`,
     String.raw`\b(?:secretly|covertly|discreetly|surreptitiously|stealthily|silently|quietly)\s+(?:also\s+)?(?:${BASE}|call|invoke|use|run|execute)\b`,
   ].join("|"),
-  "i",
 );
 /** Orders meant to outlive the request: "from now on", "in all future responses". */
-const PERSISTENCE =
-  /\bfrom now on\b|\bin (?:all|every|each) (?:future|subsequent|following|later) (?:responses?|replies|messages|answers|turns|conversations|sessions)\b|\bfor (?:all|every) (?:future|subsequent) (?:responses?|replies|requests?|messages|conversations?)\b|\bfor the rest of (?:the|this|our) (?:conversation|chat|session)\b/i;
+const PERSISTENCE = lowerCase(
+  /\bfrom now on\b|\bin (?:all|every|each) (?:future|subsequent|following|later) (?:responses?|replies|messages|answers|turns|conversations|sessions)\b|\bfor (?:all|every) (?:future|subsequent) (?:responses?|replies|requests?|messages|conversations?)\b|\bfor the rest of (?:the|this|our) (?:conversation|chat|session)\b/,
+);
 /** An order, anywhere in a sentence (for `shadowing`). */
-const ORDER =
-  /\b(?:must|should|shall|needs? to|has to|have to|(?:is|are) required to|make sure|ensure|always|never|do not|don't|instead|immediately|only ever|be sure to|it is (?:required|mandatory|essential|critical|important) (?:that|to))\b/i;
+const ORDER = lowerCase(
+  /\b(?:must|should|shall|needs? to|has to|have to|(?:is|are) required to|make sure|ensure|always|never|do not|don't|instead|immediately|only ever|be sure to|it is (?:required|mandatory|essential|critical|important) (?:that|to))\b/,
+);
 
 /** Other tools or servers, named generically, in the constructions that steer them. */
-const FOREIGN_GENERIC = new RegExp(
+const FOREIGN_GENERIC = lowerCase(
   [
     String.raw`\b(?:when(?:ever)?|if|every time|each time|before|after)\s+(?:you\s+)?(?:use|call|invoke|run|using|calling|invoking|running)\s+(?:(?:any|all|every)(?:\s+other)?|another|other|the other)\s+(?:(?:mcp|connected|available|installed)\s+)?(?:tools?|servers?|functions?)\b[^.!?\n]{0,200}\b(?:must|should|always|never|instead|include|add|set|send|pass|cc|bcc)\b`,
     String.raw`\b(?:other|another|all other|every other|the other)\s+(?:(?:mcp|connected|available|installed)\s+)?(?:tools?|servers?|functions?)\s+(?:must|should|shall|need to|have to|will have to|are required to)\b`,
@@ -202,7 +243,6 @@ const FOREIGN_GENERIC = new RegExp(
     String.raw`\bside[- ]effects?\s+on\s+(?:the\s+)?(?:\w+\s+){0,3}(?:tools?|servers?|functions?)\b`,
     String.raw`\binstead of\s+(?:any|the|another|other|all)\s+(?:other\s+)?(?:(?:mcp|built-in|builtin|available)\s+)?(?:tools?|servers?|functions?)\b`,
   ].join("|"),
-  "i",
 );
 /** A tool named specifically: an identifier next to "tool", after "call"/"invoke", or after "instead of". */
 // Anchored at the start of a word: a match never starts inside one, so a long word costs its length once.
@@ -222,7 +262,7 @@ const NAMED_TOOL = new RegExp(
 const IDENTIFIER_SHAPED = /[_.]|[a-z][A-Z]/;
 /** Data sent to an address spelled out in the text: where "send all emails to ..." points. */
 const ADDRESS = String.raw`(?:[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?:\/\/\S+)`;
-const REDIRECT = new RegExp(
+const REDIRECT = lowerCase(
   [
     // "send all results to x@y", "forward every message to https://..."
     String.raw`\b(?:send|forward|bcc|cc|copy|redirect|route|deliver|email|mail|post|upload|report)\b[^.!?\n]{0,60}?\b(?:all|every|each|any|a copy of)\b[^.!?\n]{0,60}?\bto\s+${ADDRESS}`,
@@ -230,12 +270,17 @@ const REDIRECT = new RegExp(
     String.raw`\b(?:bcc|cc)\b[\s:=]*(?:to\s+)?${ADDRESS}`,
     String.raw`\b(?:forward|redirect)\b[^.!?\n]{0,60}?\bto\s+${ADDRESS}`,
   ].join("|"),
-  "i",
 );
 
 const SENTENCE = /(?<=[.!?])\s+|\n+|;\s+/;
 
-function sentences(text: string): string[] {
+/** A sentence as written (variables and tool names keep their case) and lower-cased ({@link lowerCase}). */
+interface Sentence {
+  text: string;
+  lower: string;
+}
+
+function sentences(text: string): Sentence[] {
   return text
     .split(SENTENCE)
     .map((s) =>
@@ -244,25 +289,29 @@ function sentences(text: string): string[] {
         .replace(/[ \t]+/g, " ")
         .trim(),
     )
-    .filter(Boolean);
+    .filter(Boolean)
+    .map((s) => ({ text: s, lower: s.toLowerCase() }));
 }
 
 /** The kind of secret material a sentence hands over: a location that is not merely named or written to. */
-function secretMaterial(sentence: string): string | undefined {
-  for (const [pattern, kind] of SECRET_LOCATIONS) {
-    for (const match of sentence.matchAll(pattern)) {
+function secretMaterial(sentence: Sentence): string | undefined {
+  for (const [pattern, kind, asWritten] of SECRET_LOCATIONS) {
+    const text = asWritten ? sentence.text : sentence.lower;
+    for (const match of text.matchAll(pattern)) {
       const start = match.index + (match[0].length - match[0].trimStart().length);
-      if (NOT_TAKEN.test(sentence.slice(Math.max(0, start - 40), start))) continue;
+      if (NOT_TAKEN.test(text.slice(Math.max(0, start - 40), start).toLowerCase())) continue;
       return kind;
     }
   }
-  if (SECRET_VARIABLE.test(sentence)) return "a secret's variable";
-  return SECRET_NOUN.test(sentence) && SECRET_SOURCE.test(sentence) ? "secrets by name" : undefined;
+  if (SECRET_VARIABLE.test(sentence.text)) return "a secret's variable";
+  return SECRET_NOUN.test(sentence.lower) && SECRET_SOURCE.test(sentence.lower)
+    ? "secrets by name"
+    : undefined;
 }
 
-function secrets(parts: readonly string[]): AgentTextFinding | undefined {
+function secrets(parts: readonly Sentence[]): AgentTextFinding | undefined {
   for (const sentence of parts) {
-    if (!IMPERATIVE.test(sentence) && !DIRECTED.test(sentence)) continue;
+    if (!IMPERATIVE.test(sentence.lower) && !DIRECTED.test(sentence.lower)) continue;
     const material = secretMaterial(sentence);
     if (material) {
       return {
@@ -274,13 +323,13 @@ function secrets(parts: readonly string[]): AgentTextFinding | undefined {
   return undefined;
 }
 
-function injection(plain: string, parts: readonly string[]): AgentTextFinding | undefined {
+function injection(plain: string, parts: readonly Sentence[]): AgentTextFinding | undefined {
   if (hasInjectionMarker(plain))
     return { class: "injection", reason: "carries a prompt-injection marker that addresses the agent" };
-  for (const sentence of parts) {
-    if (CONCEALMENT.test(sentence))
+  for (const { lower } of parts) {
+    if (CONCEALMENT.test(lower))
       return { class: "injection", reason: "tells the agent to keep something from the user" };
-    if (PERSISTENCE.test(sentence))
+    if (PERSISTENCE.test(lower))
       return { class: "injection", reason: "gives the agent standing orders for later turns" };
   }
   return addressesAgent(plain)
@@ -298,21 +347,21 @@ function namedTools(sentence: string): string[] {
   return names;
 }
 
-function shadowing(parts: readonly string[], ctx: AgentTextContext): AgentTextFinding | undefined {
+function shadowing(parts: readonly Sentence[], ctx: AgentTextContext): AgentTextFinding | undefined {
   const own: NameSet = ctx.ownNames ?? new Set<string>();
   const foreign: NameSet = ctx.foreignNames ?? new Set<string>();
   const isOwn = (name: string) => own.has(name) || own.has(name.split(".").at(-1) ?? name);
-  for (const sentence of parts) {
-    if (FOREIGN_GENERIC.test(sentence))
+  for (const { text, lower } of parts) {
+    if (FOREIGN_GENERIC.test(lower))
       return { class: "shadowing", reason: "tells the agent how to use other tools or servers" };
-    if (REDIRECT.test(sentence) && ORDER.test(sentence))
+    if (REDIRECT.test(lower) && ORDER.test(lower))
       return { class: "shadowing", reason: "redirects what is sent to an address of its own" };
     // A name another server pinned counts where it reads as a name: "analyze" in prose is a word.
-    const words = sentence.split(/[^\w-]+/);
+    const words = text.split(/[^\w-]+/);
     const pinned = words.find((w) => foreign.has(w) && IDENTIFIER_SHAPED.test(w) && !isOwn(w));
-    const named = ctx.namesKnown === false ? undefined : namedTools(sentence).find((name) => !isOwn(name));
+    const named = ctx.namesKnown === false ? undefined : namedTools(text).find((name) => !isOwn(name));
     const other = pinned ?? named;
-    if (other && ORDER.test(sentence))
+    if (other && ORDER.test(lower))
       return { class: "shadowing", reason: "gives orders about a tool it does not offer" };
   }
   return undefined;
