@@ -676,8 +676,37 @@ function toToolCall(params: unknown): { call: ToolCall; malformed: string | null
       ? "name is not a string"
       : args !== undefined && !isObject(args)
         ? "arguments is not an object"
-        : null;
+        : holdsLoneSurrogate(params)
+          ? "holds a string that is not well-formed Unicode (a lone surrogate: a server may read it as another name than the one the layers judged)"
+          : null;
   return { call, malformed };
+}
+
+/** A UTF-16 surrogate that is not half of a pair (in a `u` pattern a pair is one code point). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Whether a string anywhere in `value`, key or value, holds a lone surrogate. JSON's `\udcff` is
+ * one: the layers resolve it as U+FFFD (how Node.js encodes it for the file system), while a Python
+ * server decodes it with `surrogateescape` to the byte 0xFF, so a path named by it is a different
+ * file for the two: a link the layers never saw. (Message depth is bounded before decoding.)
+ */
+function holdsLoneSurrogate(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (typeof item === "string") {
+      if (LONE_SURROGATE.test(item)) return true;
+    } else if (Array.isArray(item)) {
+      for (const element of item) stack.push(element);
+    } else if (typeof item === "object" && item !== null) {
+      for (const [key, element] of Object.entries(item)) {
+        if (LONE_SURROGATE.test(key)) return true;
+        stack.push(element);
+      }
+    }
+  }
+  return false;
 }
 
 function isBlank(body: Buffer): boolean {

@@ -128,6 +128,14 @@ describe("malformed calls", () => {
     });
     proxy.request(2, "tools/call", { name: 5 });
     expect(toolText((await proxy.next()).result)).toMatch(/name is not a string/);
+    // "\udcff" (sent as that JSON escape) is U+FFFD to the layers and the byte 0xFF to a Python
+    // server: another file. A key counts too; a surrogate pair (an emoji) is well-formed.
+    proxy.request(3, "tools/call", { name: "read", arguments: { path: "\udcff/secret.txt" } });
+    expect(toolText((await proxy.next()).result)).toMatch(/^Blocked by mcpguard \(proxy\): .*lone surrogate/);
+    proxy.request(4, "tools/call", { name: "read", arguments: { path: "readme.txt", "x\ud800": 1 } });
+    expect(toolText((await proxy.next()).result)).toMatch(/lone surrogate/);
+    proxy.request(5, "tools/call", { name: "read", arguments: { path: "\u{1F600}.txt" } });
+    expect(toolText((await proxy.next()).result)).not.toMatch(/Blocked by mcpguard/);
     proxy.child.stdin.end();
     await proxy.exited;
   });
