@@ -159,6 +159,17 @@ export function encodedText(candidate: string): string | undefined {
 }
 
 /**
+ * The text strict base64 `value` encodes, when it encodes UTF-8 text; undefined when it is not
+ * base64, or encodes data that is not text (an image, an archive).
+ */
+export function base64Text(value: string): string | undefined {
+  if (!STRICT_BASE64.test(value)) return undefined;
+  const text = Buffer.from(value, "base64").toString("utf8");
+  return plainText(text) ? text : undefined;
+}
+const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
  * A key written as documentation's example: it ends in "EXAMPLE" or "EXAMPLEKEY" in capitals, as
  * AWS writes its sample keys (`AKIAIOSFODNN7EXAMPLE`, `wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`)
  * and others follow. A random key of base64 or base32 ends so by chance about once in 10^10.

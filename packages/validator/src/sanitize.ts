@@ -2,15 +2,17 @@
  * The result sanitizer: secrets and injected instructions are removed from what the server sends
  * before the client sees it. Strings are sanitized one by one; a string that holds JSON is
  * sanitized leaf by leaf (so markers never break its syntax) and re-serialized only if something
- * changed. Binary payloads (image and audio data, blobs) pass untouched, and a value that nothing
- * changes is returned as the very same object.
+ * changed. Binary payloads (image and audio data, blobs) pass untouched when they are base64 of
+ * data that is not text; base64 of text is read as that text (and encoded again if it changes),
+ * anything else in them as any string. A value that nothing changes is returned as the very same
+ * object.
  *
  * Every walk is bounded: values nest at most `maxDepth` deep (the relay refuses deeper messages,
  * so the bound is a backstop), and JSON inside a text that nests deeper is sanitized as plain text,
  * never parsed and walked.
  */
 import { DEFAULT_MAX_DEPTH, textTooDeep } from "@mcpguard/protocol";
-import { encodedText } from "./public.js";
+import { base64Text } from "./public.js";
 import { redactText, type Secrets } from "./redact.js";
 import { secretField, secretValue, TOKEN_MARK } from "./tokens.js";
 
@@ -32,18 +34,18 @@ const own = (value: Record<string, unknown>, key: string): unknown =>
   Object.hasOwn(value, key) ? value[key] : undefined;
 
 /**
- * Fields that protocol machinery matches on (ids, cursors, tokens) or that hold binary data: a
- * redaction there would break the exchange, and no agent reads them as text.
+ * Fields that protocol machinery matches on (ids, cursors, tokens): a redaction there would break
+ * the exchange, and no agent reads them as text.
  */
-const KEPT_FIELDS = new Set(["blob", "progressToken", "taskId", "requestId", "cursor", "nextCursor"]);
+const KEPT_FIELDS = new Set(["progressToken", "taskId", "requestId", "cursor", "nextCursor"]);
 const BINARY_CONTENT = new Set(["image", "audio"]);
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /**
  * How a walk reads strings: a protocol payload (fields kept, JSON in strings parsed), a result's
  * `structuredContent`, or JSON read out of a text (every leaf plain text).
  */
 type WalkMode = "mcp" | "structured" | "text";
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** An image or audio content block: `{type: "image" | "audio", data, mimeType}`. */
 const isMediaBlock = (value: Record<string, unknown>): boolean =>
@@ -71,16 +73,29 @@ export class Sanitizer {
     return this.#walk(value, 0, "mcp");
   }
 
-  /** A `CallToolResult`: its text content (embedded resources' text too) and `structuredContent`. */
+  /**
+   * A `CallToolResult`, every field of it: the content items whole (text, embedded resources, the
+   * names and descriptions of resource links, annotations, `_meta`, types MCP does not define) as
+   * a payload, `structuredContent` as such, and the result's own other fields as a payload.
+   */
   toolResult(result: Record<string, unknown>): Record<string, unknown> {
-    const content = own(result, "content");
-    const nextContent = Array.isArray(content) ? this.#content(content) : content;
-    const hasStructured = Object.hasOwn(result, "structuredContent");
-    const structured = hasStructured ? this.#walk(result.structuredContent, 1, "structured") : undefined;
-    if (nextContent === content && structured === own(result, "structuredContent")) return result;
-    const next: Record<string, unknown> = { ...result, content: nextContent };
-    if (hasStructured) next.structuredContent = structured;
-    return next;
+    const keys = Object.keys(result);
+    let entries: [string, unknown][] | undefined;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as string;
+      const value = result[key];
+      const out =
+        key === "content" && Array.isArray(value)
+          ? this.#content(value)
+          : key === "structuredContent"
+            ? this.#walk(value, 1, "structured")
+            : this.#walk(value, 1, "mcp", key, result);
+      if (out !== value) {
+        entries ??= Object.entries(result);
+        entries[i] = [key, out];
+      }
+    }
+    return entries ? Object.fromEntries(entries) : result;
   }
 
   /**
@@ -115,19 +130,7 @@ export class Sanitizer {
   }
 
   #contentItem(item: unknown): unknown {
-    if (!isRecord(item)) return item;
-    const type = own(item, "type");
-    const text = own(item, "text");
-    if (type === "text" && typeof text === "string") {
-      const out = this.text(text);
-      return out === text ? item : { ...item, text: out };
-    }
-    const resource = own(item, "resource");
-    if (type === "resource" && isRecord(resource) && typeof resource.text === "string") {
-      const out = this.text(resource.text);
-      return out === resource.text ? item : { ...item, resource: { ...resource, text: out } };
-    }
-    return item;
+    return this.#walk(item, 2, "mcp");
   }
 
   /**
@@ -177,12 +180,20 @@ export class Sanitizer {
   #leaf(value: string, mode: WalkMode, name?: string, parent?: Record<string, unknown>): string {
     const mcp = mode === "mcp";
     if (mcp && name !== undefined && KEPT_FIELDS.has(name)) return value;
-    // The data of an image or audio block passes in a message, and in `structuredContent` that
-    // repeats the content (as servers do) when it is base64 of no text; never in JSON read out of
-    // a text, which a file the server reads could hold.
-    if (name === "data" && parent && isMediaBlock(parent)) {
-      if (mcp || (mode === "structured" && BASE64.test(value) && encodedText(value) === undefined))
-        return value;
+    // Binary data: a resource's blob in a message, the data of an image or audio block in a message
+    // and in `structuredContent` that repeats the content (as servers do); never in JSON read out of
+    // a text, which a file the server reads could hold. Base64 of data that is not text passes;
+    // base64 of text is that text, sanitized and encoded again; anything else is read as a string.
+    if (
+      mode !== "text" &&
+      ((mcp && name === "blob") || (name === "data" && parent !== undefined && isMediaBlock(parent)))
+    ) {
+      const text = base64Text(value);
+      if (text === undefined && BASE64.test(value)) return value;
+      if (text !== undefined) {
+        const out = mcp ? this.text(text) : redactText(text, this.#secrets, this.applied);
+        return out === text ? value : Buffer.from(out, "utf8").toString("base64");
+      }
     }
     const redacted = mcp ? this.text(value, name) : redactText(value, this.#secrets, this.applied, name);
     // A secret-named field ("password": "...") whose value no other rule recognised.

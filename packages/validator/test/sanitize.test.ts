@@ -276,6 +276,33 @@ describe("the result's shape", () => {
     ]);
   });
 
+  it("reads every other field of a result and its items: links, annotations, _meta, unknown types, blobs of text", () => {
+    const token = () => `ghp_${canary(36)}`;
+    const key = openSshKey(canary(70));
+    const input = {
+      content: [
+        { type: "resource_link", uri: "file:///x", name: token(), title: token(), description: token() },
+        { type: "text", text: "ok", annotations: { note: token() }, _meta: { trace: token() } },
+        { type: "Text", text: token() },
+        { type: "image", mimeType: "image/png", data: `plain text, ${token()}` },
+        { type: "resource", resource: { uri: "file:///k", blob: Buffer.from(key).toString("base64") } },
+      ],
+      _meta: { note: token() },
+      extra: token(),
+    };
+    const { result, redactions } = sanitize(input);
+    const text = JSON.stringify(result);
+    expect(text).not.toMatch(/ghp_/);
+    expect(redactions).toEqual(["l2.result.token", "l2.result.private-key"]);
+    // The blob of text is that text sanitized, encoded again.
+    const blob = (result as typeof input).content[4] as { resource: { blob: string } };
+    const decoded = Buffer.from(blob.resource.blob, "base64").toString("utf8");
+    expect(decoded).toContain("[REDACTED");
+    expect(decoded).not.toContain("b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAABlwAAAAdzc2gtcn");
+    // A resource link's address and a kept field stay as they are.
+    expect((result as typeof input).content[0]).toMatchObject({ type: "resource_link", uri: "file:///x" });
+  });
+
   it("sanitizes structuredContent and keeps the other fields", () => {
     const secret = canary(40);
     const input = {
