@@ -99,46 +99,64 @@ export function serverNameFromCommand(argv: readonly string[]): string {
   return name.replace(/\.(m?[jt]s|c[jt]s|py|rb|pl|php|jar|sh)$/, "") || "server";
 }
 
-/** Text that {@link canonicalJson} writes as it is, beside the values it still has to write. */
-class Verbatim {
-  constructor(readonly text: string) {}
+/** An array or object {@link canonicalJson} is writing: its values (and keys) and how far it got. */
+interface Open {
+  values: unknown[];
+  keys: string[] | undefined;
+  next: number;
+  close: "]" | "}";
 }
-const COMMA = new Verbatim(",");
-const CLOSE_ARRAY = new Verbatim("]");
-const CLOSE_OBJECT = new Verbatim("}");
+
+/** A value's text when it holds nothing, else its opening bracket, with its entry put on `open`. */
+function begin(value: unknown, open: Open[]): string {
+  if (typeof value === "number") return Number.isFinite(value) ? String(value) : "null";
+  if (typeof value === "string") return JSON.stringify(value);
+  if (Array.isArray(value)) {
+    // Holding no array or object, it is the same text as JSON.stringify writes, written at once.
+    if (value.every((v) => v === null || typeof v !== "object")) return JSON.stringify(value);
+    open.push({ values: value, keys: undefined, next: 0, close: "]" });
+    return "[";
+  }
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    open.push({ values: entries.map((e) => e[1]), keys: entries.map((e) => e[0]), next: 0, close: "}" });
+    return "{";
+  }
+  return JSON.stringify(value) ?? "null";
+}
 
 /**
  * JSON with object keys sorted, so equal arguments always give the same digest. The walk keeps its
- * own stack, so a value nested any depth costs heap, never the call stack.
+ * own stack of the arrays and objects it is in, so a value nested any depth costs heap, never the
+ * call stack, and a long array costs its text, not an entry per element (a tool listing with an
+ * enum of millions of numbers took the proxy's heap past its limit when it did).
  */
 export function canonicalJson(value: unknown): string {
   const out: string[] = [];
-  const todo: unknown[] = [value];
-  while (todo.length > 0) {
-    const item = todo.pop();
-    if (item instanceof Verbatim) {
-      out.push(item.text);
-    } else if (Array.isArray(item)) {
-      out.push("[");
-      todo.push(CLOSE_ARRAY);
-      for (let i = item.length - 1; i >= 0; i--) {
-        todo.push(item[i]);
-        if (i > 0) todo.push(COMMA);
-      }
-    } else if (item !== null && typeof item === "object") {
-      const entries = Object.entries(item as Record<string, unknown>)
-        .filter(([, v]) => v !== undefined)
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-      out.push("{");
-      todo.push(CLOSE_OBJECT);
-      for (let i = entries.length - 1; i >= 0; i--) {
-        const [key, v] = entries[i] as [string, unknown];
-        todo.push(v, new Verbatim(`${i > 0 ? "," : ""}${JSON.stringify(key)}:`));
-      }
-    } else {
-      out.push(JSON.stringify(item) ?? "null");
+  let chunk = "";
+  const open: Open[] = [];
+  chunk += begin(value, open);
+  while (open.length > 0) {
+    const top = open[open.length - 1] as Open;
+    if (top.next >= top.values.length) {
+      open.pop();
+      chunk += top.close;
+      continue;
+    }
+    const i = top.next++;
+    const separator = i > 0 ? "," : "";
+    chunk +=
+      top.keys === undefined
+        ? separator + begin(top.values[i], open)
+        : `${separator}${JSON.stringify(top.keys[i])}:${begin(top.values[i], open)}`;
+    if (chunk.length >= 65_536) {
+      out.push(chunk);
+      chunk = "";
     }
   }
+  out.push(chunk);
   return out.join("");
 }
 

@@ -15,6 +15,7 @@ export {
   type ListingContext,
   type ListingKind,
   listingNotice,
+  MAX_ITEM_STRINGS,
   NOTICE_PREFIX,
   scanItem,
   WITHHELD_META,

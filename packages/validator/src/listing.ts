@@ -81,10 +81,15 @@ function declaredNames(item: Record<string, unknown>): string[] {
   return names;
 }
 
+/** Where a value is: its key or index, under its parent's place (paths are built only when asked). */
+interface Place {
+  key: string | number | undefined;
+  parent: Place | undefined;
+}
+
 interface Visit {
   value: unknown;
-  at: string;
-  path: (string | number)[];
+  place: Place;
   depth: number;
   /** Under a data keyword (`default`, `enum`, ...): nothing there is prose. */
   data: boolean;
@@ -92,47 +97,71 @@ interface Visit {
 
 interface Found {
   text: string;
-  at: string;
-  path: (string | number)[];
+  place: Place;
+  /** The found string is the key of `place`, not its value. */
+  isKey?: boolean;
   prose: boolean;
   /** Nested deeper than the walk goes: not read, so not trusted. */
   deep?: boolean;
+  /** More strings than the walk reads: the rest not read, so not trusted. */
+  tooMany?: boolean;
+}
+
+/**
+ * How many strings of one item are read. An item is a tool, prompt or resource declaration: the
+ * largest honest ones (an enum of time zones or currencies) hold a few hundred. Past it the item
+ * is not read further and not trusted: a listing with one enum of millions of values held the
+ * proxy's event loop for minutes and its heap past its limit.
+ */
+export const MAX_ITEM_STRINGS = 20_000;
+
+/** The path and the dotted form (`inputSchema.properties.x[2]`) of a place. */
+function located(place: Place, isKey = false): { at: string; path: (string | number)[] } {
+  const path: (string | number)[] = [];
+  for (let p: Place | undefined = place; p?.key !== undefined; p = p.parent) path.push(p.key);
+  path.reverse();
+  let at = "";
+  for (const key of path) at = typeof key === "number" ? `${at}[${key}]` : at ? `${at}.${key}` : key;
+  return { at: isKey ? `${at} (key)` : at, path };
 }
 
 /**
  * Every string of an item (keys included, `_meta` left out: vendor data no client shows the
- * model), with where it is and whether it is prose; depth-bounded, iterative.
+ * model), with where it is and whether it is prose; depth-bounded, iterative, at most
+ * {@link MAX_ITEM_STRINGS}. Values that are not strings cost nothing but the step over them.
  */
 function* strings(item: Record<string, unknown>, maxDepth: number): Generator<Found> {
-  const stack: Visit[] = [{ value: item, at: "", path: [], depth: 0, data: false }];
+  const root: Place = { key: undefined, parent: undefined };
+  const stack: Visit[] = [{ value: item, place: root, depth: 0, data: false }];
+  let left = MAX_ITEM_STRINGS;
   while (stack.length > 0) {
-    const { value, at, path, depth, data } = stack.pop() as Visit;
+    const { value, place, depth, data } = stack.pop() as Visit;
     if (depth > maxDepth) {
-      yield { text: "", at, path, prose: false, deep: true };
+      yield { text: "", place, prose: false, deep: true };
       continue;
     }
-    // A string in an array (an enum value, an example): data, never prose.
-    if (typeof value === "string") yield { text: value, at, path, prose: false };
-    else if (Array.isArray(value)) {
-      for (const [i, v] of value.entries())
-        stack.push({ value: v, at: `${at}[${i}]`, path: [...path, i], depth: depth + 1, data });
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const v = value[i];
+        // A string in an array (an enum value, an example): data, never prose.
+        if (typeof v === "string") {
+          left -= 1;
+          if (left < 0) return yield { text: "", place, prose: false, tooMany: true };
+          yield { text: v, place: { key: i, parent: place }, prose: false };
+        } else if (typeof v === "object" && v !== null)
+          stack.push({ value: v, place: { key: i, parent: place }, depth: depth + 1, data });
+      }
     } else if (isRecord(value)) {
       for (const key of Object.keys(value)) {
         if (key === "_meta") continue;
-        const at2 = at ? `${at}.${key}` : key;
-        const path2 = [...path, key];
-        yield { text: key, at: `${at2} (key)`, path: path2, prose: false };
+        left -= 2;
+        if (left < 0) return yield { text: "", place, prose: false, tooMany: true };
+        const at: Place = { key, parent: place };
+        yield { text: key, place: at, isKey: true, prose: false };
         const v = value[key];
-        if (typeof v === "string")
-          yield { text: v, at: at2, path: path2, prose: !data && TEXT_KEYS.has(key) };
-        else
-          stack.push({
-            value: v,
-            at: at2,
-            path: path2,
-            depth: depth + 1,
-            data: data || DATA_KEYWORDS.has(key),
-          });
+        if (typeof v === "string") yield { text: v, place: at, prose: !data && TEXT_KEYS.has(key) };
+        else if (typeof v === "object" && v !== null)
+          stack.push({ value: v, place: at, depth: depth + 1, data: data || DATA_KEYWORDS.has(key) });
       }
     }
   }
@@ -209,11 +238,17 @@ export function scanItem(
   const serverNames = ctx.ownNames;
   const ownNames: NameSet = { has: (n) => declared.has(n) || serverNames?.has(n) === true };
   const findings: ItemFinding[] = [];
-  for (const { text, at, path, prose, deep } of strings(item, ctx.maxDepth ?? DEFAULT_MAX_DEPTH)) {
-    if (deep) {
+  for (const { text, place, isKey, prose, deep, tooMany } of strings(
+    item,
+    ctx.maxDepth ?? DEFAULT_MAX_DEPTH,
+  )) {
+    if (deep || tooMany) {
+      const { at, path } = located(place);
       findings.push({
-        rule: "l2.listing.too-deep",
-        reason: "nests deeper than can be read",
+        rule: deep ? "l2.listing.too-deep" : "l2.listing.too-large",
+        reason: deep
+          ? "nests deeper than can be read"
+          : `holds more than ${MAX_ITEM_STRINGS.toLocaleString("en")} strings, more than are read`,
         at,
         path,
         where: safePath(at),
@@ -222,7 +257,8 @@ export function scanItem(
       continue;
     }
     const found = scanAgentText(text, { ownNames, foreignNames: ctx.foreignNames, classes, metadata: true });
-    if (found)
+    if (found) {
+      const { at, path } = located(place, isKey);
       findings.push({
         rule: `l2.listing.${found.class}`,
         reason: found.reason,
@@ -231,6 +267,7 @@ export function scanItem(
         where: safePath(at),
         text: prose,
       });
+    }
   }
   return findings;
 }

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   credentialField,
   flagItem,
+  MAX_ITEM_STRINGS,
   NOTICE_PREFIX,
   sanitizeResponse,
   scanAgentText,
@@ -80,6 +81,32 @@ describe("scanItem", () => {
     for (let i = 0; i < 10; i++) deep = { type: "object", properties: { x: deep } };
     const [finding] = scanItem("tools", tool({ inputSchema: deep }), { maxDepth: 6 });
     expect(finding).toMatchObject({ rule: "l2.listing.too-deep", text: false });
+  });
+
+  it("reads at most MAX_ITEM_STRINGS strings of an item, and passes over values that are not strings", () => {
+    const schema = (values: unknown[]) => ({
+      type: "object",
+      properties: { zone: { type: "string", enum: values } },
+    });
+    // A million numbers: nothing to read (a listing like this once took minutes and the heap).
+    expect(scanItem("tools", tool({ inputSchema: schema(new Array(1_000_000).fill(0)) }))).toEqual([]);
+    const many = Array.from({ length: MAX_ITEM_STRINGS + 1 }, (_, i) => `zone-${i}`);
+    const findings = scanItem("tools", tool({ inputSchema: schema(many) }));
+    expect(findings).toEqual([
+      expect.objectContaining({
+        rule: "l2.listing.too-large",
+        text: false,
+        at: "inputSchema.properties.zone.enum",
+      }),
+    ]);
+    // A finding's place is as before: index and key.
+    const poisoned = schema(["UTC", ORDER]);
+    expect(scanItem("tools", tool({ inputSchema: poisoned }))).toEqual([
+      expect.objectContaining({
+        at: "inputSchema.properties.zone.enum[1]",
+        path: ["inputSchema", "properties", "zone", "enum", 1],
+      }),
+    ]);
   });
 });
 
