@@ -87,6 +87,9 @@ export function exitStatus(code: number | null, signal: NodeJS.Signals | null): 
 
 type ServerChild = ChildProcessByStdio<Writable, Readable, null>;
 
+/** Bytes of the relay's own answers that may wait unread in the server's input (see replyToServer). */
+const MAX_UNREAD_REPLIES = 4 * 1024 * 1024;
+
 const joined = (parts: Buffer[]): Buffer =>
   parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
 
@@ -106,6 +109,10 @@ export class Relay {
   #clientBacklog = false;
   /** Writes to the server that wait for its pipe to drain. */
   #serverBacklog = false;
+  /** Bytes of the relay's own answers to the server written since its input last drained. */
+  #repliesUnread = 0;
+  /** Own answers dropped since then (see {@link Relay#replyToServer}). */
+  #repliesDropped = 0;
   #timers: NodeJS.Timeout[] = [];
   /** While a chunk is handled: the bytes it yields for each side, written once it is done. */
   #batching = false;
@@ -125,6 +132,7 @@ export class Relay {
       maxDepth: options.maxDepth ?? DEFAULT_MAX_DEPTH,
       serverName: options.serverName ?? serverNameFromCommand(options.argv),
       toServer: (bytes) => this.#toServer(bytes),
+      replyToServer: (bytes) => this.#replyToServer(bytes),
       toClient: (bytes) => this.#toClient(bytes),
       log: (line) => this.#log(line),
     });
@@ -290,6 +298,8 @@ export class Relay {
     child.stdin.on("error", () => {});
     child.stdin.on("drain", () => {
       this.#serverBacklog = false;
+      this.#repliesUnread = 0;
+      this.#repliesDropped = 0;
       this.#flow();
     });
     this.#output.on("error", () => this.#onClientClosed());
@@ -388,6 +398,26 @@ export class Relay {
   #toServer(bytes: Buffer): void {
     if (this.#batching) this.#batchServer.push(bytes);
     else this.#writeServer(bytes);
+  }
+
+  /**
+   * The relay's own answer to a request of the server's (one the layers refused, or could not
+   * inspect). The client's messages wait while the server's input is backed up (reading from the
+   * client pauses), but these come from reading the server, which goes on: a server that sends
+   * requests and never reads the answers grew the proxy's memory without end (1.9 GiB in under
+   * five minutes). Past MAX_UNREAD_REPLIES bytes of them unread, they are dropped until the server
+   * reads its input again, with one log line; a server that reads them is never short of one.
+   */
+  #replyToServer(bytes: Buffer): void {
+    if (this.#serverBacklog && this.#repliesUnread + bytes.length > MAX_UNREAD_REPLIES) {
+      if (this.#repliesDropped++ === 0)
+        this.#log(
+          "the server sends requests without reading the answers; mcpguard's answers to them are dropped until it reads its input",
+        );
+      return;
+    }
+    if (this.#serverBacklog) this.#repliesUnread += bytes.length;
+    this.#toServer(bytes);
   }
 
   #writeClient(bytes: Buffer): void {

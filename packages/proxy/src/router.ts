@@ -113,6 +113,8 @@ export interface RouterOptions {
   /** The server's name for the audit log (never what the server calls itself). */
   serverName: string;
   toServer(bytes: Buffer): void;
+  /** The proxy's own answer to a request of the server's (default: {@link toServer}). */
+  replyToServer?(bytes: Buffer): void;
   toClient(bytes: Buffer): void;
   /** One line of diagnostics. */
   log(line: string): void;
@@ -543,7 +545,7 @@ export class Router {
       // Withheld from the client; a request still gets an answer, so the server does not wait for one.
       const id = own(message, "id");
       if (typeof id === "string" || typeof id === "number")
-        this.#opts.toServer(
+        this.#replyToServer(
           encodeMessage(
             errorResponse(id, {
               code: ErrorCode.InternalError,
@@ -555,10 +557,15 @@ export class Router {
     }
     if (change?.reply) {
       // Refused on the client's behalf: the server gets the answer, the client never the request.
-      this.#opts.toServer(encodeMessage(change.reply));
+      this.#replyToServer(encodeMessage(change.reply));
       return undefined;
     }
     return change?.message ?? message;
+  }
+
+  #replyToServer(bytes: Buffer): void {
+    if (this.#opts.replyToServer) this.#opts.replyToServer(bytes);
+    else this.#opts.toServer(bytes);
   }
 
   /** Run a result hook, audit a change; "failed" when the layer threw (the message is withheld). */

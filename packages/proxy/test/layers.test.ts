@@ -141,6 +141,21 @@ describe("malformed calls", () => {
   });
 });
 
+describe("a server that sends requests and never reads the answers", () => {
+  it("is not answered past a bound, so the answers do not pile up in the proxy", async () => {
+    const flood = join(import.meta.dirname, "fixtures", "flood.mjs");
+    const proxy = new RawProxy(["--config", "C-app", "--policy", POLICY, "--", "node", flood], { cwd: work });
+    await proxy.initialize();
+    // 60,000 refusals of about 170 bytes each: far past the 4 MiB that may wait unread.
+    const said = /answers to them are dropped until it reads its input/;
+    for (let i = 0; i < 600 && !said.test(proxy.stderr); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(proxy.stderr).toMatch(said);
+    expect(proxy.stderr.match(said)).toHaveLength(1);
+    proxy.child.stdin.end();
+    expect(await proxy.exited).toMatchObject({ code: 0 });
+  });
+});
+
 describe("C-AB", () => {
   it("checks path arguments against the manifest's scopes", async () => {
     const s = await session("C-AB");
