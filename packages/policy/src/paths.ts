@@ -5,7 +5,7 @@
  * an allowed tree all land on the file the server would really open or create.
  */
 import { lstatSync, readlinkSync, realpathSync, type Stats } from "node:fs";
-import { dirname, isAbsolute, join, resolve, sep } from "node:path";
+import { isAbsolute, resolve, sep } from "node:path";
 
 export interface CanonicalPath {
   /** Absolute and normalised, symlinks not resolved. */
@@ -46,31 +46,38 @@ interface Walked {
  * kernel (ELOOP).
  */
 function walk(path: string): Walked {
-  const pending = path.split("/").filter((segment) => segment !== "" && segment !== ".");
-  let current = "/";
+  // The components still to walk, the next one last: taking one, and putting a link's target in
+  // its place, are both at the end of the array. The directory reached is kept as its components;
+  // its text is made only for lstat, which stops being asked once a component is missing (or the
+  // text is longer than the kernel reads, ENAMETOOLONG), so a long path costs its length once.
+  const pending = path
+    .split("/")
+    .filter((segment) => segment !== "" && segment !== ".")
+    .reverse();
+  const reached: string[] = [];
   let missing = false;
   let links = 0;
   while (pending.length > 0) {
-    const segment = pending.shift() as string;
+    const segment = pending.pop() as string;
     if (segment === "..") {
-      current = dirname(current);
+      reached.pop();
       continue;
     }
-    const next = join(current, segment);
     if (missing) {
-      current = next;
+      reached.push(segment);
       continue;
     }
+    const next = `/${reached.join("/")}${reached.length > 0 ? "/" : ""}${segment}`;
     let stats: Stats;
     try {
       stats = lstatSync(next);
     } catch {
       missing = true;
-      current = next;
+      reached.push(segment);
       continue;
     }
     if (!stats.isSymbolicLink()) {
-      current = next;
+      reached.push(segment);
       continue;
     }
     if (++links > MAX_SYMLINKS) return { path: resolve(path), loop: true };
@@ -79,13 +86,14 @@ function walk(path: string): Walked {
       target = readlinkSync(next);
     } catch {
       missing = true;
-      current = next;
+      reached.push(segment);
       continue;
     }
-    pending.unshift(...target.split("/").filter((s) => s !== "" && s !== "."));
-    if (isAbsolute(target)) current = "/";
+    const parts = target.split("/").filter((s) => s !== "" && s !== ".");
+    for (let i = parts.length - 1; i >= 0; i--) pending.push(parts[i] as string);
+    if (isAbsolute(target)) reached.length = 0;
   }
-  return { path: current, loop: false };
+  return { path: `/${reached.join("/")}`, loop: false };
 }
 
 /**

@@ -52,6 +52,14 @@ describe("the shell reading: commands and lists", () => {
     ]);
   });
 
+  it("reads a word of many parts, and a command of many words, whole", () => {
+    // Each part and word is appended in place (a long one once cost its length squared).
+    expect(runs(`echo a${"''".repeat(5000)}b ${"x ".repeat(5000)}`)).toEqual([
+      `builtin: echo ab ${"x ".repeat(5000).trim()}`,
+    ]);
+    expect(runs(`cat "$(date)"'a'"b"c`)).toEqual(["date", "cat <text>"]);
+  });
+
   it("keeps what a subshell does in the subshell", () => {
     const inv = reading("(cd src && ls) && ls").invocations.filter((i) => i.argvs[0]?.[0]?.text === "ls");
     expect(inv.map((i) => i.cwd)).toEqual(["/w/src", "/w"]);

@@ -127,8 +127,13 @@ export function crossProduct(words: Field[][][]): Field[][] {
         );
   let argvs: Field[][] = [[]];
   for (const ways of chosen) {
+    if (ways.length <= 1) {
+      // One way (most words): appended to each argv in place (they are this function's own).
+      for (const argv of argvs) for (const field of ways[0] ?? []) argv.push(field);
+      continue;
+    }
     const next: Field[][] = [];
-    for (const argv of argvs) for (const way of ways.length ? ways : [[]]) next.push([...argv, ...way]);
+    for (const argv of argvs) for (const way of ways) next.push([...argv, ...way]);
     argvs = next;
   }
   return argvs.filter((argv) => argv.length > 0);

@@ -100,6 +100,13 @@ export function partsWays(r: Reader, parts: ShNode[], scope: Scope, quote: Quote
   const quoted = quote !== false;
   parts.forEach((part, i) => {
     const options = partWays(r, part, scope, quote, i === 0);
+    if (options.length === 1) {
+      // One way (most parts): appended to each way in place, so a word of many parts costs its
+      // length, not its length squared (the ways are this function's own arrays).
+      const option = options[0] as Ways[number];
+      for (const way of ways) for (const seg of option) way.push(seg);
+      return;
+    }
     const next: Ways = [];
     for (const way of ways) for (const option of options) next.push([...way, ...option]);
     ways = next.length > MAX_WAYS ? [[{ text: UNKNOWN_MARK, unknown: TOO_MANY, quoted }]] : next;
