@@ -293,7 +293,10 @@ export class Relay {
     });
     this.#input.once("error", () => this.#onClientClosed());
     child.stdout.on("data", (chunk: Buffer) => this.#batched(fromServer, chunk));
-    child.stdout.once("end", () => this.#batched(fromServer, null));
+    child.stdout.once("end", () => {
+      this.#batched(fromServer, null);
+      this.#onServerOutputClosed();
+    });
     // A server that exits while we write to it surfaces as EPIPE here; its exit is handled above.
     child.stdin.on("error", () => {});
     child.stdin.on("drain", () => {
@@ -337,6 +340,25 @@ export class Relay {
     if (this.#serverGone || !this.#child?.pid) return;
     signalGroup(this.#child.pid, signal);
     this.#later(this.#opts.termGraceMs ?? 2000, () => void this.#killAll());
+  }
+
+  /**
+   * The server's output ended. At its exit that is all; a server still running a moment later can
+   * never answer again (calls to it waited forever), so it is stopped as when the client leaves:
+   * its input ends, then SIGTERM, then SIGKILL, and the proxy ends with it.
+   */
+  #onServerOutputClosed(): void {
+    const grace = this.#opts.closeGraceMs ?? 2000;
+    this.#later(Math.min(grace, 500), () => {
+      if (this.#serverGone || !this.#child.pid) return;
+      this.#log("the server closed its output but goes on running; stopping it");
+      this.#child.stdin.end();
+      this.#later(grace, () => {
+        if (this.#serverGone || !this.#child.pid) return;
+        signalGroup(this.#child.pid, "SIGTERM");
+        this.#later(this.#opts.termGraceMs ?? 2000, () => void this.#killAll());
+      });
+    });
   }
 
   #onClientClosed(): void {

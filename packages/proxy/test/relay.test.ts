@@ -238,6 +238,19 @@ describe("crashing server", () => {
     expect(await eventually(() => !isAlive(grandchild))).toBe(true);
   });
 
+  it("stops a server that closed its output but goes on running, failing the call it left", async () => {
+    const proxy = new RawProxy(["--", ...fixture("--mute-on", "mute")]);
+    await proxy.initialize();
+    proxy.request("call-1", "tools/call", { name: "mute", arguments: {} });
+    expect(await proxy.next(10_000)).toMatchObject({
+      id: "call-1",
+      error: { code: -32000, message: expect.stringMatching(/the MCP server exited/) },
+    });
+    // Its input ended first, on which the fixture exits (one that does not gets SIGTERM next).
+    expect((await proxy.exited).code).toBe(0);
+    expect(proxy.stderr).toMatch(/the server closed its output but goes on running; stopping it/);
+  });
+
   it("answers a request sent after the server died", async () => {
     const proxy = new RawProxy(["--", ...fixture("--crash-on", "crash", "--pid-file", join(scratch, "pid"))]);
     await proxy.initialize();
