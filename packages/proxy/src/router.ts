@@ -368,6 +368,12 @@ export class Router {
       default:
         if (item.kind === "notification" && item.method === "notifications/cancelled")
           this.#cancel(item.message);
+        // A call without an id: no server may run it (nobody could get its answer), and no layer
+        // judges it, so a server that ran one anyway would run it unchecked. Dropped, said once.
+        if (item.kind === "notification" && item.method === "tools/call" && this.#opts.interceptor) {
+          this.#opts.log("dropped a tools/call without an id from the client: a call must be a request");
+          return undefined;
+        }
         return this.#serverGone ? undefined : item.message;
     }
   }

@@ -136,6 +136,13 @@ describe("malformed calls", () => {
     expect(toolText((await proxy.next()).result)).toMatch(/lone surrogate/);
     proxy.request(5, "tools/call", { name: "read", arguments: { path: "\u{1F600}.txt" } });
     expect(toolText((await proxy.next()).result)).not.toMatch(/Blocked by mcpguard/);
+    // A call without an id is no call: dropped, never seen by the server.
+    proxy.send(`${JSON.stringify({ jsonrpc: "2.0", method: "tools/call", params: { name: "read" } })}\n`);
+    proxy.request(6, "ping");
+    expect(await proxy.next()).toMatchObject({ id: 6, result: {} });
+    const dropped = /dropped a tools\/call without an id/;
+    for (let i = 0; i < 50 && !dropped.test(proxy.stderr); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(proxy.stderr).toMatch(dropped);
     proxy.child.stdin.end();
     await proxy.exited;
   });
