@@ -350,7 +350,8 @@ export class Relay {
   #onServerOutputClosed(): void {
     const grace = this.#opts.closeGraceMs ?? 2000;
     this.#later(Math.min(grace, 500), () => {
-      if (this.#serverGone || !this.#child.pid) return;
+      // A client that left has the server stopped already (#onClientClosed).
+      if (this.#serverGone || this.#clientClosed || !this.#child.pid) return;
       this.#log("the server closed its output but goes on running; stopping it");
       this.#child.stdin.end();
       this.#later(grace, () => {

@@ -157,6 +157,8 @@ type Item = Exclude<Classified, { kind: "batch" | "invalid" }>;
 export class Router {
   readonly #opts: RouterOptions;
   readonly #maxDepth: number;
+  /** Whether a tools/call without an id was dropped already (said once a session). */
+  #droppedIdlessCall = false;
   /** Client requests in flight. */
   readonly #pending: PendingRequests<ForwardedRequest>;
   /** Whether client messages are forwarded as the value the layers decided on. */
@@ -371,7 +373,9 @@ export class Router {
         // A call without an id: no server may run it (nobody could get its answer), and no layer
         // judges it, so a server that ran one anyway would run it unchecked. Dropped, said once.
         if (item.kind === "notification" && item.method === "tools/call" && this.#opts.interceptor) {
-          this.#opts.log("dropped a tools/call without an id from the client: a call must be a request");
+          if (!this.#droppedIdlessCall)
+            this.#opts.log("dropped a tools/call without an id from the client: a call must be a request");
+          this.#droppedIdlessCall = true;
           return undefined;
         }
         return this.#serverGone ? undefined : item.message;

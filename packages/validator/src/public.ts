@@ -159,13 +159,13 @@ export function encodedText(candidate: string): string | undefined {
 }
 
 /**
- * The text strict base64 `value` encodes, when it encodes UTF-8 text; undefined when it is not
- * base64, or encodes data that is not text (an image, an archive).
+ * What strict base64 `value` encodes: its UTF-8 text, null for data that is not text (an image,
+ * an archive), undefined when `value` is not base64.
  */
-export function base64Text(value: string): string | undefined {
+export function base64Text(value: string): string | null | undefined {
   if (!STRICT_BASE64.test(value)) return undefined;
   const text = Buffer.from(value, "base64").toString("utf8");
-  return plainText(text) ? text : undefined;
+  return plainText(text) ? text : null;
 }
 const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 

@@ -39,7 +39,6 @@ const own = (value: Record<string, unknown>, key: string): unknown =>
  */
 const KEPT_FIELDS = new Set(["progressToken", "taskId", "requestId", "cursor", "nextCursor"]);
 const BINARY_CONTENT = new Set(["image", "audio"]);
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /**
  * How a walk reads strings: a protocol payload (fields kept, JSON in strings parsed), a result's
@@ -189,7 +188,7 @@ export class Sanitizer {
       ((mcp && name === "blob") || (name === "data" && parent !== undefined && isMediaBlock(parent)))
     ) {
       const text = base64Text(value);
-      if (text === undefined && BASE64.test(value)) return value;
+      if (text === null) return value;
       if (text !== undefined) {
         const out = mcp ? this.text(text) : redactText(text, this.#secrets, this.applied);
         return out === text ? value : Buffer.from(out, "utf8").toString("base64");
