@@ -90,6 +90,51 @@ type ServerChild = ChildProcessByStdio<Writable, Readable, null>;
 /** Bytes of the relay's own answers that may wait unread in the server's input (see replyToServer). */
 const MAX_UNREAD_REPLIES = 4 * 1024 * 1024;
 
+/**
+ * The router says one line per message it drops or refuses; a peer that sends a flood of bad lines
+ * would make as many (a server writing junk to its output made 73,000 lines in seconds, written
+ * synchronously to a stderr the client may not read). The first LINES_OF_A_KIND lines of each kind
+ * (the text before its first " (" or ":") are said; the rest are counted, and said as one line
+ * every SUPPRESSED_EVERY_MS while they go on and once at the end.
+ */
+const LINES_OF_A_KIND = 20;
+const SUPPRESSED_EVERY_MS = 10_000;
+
+export class LogLimiter {
+  readonly #kinds = new Map<string, { said: number; held: number; since: number }>();
+  constructor(
+    readonly write: (line: string) => void,
+    readonly now: () => number = Date.now,
+  ) {}
+
+  line(text: string): void {
+    const kind = /^[^(:]*/.exec(text)?.[0]?.trim() ?? text;
+    let seen = this.#kinds.get(kind);
+    if (seen === undefined) {
+      seen = { said: 0, held: 0, since: this.now() };
+      this.#kinds.set(kind, seen);
+    }
+    if (seen.said < LINES_OF_A_KIND) {
+      seen.said++;
+      this.write(text);
+      return;
+    }
+    seen.held++;
+    if (this.now() - seen.since >= SUPPRESSED_EVERY_MS) this.#sayHeld(kind, seen);
+  }
+
+  /** Say what is still held back (at the end of a session). */
+  flush(): void {
+    for (const [kind, seen] of this.#kinds) if (seen.held > 0) this.#sayHeld(kind, seen);
+  }
+
+  #sayHeld(kind: string, seen: { held: number; since: number }): void {
+    this.write(`${seen.held} more lines like "${kind}" not shown`);
+    seen.held = 0;
+    seen.since = this.now();
+  }
+}
+
 const joined = (parts: Buffer[]): Buffer =>
   parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
 
@@ -98,6 +143,8 @@ export class Relay {
   readonly #input: Readable;
   readonly #output: Writable;
   readonly #log: (line: string) => void;
+  /** The router's lines, a few of each kind (see {@link LogLimiter}). */
+  readonly #routerLog: LogLimiter;
   /** Created when the server starts, so a relay that never runs leaves no cgroup behind. */
   #containment: Containment | undefined;
   readonly #router: Router;
@@ -124,6 +171,7 @@ export class Relay {
     this.#input = options.input ?? process.stdin;
     this.#output = options.output ?? process.stdout;
     this.#log = options.log ?? ((line) => process.stderr.write(`mcpguard: ${line}\n`));
+    this.#routerLog = new LogLimiter(this.#log);
     this.#containment = options.containment;
     this.#router = new Router({
       config: options.config,
@@ -134,7 +182,7 @@ export class Relay {
       toServer: (bytes) => this.#toServer(bytes),
       replyToServer: (bytes) => this.#replyToServer(bytes),
       toClient: (bytes) => this.#toClient(bytes),
-      log: (line) => this.#log(line),
+      log: (line) => this.#routerLog.line(line),
     });
   }
 
@@ -474,6 +522,7 @@ export class Relay {
     const why = this.#router.answeredInitialize ? undefined : this.#opts.startFailure?.(status);
     if (why) this.#log(why);
     this.#router.failInFlight(status, why);
+    this.#routerLog.flush();
     this.#containment?.dispose();
     if (this.#startLogged)
       this.#auditLifecycle({

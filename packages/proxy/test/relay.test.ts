@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { LogLimiter } from "../src/relay.ts";
 import {
   connect,
   eventually,
@@ -218,6 +219,47 @@ describe("slow server", () => {
       reason: expect.stringMatching(/timed out/i),
     });
     await session.client.close();
+  });
+});
+
+describe("diagnostics", () => {
+  it("says the first lines of a kind, then how many more, every 10 s and at the end", () => {
+    const said: string[] = [];
+    let now = 0;
+    const log = new LogLimiter(
+      (line) => said.push(line),
+      () => now,
+    );
+    for (let i = 0; i < 25; i++) log.line(`dropped a malformed line from the server (${i} bytes): x`);
+    log.line("dropped a message from the server (3 bytes): y");
+    expect(said).toHaveLength(21);
+    now = 10_000;
+    log.line("dropped a malformed line from the server (99 bytes): x");
+    expect(said.at(-1)).toBe('6 more lines like "dropped a malformed line from the server" not shown');
+    log.line("dropped a malformed line from the server (100 bytes): x");
+    log.flush();
+    expect(said.at(-1)).toBe('1 more lines like "dropped a malformed line from the server" not shown');
+    expect(said).toHaveLength(23);
+  });
+
+  it("keeps a flood of junk from the server to a few lines on stderr", async () => {
+    const junk = join(scratch, "junk.mjs");
+    writeFileSync(
+      junk,
+      `process.stdin.once("data", (c) => {
+        const id = /"id":(\\d+)/.exec(String(c))?.[1] ?? "1";
+        process.stdout.write('{"jsonrpc":"2.0","id":' + id + ',"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"j","version":"1"}}}\\n' + "not json\\n".repeat(5000));
+      }); // ${marker}\n`,
+    );
+    const proxy = new RawProxy(["--", "node", junk]);
+    await proxy.initialize();
+    proxy.child.stdin.end();
+    await proxy.exited;
+    const lines = proxy.stderr.split("\n").filter((l) => l.includes("malformed line"));
+    expect(lines).toHaveLength(21);
+    expect(lines.at(-1)).toMatch(
+      /^mcpguard: 4980 more lines like "dropped a malformed line from the server" not shown$/,
+    );
   });
 });
 
