@@ -94,11 +94,13 @@ const MAX_UNREAD_REPLIES = 4 * 1024 * 1024;
  * The router says one line per message it drops or refuses; a peer that sends a flood of bad lines
  * would make as many (a server writing junk to its output made 73,000 lines in seconds, written
  * synchronously to a stderr the client may not read). The first LINES_OF_A_KIND lines of each kind
- * (the text before its first " (" or ":") are said; the rest are counted, and said as one line
- * every SUPPRESSED_EVERY_MS while they go on and once at the end.
+ * (the text before its first "(" or ":", with what is quoted and every number made alike, so a peer
+ * cannot make a kind per line) are said; the rest are counted, and said as one line every
+ * SUPPRESSED_EVERY_MS while they go on and once at the end. Past MAX_KINDS kinds, all are one.
  */
 const LINES_OF_A_KIND = 20;
 const SUPPRESSED_EVERY_MS = 10_000;
+const MAX_KINDS = 100;
 
 export class LogLimiter {
   readonly #kinds = new Map<string, { said: number; held: number; since: number }>();
@@ -108,7 +110,9 @@ export class LogLimiter {
   ) {}
 
   line(text: string): void {
-    const kind = /^[^(:]*/.exec(text)?.[0]?.trim() ?? text;
+    const head = (/^[^(:]*/.exec(text)?.[0] ?? text).trim();
+    let kind = head.replace(/"(?:[^"\\]|\\.)*"?/g, '"..."').replace(/\d+/g, "N");
+    if (!this.#kinds.has(kind) && this.#kinds.size >= MAX_KINDS) kind = "other lines";
     let seen = this.#kinds.get(kind);
     if (seen === undefined) {
       seen = { said: 0, held: 0, since: this.now() };
