@@ -42,6 +42,13 @@ export class ListingError extends Error {
   override readonly name = "ListingError";
 }
 
+/**
+ * The most pages of tools/list read, and tools kept: a server whose cursor never ends (or that
+ * lists without end) is refused in one line, well before the time limit, and never fills memory.
+ */
+const MAX_PAGES = 1000;
+const MAX_TOOLS = 100_000;
+
 const Page = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() });
 
 function firstIssue(error: z.ZodError): string {
@@ -196,7 +203,12 @@ export async function listTools(argv: readonly string[], options: ListOptions = 
       const seen = toolsChanged;
       listing = { serverInfo: init.data.serverInfo, tools: [], skipped: [] };
       let cursor: string | undefined;
+      let pages = 0;
       do {
+        if (++pages > MAX_PAGES || listing.tools.length + listing.skipped.length > MAX_TOOLS)
+          throw new ListingError(
+            `the server's tools/list goes on past ${MAX_PAGES} pages or ${MAX_TOOLS.toLocaleString("en")} tools`,
+          );
         cursor = readPage(await request("tools/list", cursor ? { cursor } : {}), listing);
       } while (cursor);
       if (announces && toolsChanged === seen && round < 3) {

@@ -219,6 +219,17 @@ describe("policy derive", () => {
   });
 });
 
+describe("policy derive against a listing without end", () => {
+  it("stops after 1000 pages, in one line", () => {
+    const ws = join(realpathSync(scratch), "endless");
+    mkdirSync(ws, { recursive: true });
+    const r = mcpguard("policy", "derive", "--root", ws, "--", "node", DERIVABLE, "--endless");
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/tools\/list goes on past 1000 pages or 100,000 tools/);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+  });
+});
+
 describe("policy check", () => {
   it("accepts the shipped policies and manifests", () => {
     const r = spawnSync(process.execPath, [MCPGUARD, "policy", "check"], { cwd: ROOT, encoding: "utf8" });
