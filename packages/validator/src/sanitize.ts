@@ -2,17 +2,16 @@
  * The result sanitizer: secrets and injected instructions are removed from what the server sends
  * before the client sees it. Strings are sanitized one by one; a string that holds JSON is
  * sanitized leaf by leaf (so markers never break its syntax) and re-serialized only if something
- * changed. Binary payloads (image and audio data, blobs) pass untouched when they are base64 of
- * data that is not text; base64 of text is read as that text (and encoded again if it changes),
- * anything else in them as any string. A value that nothing changes is returned as the very same
- * object.
+ * changed. Binary payloads (image and audio data, blobs) are read decoded: base64 of text as that
+ * text, base64 of other data byte by byte for secrets (encoded again if either changes), anything
+ * else in them as any string. A value that nothing changes is returned as the very same object.
  *
  * Every walk is bounded: values nest at most `maxDepth` deep (the relay refuses deeper messages,
  * so the bound is a backstop), and JSON inside a text that nests deeper is sanitized as plain text,
  * never parsed and walked.
  */
 import { DEFAULT_MAX_DEPTH, textTooDeep } from "@mcpguard/protocol";
-import { base64Text } from "./public.js";
+import { decodeBase64 } from "./public.js";
 import { redactText, type Secrets } from "./redact.js";
 import { secretField, secretValue, TOKEN_MARK } from "./tokens.js";
 
@@ -45,6 +44,12 @@ const BINARY_CONTENT = new Set(["image", "audio"]);
  * `structuredContent`, or JSON read out of a text (every leaf plain text).
  */
 type WalkMode = "mcp" | "structured" | "text";
+
+/** A resource whose content a client shows as text: a text, JSON or XML type, or none said. */
+const shownAsText = (resource: Record<string, unknown>): boolean => {
+  const type = own(resource, "mimeType");
+  return typeof type !== "string" || /^text\/|[/+](?:json|xml|yaml|x-yaml|javascript)\b/i.test(type);
+};
 
 /** An image or audio content block: `{type: "image" | "audio", data, mimeType}`. */
 const isMediaBlock = (value: Record<string, unknown>): boolean =>
@@ -181,17 +186,26 @@ export class Sanitizer {
     if (mcp && name !== undefined && KEPT_FIELDS.has(name)) return value;
     // Binary data: a resource's blob in a message, the data of an image or audio block in a message
     // and in `structuredContent` that repeats the content (as servers do); never in JSON read out of
-    // a text, which a file the server reads could hold. Base64 of data that is not text passes;
-    // base64 of text is that text, sanitized and encoded again; anything else is read as a string.
+    // a text, which a file the server reads could hold. Base64 of text is that text, sanitized and
+    // encoded again. Base64 of other data passes, but a blob a client would show as text (its
+    // mimeType is text, JSON, XML or none) is read byte by byte for secrets in their own formats:
+    // a byte that is not text must not hide a key after it. Anything else is read as a string.
     if (
       mode !== "text" &&
       ((mcp && name === "blob") || (name === "data" && parent !== undefined && isMediaBlock(parent)))
     ) {
-      const text = base64Text(value);
-      if (text === null) return value;
-      if (text !== undefined) {
+      const base64 = decodeBase64(value);
+      if (base64 !== undefined && "text" in base64) {
+        const { text } = base64;
         const out = mcp ? this.text(text) : redactText(text, this.#secrets, this.applied);
         return out === text ? value : Buffer.from(out, "utf8").toString("base64");
+      }
+      if (base64 !== undefined) {
+        if (!(name === "blob" && parent !== undefined && shownAsText(parent))) return value;
+        // Each byte as one character (latin1): the text in the data reads as itself.
+        const bytes = base64.bytes.toString("latin1");
+        const out = redactText(bytes, this.#secrets, this.applied);
+        return out === bytes ? value : Buffer.from(out, "latin1").toString("base64");
       }
     }
     const redacted = mcp ? this.text(value, name) : redactText(value, this.#secrets, this.applied, name);

@@ -268,12 +268,17 @@ describe("a server's listing cannot stall or fool the scan", () => {
     expect(timed(() => scanAgentText(text, { metadata: true }))).toBeLessThan(3_000);
   });
 
-  it("reads a listing of 20000 tools without copying the server's names per tool", () => {
-    const names = new Set(Array.from({ length: 20_000 }, (_, i) => `tool_${i}`));
-    const elapsed = timed(() => {
-      for (const name of names) scanItem("tools", tool({ name }), { ownNames: names });
-    });
-    expect(elapsed).toBeLessThan(15_000);
+  it("reads a listing without copying the server's names per tool", () => {
+    // Only `has` is asked of the server's names: a copy of them per tool (a listing of 20,000
+    // tools was quadratic so) would iterate them, which this set refuses.
+    const names = {
+      has: (name: string) => name.startsWith("tool_"),
+      [Symbol.iterator]: () => {
+        throw new Error("the server's names were iterated");
+      },
+    };
+    for (let i = 0; i < 200; i++)
+      expect(scanItem("tools", tool({ name: `tool_${i}` }), { ownNames: names })).toEqual([]);
   });
 
   it("replaces a flagged text under a key that holds a dot or is __proto__, and never the server's item", () => {

@@ -299,6 +299,20 @@ describe("the result's shape", () => {
     const decoded = Buffer.from(blob.resource.blob, "base64").toString("utf8");
     expect(decoded).toContain("[REDACTED");
     expect(decoded).not.toContain("b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAABlwAAAAdzc2gtcn");
+    // A byte that is not text in front does not hide a key: binary data is read byte by byte.
+    const hidden = Buffer.concat([
+      Buffer.from([1, 0, 0xff]),
+      Buffer.from(`aws_secret_access_key=${canary(40)}`),
+    ]);
+    const binary = { type: "resource", resource: { uri: "file:///b", blob: hidden.toString("base64") } };
+    const out = sanitize({ content: [binary] });
+    expect(out.redactions.length).toBeGreaterThan(0);
+    const bytes = Buffer.from(
+      (out.result as { content: (typeof binary)[] }).content[0]!.resource.blob,
+      "base64",
+    );
+    expect(bytes.subarray(0, 3)).toEqual(Buffer.from([1, 0, 0xff]));
+    expect(bytes.toString("latin1")).toContain("[REDACTED");
     // A resource link's address and a kept field stay as they are.
     expect((result as typeof input).content[0]).toMatchObject({ type: "resource_link", uri: "file:///x" });
   });
