@@ -1,4 +1,4 @@
-import { randomInt } from "node:crypto";
+import { randomBytes, randomInt } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { sanitizeResult } from "../src/index.ts";
 
@@ -315,6 +315,16 @@ describe("the result's shape", () => {
     expect(bytes.toString("latin1")).toContain("[REDACTED");
     // A resource link's address and a kept field stay as they are.
     expect((result as typeof input).content[0]).toMatchObject({ type: "resource_link", uri: "file:///x" });
+  });
+
+  it("passes an image of a few MB whole, in content and structuredContent", () => {
+    // A pattern with a repeated group once ran out of stack on base64 this long: the result was withheld.
+    const data = randomBytes(4 * 1024 * 1024).toString("base64");
+    const block = { type: "image", mimeType: "image/png", data };
+    const blob = { type: "resource", resource: { uri: "file:///x.png", mimeType: "image/png", blob: data } };
+    const input = { content: [block, blob], structuredContent: { content: [block] } };
+    expect(sanitize(input)).toEqual({ result: input, redactions: [] });
+    expect(sanitize(input).result).toBe(input);
   });
 
   it("sanitizes structuredContent and keeps the other fields", () => {
