@@ -188,7 +188,7 @@ export class Sanitizer {
     // and in `structuredContent` that repeats the content (as servers do); never in JSON read out of
     // a text, which a file the server reads could hold. Base64 of text is that text, sanitized and
     // encoded again. Base64 of other data passes, but a blob a client would show as text (its
-    // mimeType is text, JSON, XML or none) is read byte by byte for secrets in their own formats:
+    // mimeType is text, JSON, XML, YAML, JavaScript or none) is read byte by byte for secrets:
     // a byte that is not text must not hide a key after it. Anything else is read as a string.
     if (
       mode !== "text" &&
