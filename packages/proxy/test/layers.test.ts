@@ -157,7 +157,8 @@ describe("a server that sends requests and never reads the answers", () => {
     const said = /answers to them are dropped until it reads its input/;
     for (let i = 0; i < 600 && !said.test(proxy.stderr); i++) await new Promise((r) => setTimeout(r, 100));
     expect(proxy.stderr).toMatch(said);
-    expect(proxy.stderr.match(said)).toHaveLength(1);
+    // Said once, however many answers were dropped.
+    expect(proxy.stderr.match(new RegExp(said.source, "g"))).toHaveLength(1);
     proxy.child.stdin.end();
     expect(await proxy.exited).toMatchObject({ code: 0 });
   });
