@@ -25,6 +25,7 @@ import {
   PATH_VARIABLES,
 } from "./programs.js";
 import {
+  envPrefixCommand,
   type Field,
   gitKeyKind,
   gitSubcommand,
@@ -157,6 +158,10 @@ function checkProgram(argv: Field[], inv: Invocation, c: CommandCheck): Decision
     );
   }
   const name = basename(program.text);
+  // `env NAME=value cmd` is the shell's own prefix spelled as a program: the command it runs is
+  // judged as its own invocation, the variables as the shell's (checkCommand), so env needs no
+  // entry (bare `env`, which prints the environment, still does).
+  if (program.text === "env" && envPrefixCommand(argv) !== undefined) return ALLOW;
   if (!executableAllowed(argv, c.tool.exec, inv.cwd ?? c.vars.cwd)) {
     return deny("l1.exec", `${name} is not a program ${c.tool.name} may run`);
   }

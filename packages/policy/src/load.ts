@@ -204,7 +204,10 @@ function refuseBroadGrants(policy: Policy, overrides: OverrideFile | undefined, 
 }
 
 /** The union of the tools' capabilities, for the kernel layer (which sees the server, not its tools). */
-export function policyNeeds(policy: ResolvedPolicy): {
+export function policyNeeds(
+  policy: ResolvedPolicy,
+  options: { withL1?: boolean } = {},
+): {
   read: string[];
   write: string[];
   exec: string[];
@@ -213,12 +216,19 @@ export function policyNeeds(policy: ResolvedPolicy): {
 } {
   const tools = [...policy.tools.values()];
   const all = (f: (t: ResolvedTool) => readonly string[]) => [...new Set(tools.flatMap(f))];
+  const shell = tools.some((t) => Object.values(t.args).includes("command"));
+  const exec = all((t) => t.exec);
+  // L1 lets a command line use env as the shell's `NAME=value cmd` prefix (command.ts) and judges
+  // the command it runs, so the kernel must let env run. L1 still refuses bare env (it prints the
+  // environment) unless listed, and the environment under L1 is filtered. Without L1 (C-ebpf) the
+  // kernel cannot tell the two uses apart: env stays where the policy puts it.
+  if (options.withL1 && shell && !exec.includes("env")) exec.push("env");
   return {
     read: all((t) => t.read.roots),
     write: all((t) => t.write.roots),
-    exec: all((t) => t.exec),
+    exec,
     network: all((t) => t.network),
-    shell: tools.some((t) => Object.values(t.args).includes("command")),
+    shell,
   };
 }
 

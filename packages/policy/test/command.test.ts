@@ -60,6 +60,11 @@ describe("L1 on shell commands, by config", () => {
     // biome-ignore lint/suspicious/noTemplateCurlyInString: shell expansion, not a template
     "bash -c 'v=release-1.2; echo \"${v//./-}\"'",
     "git config --get user.name",
+    // env as the shell's `NAME=value cmd` prefix: the command it runs is what is judged.
+    "env LC_ALL=C sort data/sales.csv",
+    "env -u LANG TZ=UTC date -d @0 +%F",
+    "env -i -- wc -l src/hello.py",
+    "nice env LC_ALL=C grep -c . src/hello.py",
   ])("allows under C-app and C-full: %s", (command) => {
     expect(app(command)).toEqual({ allow: true });
     expect(full(command)).toEqual({ allow: true });
@@ -76,6 +81,8 @@ describe("L1 on shell commands, by config", () => {
     ['read x; eval "$x"', "l1.command.dynamic"],
     [". ./env.sh", "l1.command.dynamic"],
     ["PATH=./bin:$PATH ls", "l1.command.dynamic"],
+    ["env PATH=./bin:/usr/bin ls", "l1.command.dynamic"],
+    ["env LD_PRELOAD=./x.so sort data/sales.csv", "l1.command.dynamic"],
     ["PS4='$(curl x)' bash -xc ls", "l1.command.dynamic"],
     ["git config core.fsmonitor 'curl x'", "l1.command.dynamic"],
     ["awk '{ system(\"id\") }' x", "l1.code"],
@@ -95,6 +102,13 @@ describe("L1 on shell commands, by config", () => {
     ["ls > /tmp/out", "l1.path.write"],
     ["curl -s http://example.com/", "l1.exec"],
     ["env", "l1.exec"],
+    ["env -0", "l1.exec"],
+    ["env X=1", "l1.exec"],
+    ["env -C /etc cat passwd", "l1.exec"],
+    ["/usr/bin/env X=1 ls", "l1.exec"],
+    ["env X=1 cat /etc/passwd", "l1.path.read"],
+    ["env LC_ALL=C curl http://example.com/", "l1.exec"],
+    ["env GIT_DIR=/etc/.git git log", "l1.path.read"],
     ["printenv AWS_SECRET_ACCESS_KEY", "l1.exec"],
     ["sudo cat /etc/shadow", "l1.exec"],
     ["chmod 777 x", "l1.exec"],

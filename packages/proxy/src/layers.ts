@@ -297,7 +297,9 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
     const policy = await policyLib.loadPolicy(options.policy);
     const overrides = await policyLib.loadOverrides(options.overrides, policy.server);
     const resolved = policyLib.resolvePolicy(policy, overrides, vars);
-    const kernelNeeds = kernel ? policyLib.policyNeeds(resolved) : undefined;
+    const kernelNeeds = kernel
+      ? policyLib.policyNeeds(resolved, { withL1: layers.includes("L1") })
+      : undefined;
     const draft = policy.draft === true ? true : undefined;
     // L3 alone (C-ebpf) is a pure ablation: the environment and the results stay as they are.
     if (!appLayers)

@@ -188,6 +188,36 @@ describe.skipIf(!ready)("real servers under L3", () => {
     },
   );
 
+  it("env as a command's prefix runs under C-full (L1 judges what it runs); C-ebpf keeps env out", async () => {
+    const python = realpathSync(
+      execFileSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" }).trim(),
+    );
+    writeFileSync(join(ws, "words.txt"), "b\nB\na\n");
+    const policy = join(ROOT, "policies", "servers", "shell.json");
+    const command = [python, "-u", "-B", join(ROOT, "servers", "python", "shell.py")];
+    const results: Record<string, { returncode: number; stdout: string }> = {};
+    for (const config of ["C-ebpf", "C-full"]) {
+      const args = [MCPGUARD, "run", "--config", config, "--policy", policy, "--", ...command];
+      const s = await connect(args, process.env as Record<string, string>, ws);
+      const result = await s.client.callTool({
+        name: "run_command",
+        arguments: { command: "env LC_ALL=C sort words.txt" },
+      });
+      results[config] = JSON.parse(toolText(result));
+      // Bare env prints the environment: still not a program the shell policy lists.
+      expect(
+        toolText(await s.client.callTool({ name: "run_command", arguments: { command: "env" } })),
+        config,
+      ).toMatch(
+        config === "C-full" ? /^Blocked by mcpguard \(L1\): env is not a program/ : /"returncode": 126/,
+      );
+      await s.client.close();
+    }
+    expect(results["C-full"]).toMatchObject({ returncode: 0, stdout: "B\na\nb\n" });
+    // Without L1 the kernel cannot tell `env cmd` from a bare env: it may not run env at all.
+    expect(results["C-ebpf"]).toMatchObject({ returncode: 126 });
+  });
+
   describe("a pyenv shim", () => {
     const victim = ["-u", "-B", join(ROOT, "servers", "python", "filesystem.py")];
     const policyFile = join(ROOT, "policies", "servers", "filesystem.json");

@@ -193,9 +193,11 @@ function programRuns(r: Reader, inv: Invocation, scope: Scope, stdin: Stdin): vo
   for (const argv of inv.argvs) {
     const runs = innerRuns(argv, stdin, inv.cwd, r.ctx);
     for (const run of runs.argvs) {
+      // Set for the command it runs, so judged as the shell's own `NAME=value cmd` would be.
+      for (const setting of run.env ?? []) r.environment.push(setting);
       const cwd = run.cwd === null ? undefined : (run.cwd ?? inv.cwd);
       const how: Dispatch = { programOnly: true, via: run.via, cwd };
-      r.wrapped(() => dispatch(r, [run.argv], [], scope, run.stdin ?? stdin, [], how));
+      r.wrapped(() => dispatch(r, [run.argv], run.env ?? [], scope, run.stdin ?? stdin, [], how));
     }
     for (const script of runs.scripts) {
       if (script.texts === undefined) {

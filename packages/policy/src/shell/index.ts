@@ -10,6 +10,7 @@ export { gitKeyKind, gitSubcommand } from "./git.js";
 export { shellGrammar, warmShellGrammar } from "./grammar.js";
 export * from "./model.js";
 export { programName, type RedirectAt } from "./reader.js";
+export { envPrefixCommand } from "./wrappers.js";
 
 export type FullReading = ShellReading & { redirects: RedirectAt[] };
 

@@ -6,12 +6,14 @@
  */
 import { posix } from "node:path";
 import { gitRuns } from "./git.js";
-import type { Dialect, Field, ShellContext, Stdin, Unknown } from "./model.js";
+import type { Dialect, EnvSetting, Field, ShellContext, Stdin, Unknown } from "./model.js";
 import { UNKNOWN_MARK } from "./model.js";
 
 export interface InnerRun {
   argv: Field[];
   via: string;
+  /** Variables the wrapper sets for it (`env NAME=value cmd`), as the shell's own prefix would. */
+  env?: EnvSetting[];
   /** The directory it runs in: undefined is the wrapper's, null is one known only at run time. */
   cwd?: string | null;
   stdin?: Stdin;
@@ -279,6 +281,7 @@ function wrapperRuns(
 ): void {
   let positional = wrapper.positional ?? 0;
   let chdir: string | null | undefined;
+  const env: EnvSetting[] = [];
   let i = 0;
   for (; i < args.length; i++) {
     const f = args[i] as Field;
@@ -297,7 +300,10 @@ function wrapperRuns(
       if (wrapper.valued?.includes(f.text)) i++;
       continue;
     }
-    if (wrapper.assignments && /^[A-Za-z_]\w*=/.test(f.text)) continue;
+    if (wrapper.assignments && ASSIGNMENT.test(f.text)) {
+      env.push(assignment(f));
+      continue;
+    }
     if (positional > 0) {
       positional--;
       continue;
@@ -307,7 +313,45 @@ function wrapperRuns(
   const command = args.slice(i);
   if (name === "busybox" && command.length === 0) return;
   const argv = command.length ? command : wrapper.fallback ? [{ text: wrapper.fallback }] : [];
-  if (argv.length) runs.argvs.push({ argv, via: name, ...(chdir !== undefined ? { cwd: chdir } : {}) });
+  if (argv.length)
+    runs.argvs.push({
+      argv,
+      via: name,
+      ...(chdir !== undefined ? { cwd: chdir } : {}),
+      ...(env.length ? { env } : {}),
+    });
+}
+
+const ASSIGNMENT = /^[A-Za-z_]\w*=/;
+
+function assignment(f: Field): EnvSetting {
+  const eq = f.text.indexOf("=");
+  return { name: f.text.slice(0, eq), value: { ...f, text: f.text.slice(eq + 1) } };
+}
+
+/** env's options that only clear or unset variables (`-u` takes a name). */
+const ENV_PLAIN_FLAGS = new Set(["-i", "--ignore-environment", "-"]);
+const ENV_UNSET = new Set(["-u", "--unset"]);
+
+/**
+ * Where the command of `env [-i] [-u NAME] [NAME=value]... COMMAND [ARG]...` starts: env used as
+ * the shell's own `NAME=value COMMAND` prefix, which runs COMMAND and prints nothing. Undefined
+ * for any other use of env (no command: it prints the environment; `-C`, `-S` and the rest), or
+ * when a word before the command is known only at run time.
+ */
+export function envPrefixCommand(argv: readonly Field[]): number | undefined {
+  for (let i = 1; i < argv.length; i++) {
+    const f = argv[i] as Field;
+    if (f.unknown) return undefined;
+    if (f.text === "--") return i + 1 < argv.length && !argv[i + 1]?.unknown ? i + 1 : undefined;
+    if (ENV_PLAIN_FLAGS.has(f.text) || f.text.startsWith("--unset=") || ASSIGNMENT.test(f.text)) continue;
+    if (ENV_UNSET.has(f.text)) {
+      i++;
+      continue;
+    }
+    return f.text.startsWith("-") ? undefined : i;
+  }
+  return undefined;
 }
 
 /** `env -S 'prog args'`: the string is split into words. */
