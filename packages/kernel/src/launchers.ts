@@ -271,12 +271,16 @@ async function resolveNpx(
   npx: NpxCommand,
   npxPath: string,
   options: { env: NodeJS.ProcessEnv; cwd: string },
+  viaNpm: boolean,
 ): Promise<Launch> {
   const packages = npx.packages.length ? npx.packages : [npx.command];
+  // The same question to npm itself (`npm exec`, `npm x`) needs its subcommand.
+  const subcommand = viaNpm ? ["exec"] : [];
   const ask = (flags: string[]) =>
     run(
       npxPath,
       [
+        ...subcommand,
         ...flags,
         "--ignore-scripts",
         ...packages.map((p) => `--package=${p}`),
@@ -327,7 +331,7 @@ export async function resolveLaunch(
   if (!exe) throw new LaunchError(`cannot find the server's program "${command}" on its PATH`);
   const shim = await resolveShim(exe, name, options);
   const npx = parseNpx([name, ...rest]);
-  if (npx) return resolveNpx(npx, shim ?? realpathSync(exe), options);
+  if (npx) return resolveNpx(npx, shim ?? realpathSync(exe), options, name === "npm");
   if (
     UNRESOLVED.has(name) ||
     (name === "pnpm" && rest[0] === "dlx") ||

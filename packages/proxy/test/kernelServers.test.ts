@@ -155,11 +155,11 @@ describe.skipIf(!ready)("real servers under L3", () => {
     );
   });
 
-  it.skipIf(!cached)(
-    "npx -y @modelcontextprotocol/server-filesystem <dir> starts under C-full, offline from the npm cache",
-    async () => {
+  it.skipIf(!cached).each([["npx", "-y"], ["npm", "exec", "-y"]])(
+    "%s %s @modelcontextprotocol/server-filesystem <dir> starts under C-full, offline from the npm cache",
+    async (...launcher) => {
       const env = { ...process.env, ...OFFLINE };
-      const command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", ws];
+      const command = [...launcher, "@modelcontextprotocol/server-filesystem", ws];
       const policy = derive(command, env);
       const { log, session } = run("C-full", policy, command, env);
       const s = await session;
