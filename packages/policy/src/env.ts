@@ -48,8 +48,33 @@ export function tokenShaped(value: string): boolean {
   return classes >= 2 && !/^[a-z0-9/._-]+$/.test(value);
 }
 
+/**
+ * The last word of a name says what its value is (`PASSWORD_MIN_LENGTH` is a length, `TOKEN_TTL` a
+ * duration, `AUTH_URL` a place): these words make a name that mentions a secret one whose value is
+ * about the secret, not the secret. Paths and files (`PRIVATE_KEY_PATH`) are left out: they point
+ * at one.
+ */
+const ABOUT_A_SECRET = new Set(
+  (
+    "MIN MAX MINIMUM MAXIMUM LEN LENGTH SIZE BITS COUNT LIMIT TTL TIMEOUT EXPIRY EXPIRES EXPIRATION " +
+    "LIFETIME AGE DAYS HOURS MINUTES SECONDS MS ROUNDS ITERATIONS ATTEMPTS RETRIES POLICY RULE RULES " +
+    "COMPLEXITY STRENGTH REQUIRED ENABLED DISABLED ENFORCED ALGORITHM ALG FORMAT TYPE KIND MODE " +
+    "METHOD SCHEME PROVIDER URL URI ENDPOINT HOST PORT DOMAIN ISSUER AUDIENCE SCOPE SCOPES HEADER " +
+    "PARAM NAME LABEL DESCRIPTION"
+  ).split(" "),
+);
+/** Word boundaries: anything but a letter or digit, and a capital after a small letter or digit. */
+const WORD_BREAK = /[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])/;
+
+/** Whether a name's last word says its value describes a secret rather than holds one (above). */
+export function aboutASecret(name: string): boolean {
+  const words = name.split(WORD_BREAK).filter(Boolean);
+  return words.length > 1 && ABOUT_A_SECRET.has((words.at(-1) as string).toUpperCase());
+}
+
+/** A variable or setting whose value is a secret, by its name. */
 export function secretName(name: string): boolean {
-  return SECRET_NAME.test(name);
+  return SECRET_NAME.test(name) && !aboutASecret(name);
 }
 
 export function filterEnvironment(env: NodeJS.ProcessEnv, keep: ReadonlySet<string>): FilteredEnvironment {

@@ -28,7 +28,7 @@ export function checkKey(value: string, scope: Scope): Finding | undefined {
     );
   }
   const env = envName(value);
-  if (scope.on("l2.sensitive-key") && (secretLooking(env) || SECRET_KEY.test(env))) {
+  if (scope.on("l2.sensitive-key") && (secretLooking(value) || SECRET_KEY.test(env))) {
     return scope.finding("l2.sensitive-key", `names ${env}, a setting or variable that holds a secret`);
   }
   return undefined;

@@ -2,7 +2,7 @@
  * Whether a name (an environment variable, a setting, a JSON field) names a secret: the policy's
  * `secretName`, read on the name as an environment variable would spell it.
  */
-import { secretName } from "@mcpguard/policy";
+import { aboutASecret, secretName } from "@mcpguard/policy";
 
 const NOT_ALNUM = /[^A-Z0-9]/g;
 
@@ -12,5 +12,6 @@ export function envName(name: string): string {
 }
 
 export function secretLooking(name: string): boolean {
-  return secretName(envName(name));
+  // The name as written too: `passwordMinLength` keeps the word breaks its spelling in capitals loses.
+  return secretName(envName(name)) && !aboutASecret(name);
 }

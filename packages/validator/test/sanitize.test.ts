@@ -149,6 +149,18 @@ describe("l2.result.token", () => {
     expect(JSON.parse(textOf(json))).toEqual({ db: { password: "[REDACTED token]", host: "db.internal" } });
   });
 
+  it("keeps values whose names say they are about a secret: a place, a header, a length", () => {
+    const settings = {
+      token_url: "https://auth.example.com/oauth/token",
+      apiKeyHeader: "X-Api-Key",
+      password_min_length: "14",
+      session_token_ttl: "3600s",
+      db_password: "opensesame99",
+    };
+    const out = JSON.parse(textOf(sanitize(jsonResult(settings)).result));
+    expect(out).toEqual({ ...settings, db_password: "[REDACTED token]" });
+  });
+
   it("removes generic token-shaped strings", () => {
     // Seeded, so that the rare random token that reads like words (see tokens.ts) cannot make this flaky.
     let seed = 20_240_101;
