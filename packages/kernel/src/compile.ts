@@ -13,12 +13,14 @@ import {
   constants,
   existsSync,
   openSync,
+  readFileSync,
   readSync,
   realpathSync,
   statSync,
 } from "node:fs";
 import { isIP } from "node:net";
 import { basename, delimiter, dirname, isAbsolute, join } from "node:path";
+import { TRUST_VARIABLES } from "@mcpguard/protocol";
 import { LANDLOCK_MIN_ABI } from "./probe.js";
 
 export interface KernelNeeds {
@@ -410,6 +412,11 @@ function fileRules(needs: KernelNeeds, argv: readonly string[], env: NodeJS.Proc
   if (argv.length > 0) interpreterNeeds(rules, argv, env);
   for (const path of SYSTEM_READ) if (existsSync(path)) rules.add(real(path), READ);
   for (const [path, access] of DEVICES) if (existsSync(path)) rules.add(path, access);
+  // The certificate authorities the client trusts, where its environment names them.
+  for (const name of TRUST_VARIABLES) {
+    const path = env[name];
+    if (path && isAbsolute(path) && existsSync(path)) rules.add(real(path), READ);
+  }
   for (const path of needs.read) if (existsSync(path)) rules.add(real(path), READ);
   for (const path of needs.write) {
     if (!existsSync(path)) {
@@ -451,5 +458,42 @@ export async function compile(
       network.push({ address, family, port: d.port });
     }
   }
+  const named = destinations.filter((d) => !isIP(d.host) && !d.host.startsWith("*."));
+  if (named.length > 0) {
+    const resolvers = resolverNeeds(rules);
+    for (const address of resolvers) network.push({ address, family: isIP(address), port: 53 });
+    if (ports && resolvers.length > 0) ports = [...new Set([...ports, 53])];
+    rules.notes.push(
+      `${named.map((d) => d.host).join(", ")} ${named.length > 1 ? "are names" : "is a name"}: the server may read the resolver's settings and query ${resolvers.map((a) => `${a}:53`).join(", ") || "no name server"} (DNS queries can carry data out to any domain's name servers)`,
+    );
+  }
   return { ...emit(rules, network, ports), notes: rules.notes };
+}
+
+/** What the C library reads to resolve a name: its settings, never the account database. */
+const RESOLVER_FILES = [
+  "/etc/resolv.conf",
+  "/etc/hosts",
+  "/etc/nsswitch.conf",
+  "/etc/host.conf",
+  "/etc/gai.conf",
+];
+
+/**
+ * A policy that names a host lets the server resolve it, as it must to reach it: read access to the
+ * resolver's settings and the name servers of /etc/resolv.conf (the C library's default, the local
+ * host, when it lists none). Returns those name servers.
+ */
+function resolverNeeds(rules: Rules): string[] {
+  for (const path of RESOLVER_FILES) if (existsSync(path)) rules.add(real(path), "read_file");
+  let text = "";
+  try {
+    text = readFileSync("/etc/resolv.conf", "utf8");
+  } catch {
+    // None: the C library asks the local host.
+  }
+  const servers = [...text.matchAll(/^\s*nameserver\s+(\S+)/gm)]
+    .map((m) => (m[1] as string).replace(/%.*$/, ""))
+    .filter((a) => isIP(a) > 0);
+  return servers.length > 0 ? [...new Set(servers)] : ["127.0.0.1", "::1"];
 }

@@ -1,4 +1,12 @@
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -67,6 +75,21 @@ describe("compile", () => {
     expect(ruleFor(ruleset, which("sh", env.PATH) as string)).toMatch(/^fs execute,read_file /);
   });
 
+  it("lets the server read the certificate authorities its environment names, and no other file a variable names", async () => {
+    const ca = join(root, "corp-ca.pem");
+    writeFileSync(ca, "-----BEGIN CERTIFICATE-----\n");
+    const trusted = { ...env, NODE_EXTRA_CA_CERTS: ca, SSL_CERT_DIR: ws, OTHER_FILE: join(ws, "app.db") };
+    const { ruleset } = await compile(none, [process.execPath, script], trusted);
+    expect(ruleFor(ruleset, ca)).toBe(`fs read_dir,read_file ${ca}`);
+    expect(ruleFor(ruleset, ws)).toBe(`fs read_dir,read_file ${ws}`);
+    expect(ruleFor(ruleset, join(ws, "app.db"))).toBeUndefined();
+    // A relative or missing path grants nothing.
+    const loose = { ...env, SSL_CERT_FILE: "corp-ca.pem", CURL_CA_BUNDLE: join(root, "missing.pem") };
+    expect(rules((await compile(none, [process.execPath, script], loose)).ruleset)).toEqual(
+      rules((await compile(none, [process.execPath, script], env)).ruleset),
+    );
+  });
+
   it("lets a write grant move files within itself (refer), never a read grant or a file grant", async () => {
     const needs: KernelNeeds = {
       ...none,
@@ -106,6 +129,33 @@ describe("compile", () => {
     const open = await compile({ ...none, network: ["127.0.0.1"] }, [process.execPath, script], env);
     expect(records(open.ruleset)).not.toContain("handle net");
     expect(open.notes).toContainEqual(expect.stringMatching(/without a port/));
+  });
+
+  it("lets a server resolve the hosts its policy names, and only then", async () => {
+    const byAddress = await compile(
+      { ...none, network: ["127.0.0.1:8443"] },
+      [process.execPath, script],
+      env,
+    );
+    expect(ruleFor(byAddress.ruleset, "/etc/resolv.conf")).toBeUndefined();
+    expect(records(byAddress.loaderPolicy).filter((r) => / 53$/.test(r))).toEqual([]);
+    const { ruleset, loaderPolicy, notes } = await compile(
+      { ...none, network: ["localhost:8443"] },
+      [process.execPath, script],
+      env,
+    );
+    for (const file of ["/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf"].filter(existsSync))
+      expect(ruleFor(ruleset, realpathSync(file)), file).toBe(`fs read_file ${realpathSync(file)}`);
+    expect(ruleFor(ruleset, "/etc/passwd")).toBeUndefined();
+    const servers = [...readFileSync("/etc/resolv.conf", "utf8").matchAll(/^nameserver\s+(\S+)/gm)].map(
+      (m) => m[1] as string,
+    );
+    for (const server of servers.length ? servers : ["127.0.0.1"])
+      expect(records(loaderPolicy)).toContainEqual(expect.stringMatching(new RegExp(` ${server} 53$`)));
+    expect(records(ruleset)).toContain("net connect 53");
+    expect(notes).toContainEqual(
+      expect.stringMatching(/localhost is a name: .*DNS queries can carry data out/),
+    );
   });
 
   it("passes a path with '#', a newline, spaces and non-ASCII letters whole, in one field", async () => {

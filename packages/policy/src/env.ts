@@ -4,6 +4,8 @@
  * result sanitizer can remove them should the server find them some other way.
  */
 
+import { TRUST_VARIABLES } from "@mcpguard/protocol";
+
 /**
  * Variables that describe the world rather than hold secrets (DESIGN.md, L1). PWD is the server's
  * working directory, which it can read with getcwd() anyway.
@@ -83,7 +85,12 @@ export function filterEnvironment(env: NodeJS.ProcessEnv, keep: ReadonlySet<stri
   const secretValues: string[] = [];
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) continue;
-    if (WORLD_VARIABLES.includes(name) || name.startsWith("LC_") || keep.has(name)) {
+    if (
+      WORLD_VARIABLES.includes(name) ||
+      TRUST_VARIABLES.includes(name) ||
+      name.startsWith("LC_") ||
+      keep.has(name)
+    ) {
       out[name] = value;
       continue;
     }

@@ -508,6 +508,8 @@ describe("environment at spawn", () => {
       AWS_SECRET_ACCESS_KEY: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
       SOME_ID: "aB3dE5gH7jK9mN1pQ3sT",
       OLDPWD: "/root",
+      NODE_EXTRA_CA_CERTS: "/etc/ssl/certs/corp.pem",
+      SSL_CERT_DIR: "/etc/ssl/certs",
     };
     const filtered = filterEnvironment(env, new Set(["LOG_LEVEL"]));
     expect(filtered.env).toEqual({
@@ -517,6 +519,9 @@ describe("environment at spawn", () => {
       LC_ALL: "C",
       TMPDIR: "/t",
       LOG_LEVEL: "debug",
+      // The certificate authorities the client trusts: public, and needed to reach a host over TLS.
+      NODE_EXTRA_CA_CERTS: "/etc/ssl/certs/corp.pem",
+      SSL_CERT_DIR: "/etc/ssl/certs",
     });
     expect(filtered.withheld).toEqual(["AWS_SECRET_ACCESS_KEY", "OLDPWD", "SOME_ID"]);
     expect(filtered.secretValues.sort()).toEqual([env.AWS_SECRET_ACCESS_KEY, env.SOME_ID].sort());

@@ -3,3 +3,4 @@ export * from "./framing.js";
 export * from "./jsonrpc.js";
 export * from "./pending.js";
 export * from "./scan.js";
+export * from "./trust.js";

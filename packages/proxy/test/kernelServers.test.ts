@@ -155,7 +155,10 @@ describe.skipIf(!ready)("real servers under L3", () => {
     );
   });
 
-  it.skipIf(!cached).each([["npx", "-y"], ["npm", "exec", "-y"]])(
+  it.skipIf(!cached).each([
+    ["npx", "-y"],
+    ["npm", "exec", "-y"],
+  ])(
     "%s %s @modelcontextprotocol/server-filesystem <dir> starts under C-full, offline from the npm cache",
     async (...launcher) => {
       const env = { ...process.env, ...OFFLINE };
