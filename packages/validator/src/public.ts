@@ -9,7 +9,8 @@
  * What stays redacted, because its shape is all there is to go on: a bare base64 string of a
  * digest's length with neither a name nor a prefix (a 32-byte key in base64 looks exactly like a
  * sha256 digest in base64), and base64 of binary data cut into lines of 32 to 100 characters
- * (the lines of a private key without its armour look the same).
+ * (the lines of a private key without its armour look the same), unless its first bytes are a
+ * known file format's (a PNG, a gzip archive), which no key starts with.
  */
 import { envName, secretLooking } from "./secrets.js";
 
@@ -120,12 +121,83 @@ function armouredData(block: string, label: string): boolean {
   return label.startsWith("PGP") ? (first & 0x80) !== 0 : first === 0x30;
 }
 
-/** The [start, end) ranges of the public armoured blocks of a text (none without "-----BEGIN"). */
+/**
+ * The first bytes of file formats (magic numbers) that a key or a token never starts with: an
+ * image, a font, an archive, a document, audio or video, a WebAssembly module. A private key
+ * without its armour is DER (0x30) or OpenSSH's `openssh-key-v1`, neither of these.
+ */
+const FILE_SIGNATURES: readonly Buffer[] = [
+  [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], // PNG
+  [0xff, 0xd8, 0xff], // JPEG
+  [0x47, 0x49, 0x46, 0x38], // GIF8
+  [0x52, 0x49, 0x46, 0x46], // RIFF: WebP, WAV, AVI
+  [0x25, 0x50, 0x44, 0x46, 0x2d], // %PDF-
+  [0x50, 0x4b, 0x03, 0x04], // ZIP (jar, docx, xlsx, epub)
+  [0x1f, 0x8b, 0x08], // gzip
+  [0x42, 0x5a, 0x68], // bzip2
+  [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00], // xz
+  [0x28, 0xb5, 0x2f, 0xfd], // zstd
+  [0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c], // 7z
+  [0x00, 0x61, 0x73, 0x6d], // WebAssembly
+  [0x00, 0x00, 0x01, 0x00], // ICO
+  [0x49, 0x44, 0x33], // MP3 with ID3
+  [0x4f, 0x67, 0x67, 0x53], // Ogg
+  [0x66, 0x4c, 0x61, 0x43], // FLAC
+  [0x77, 0x4f, 0x46, 0x46], // WOFF
+  [0x77, 0x4f, 0x46, 0x32], // WOFF2
+  [0x00, 0x01, 0x00, 0x00, 0x00], // TrueType
+  [0x4f, 0x54, 0x54, 0x4f], // OpenType
+].map((bytes) => Buffer.from(bytes));
+
+/** Whether base64 `text` starts a file of a known format (its first 16 characters decoded). */
+function encodedFile(text: string): boolean {
+  const head = text.slice(0, 16);
+  if (head.length < 16 || !/^[A-Za-z0-9+/]+$/.test(head)) return false;
+  const bytes = Buffer.from(head, "base64");
+  return FILE_SIGNATURES.some((signature) => bytes.subarray(0, signature.length).equals(signature));
+}
+
+/** A line of base64 (a MIME or PEM body's line, or a whole blob). */
+const BASE64_LINE = /^[A-Za-z0-9+/]{16,}={0,2}\r?$/;
+/** A line that may continue such a block (its last line may be short). */
+const BASE64_MORE = /^[A-Za-z0-9+/]+={0,2}\r?$/;
+
+/**
+ * Blocks of base64 lines that encode a file of a known format (an image pasted into a document, a
+ * `.b64` of an archive): each of their lines is token-shaped, and none is a secret.
+ */
+function encodedFileBlocks(text: string): [number, number][] {
+  const blocks: [number, number][] = [];
+  let at = 0;
+  let block: [number, number] | undefined;
+  for (const line of text.split("\n")) {
+    const end = at + line.length;
+    if (block && BASE64_MORE.test(line)) block[1] = end;
+    else {
+      block = BASE64_LINE.test(line) && encodedFile(line) ? [at, end] : undefined;
+      if (block) blocks.push(block);
+    }
+    at = end + 1;
+  }
+  return blocks;
+}
+
+/** A data URI's base64, right before a candidate: `data:image/png;base64,`. */
+const DATA_URI_BEFORE = /data:[\w.+-]+\/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,$/i;
+
+/**
+ * The [start, end) ranges of a text's public blocks: armoured public keys and certificates, and
+ * base64 lines that encode a file of a known format.
+ */
 export function publicBlocks(text: string): [number, number][] {
-  if (!text.includes("-----BEGIN")) return [];
-  return [...text.matchAll(PUBLIC_BLOCK)]
-    .filter((m) => armouredData(m[0], m[1] ?? ""))
-    .map((m) => [m.index, m.index + m[0].length]);
+  const blocks = /^[A-Za-z0-9+/]{16}/m.test(text) ? encodedFileBlocks(text) : [];
+  if (!text.includes("-----BEGIN")) return blocks;
+  return [
+    ...blocks,
+    ...[...text.matchAll(PUBLIC_BLOCK)]
+      .filter((m) => armouredData(m[0], m[1] ?? ""))
+      .map((m): [number, number] => [m.index, m.index + m[0].length]),
+  ];
 }
 
 /**
@@ -135,6 +207,8 @@ export function publicBlocks(text: string): [number, number][] {
  */
 export function publicToken(candidate: string, before: string, field?: string): boolean {
   if (sshPublicKey(candidate, before)) return true;
+  // A file in a data URI (an image in Markdown or HTML): its format's first bytes say what it is.
+  if (DATA_URI_BEFORE.test(before) && encodedFile(candidate)) return true;
   // A digest that names its algorithm is judged by that algorithm's size alone.
   const prefixed = prefixedDigest(candidate, before);
   if (prefixed !== undefined) return prefixed;

@@ -34,7 +34,8 @@ const GENERIC = /(?<![A-Za-z0-9+/_.@~-])[A-Za-z0-9+/_-]{32,100}={0,2}(?![A-Za-z0
 
 const PLACEHOLDER =
   /^(?:true|false|null|none|nil|undefined|enabled|disabled|required|optional|changeme|\*+|x+|\d+(?:\.\d+)?|<[^>]*>|\$\{?\w+\}?)$/i;
-const CODE = /[()[\]{}]|^[a-z_]\w*(?:\.[a-z_]\w*)+$/;
+/** Code, not a value: a call, an index, a block, or a member path (`config.secret`, `process.env.API_KEY;`). */
+const CODE = /[()[\]{}]|^[a-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+[,;]?$/;
 const HEX = /^[0-9a-fA-F-]+$/;
 const DIGIT_RUNS = /[0-9]+/g;
 const LETTERS = /[A-Za-z]/g;

@@ -149,6 +149,17 @@ describe("l2.result.token", () => {
     expect(JSON.parse(textOf(json))).toEqual({ db: { password: "[REDACTED token]", host: "db.internal" } });
   });
 
+  it("keeps code that reads a secret from elsewhere, with its punctuation", () => {
+    for (const line of [
+      "const apiKey = process.env.API_KEY;",
+      "  secret: config.secret,",
+      "api_key=settings.API_KEY",
+      'password = os.environ["DB_PASSWORD"]',
+    ]) {
+      expect(textOf(sanitize(textResult(line)).result), line).toBe(line);
+    }
+  });
+
   it("keeps values whose names say they are about a secret: a place, a header, a length", () => {
     const settings = {
       token_url: "https://auth.example.com/oauth/token",
@@ -435,6 +446,25 @@ describe("redact secrets, not shapes", () => {
     // A token dressed as a certificate: its data is no DER.
     const dressed = `N${canary(63)}`;
     redacted(`-----BEGIN CERTIFICATE-----\n${dressed}\n-----END CERTIFICATE-----`, dressed);
+  });
+
+  it("passes base64 that starts a known file format (a data URI's image, a file's lines), never a key's DER", () => {
+    const encoded = (first: number[]) => {
+      const data = Buffer.concat([Buffer.from(first), Buffer.from(b64(6 * 57), "base64")]);
+      return data.toString("base64");
+    };
+    const lines = (base64: string) => base64.match(/.{1,76}/g)?.join("\n") ?? "";
+    const png = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+    for (let i = 0; i < 10; i++) {
+      untouched(`![logo](data:image/png;base64,${encoded(png).slice(0, 96)})`);
+      untouched(`archive.tar.gz:\n${lines(encoded([0x1f, 0x8b, 0x08]))}\n`);
+      untouched(`<img src="data:image/jpeg;base64,${encoded([0xff, 0xd8, 0xff, 0xe0]).slice(0, 64)}">`);
+    }
+    // The lines of a private key without its armour, and a token behind a data URI's prefix.
+    const der = lines(encoded([0x30, 0x82, 0x04, 0xa3]));
+    redacted(`key:\n${der}`, der.split("\n")[1] as string);
+    const token = canary(64);
+    redacted(`data:image/png;base64,${token}`, token);
   });
 
   it("passes a digest's value by its name, with a digest's size", () => {
