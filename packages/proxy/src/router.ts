@@ -596,8 +596,14 @@ export class Router {
     }
     try {
       if (change?.records) {
-        for (const { subject: item, ...decision } of change.records)
+        for (const { subject: item, ...decision } of change.records) {
           this.#audit(item, args, started, decision);
+          // An item the agent will not see (a tool withheld from a listing) is said where the operator looks.
+          if (decision.decision === "deny")
+            this.#opts.log(
+              `withheld ${JSON.stringify(item)} from ${subject}: ${decision.reason} (${decision.rule})`,
+            );
+        }
       } else if (change) {
         const { layer, rule, reason } = change;
         this.#audit(subject, args, started, { decision: "modify", layer, rule, reason });

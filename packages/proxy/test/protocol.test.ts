@@ -243,6 +243,10 @@ describe("pinned tools under C-app", () => {
     const record = decisions(audit).find((d) => d.rule === "l2.pin.changed");
     expect(record).toMatchObject({ tool: "convert", layer: "L2" });
     expect(record?.reason).toMatch(/since the pin file \(description\)/);
+    // Said where the operator looks, not only in the audit log: the tool is gone from the agent's list.
+    expect(s.stderr()).toMatch(
+      /^mcpguard: withheld "convert" from tools\/list: changed its definition since .*\(l2\.pin\.changed\)$/m,
+    );
   });
 
   it('lists it with a notice instead under "pins": {"onChange": "flag"}', async () => {
