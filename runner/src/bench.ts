@@ -13,6 +13,7 @@ import { probeEnvironment } from "./probe.js";
 import { prepareNpmCache } from "./real.js";
 import { loadAllServers, type ServerEntry } from "./registry.js";
 import { cwdVariants, type Scenario, type TrialCwd } from "./scenario.js";
+import { sweepTrialCgroups } from "./session.js";
 import { DIRECT } from "./summarize.js";
 import { caseFields, markError, runTrial, type TrialRecord } from "./trial.js";
 import { Sink } from "./world/sink.js";
@@ -142,6 +143,8 @@ export async function runBench(plan: BenchPlan, signal?: AbortSignal): Promise<B
 
   // A peer that cannot run here is reported "not run: <why>" for every case, never skipped silently.
   const peerNotRun = peersNotRun(plan.configs);
+  // What killed runs left behind would only pile up: their empty trial cgroups go first.
+  sweepTrialCgroups();
   const factory = await WorldFactory.create({ baseDir: peerWorldBase(plan.configs) });
   for (const config of plan.configs) {
     if (peerNotRun.has(config)) continue;

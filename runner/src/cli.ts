@@ -385,6 +385,11 @@ export async function main(command: string, argv: string[]): Promise<number> {
       process.stderr.write(`mcpguard ${command}: ${error.message}\n`);
       return 2;
     }
-    throw error;
+    // A run refused or failed: its reason, not a stack trace (that only with MCPGUARD_DEBUG).
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`mcpguard ${command}: ${message}\n`);
+    if (process.env.MCPGUARD_DEBUG && error instanceof Error && error.stack)
+      process.stderr.write(`${error.stack}\n`);
+    return 1;
   }
 }

@@ -7,9 +7,17 @@
  * the session kills whatever the server started, in whatever session or process group it hid.
  */
 
-import { readdirSync, readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Containment, createContainment, defaultLimits } from "@mcpguard/proxy";
+import {
+  type Containment,
+  createContainment,
+  defaultLimits,
+  findCgroup2,
+  removeCgroupTree,
+  v1LimitParents,
+} from "@mcpguard/proxy";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
@@ -81,6 +89,7 @@ export interface Session {
 }
 
 let sequence = 0;
+const TRIAL_CGROUP = "mcpguard-trial-";
 
 /** The world's environment, plus what a real server's entry sets (a client config's `env`). */
 export function serverEnvironment(server: ServerEntry, world: World): Record<string, string> {
@@ -151,8 +160,9 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     });
   // With limits, the trial's cgroup has cgroup-v1 cgroups too where the host keeps pids and memory
   // there: the proxy's server cgroups nest in them and go with the trial, whatever was killed first.
+  // A random part: a cgroup a killed run left behind (its pid reused since) never takes the name.
   const containment = createContainment({
-    name: `mcpguard-trial-${process.pid}-${++sequence}`,
+    name: `${TRIAL_CGROUP}${process.pid}-${++sequence}-${randomBytes(4).toString("hex")}`,
     limits: defaultLimits(),
   });
   const [command, ...args] = containment.wrap(argv, { newSession: true });
@@ -181,6 +191,12 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     await client.close().catch(() => {});
     if (pid) await containment.killAll(pid);
     containment.dispose();
+    // A process still on its way out (a busy machine) keeps the cgroup populated a little longer.
+    const path = containment.cgroupPath;
+    for (let i = 0; path && existsSync(path) && i < 100; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      containment.dispose();
+    }
     peer?.cleanup();
   };
 
@@ -233,4 +249,38 @@ export function cgroupCpuMicros(cgroup: string | undefined): number | undefined 
   }
   const usage = /^usage_usec (\d+)$/m.exec(stat)?.[1];
   return usage === undefined ? undefined : Number(usage);
+}
+
+/**
+ * Remove the empty trial cgroups of runs that are gone (a run killed before it closed its trials):
+ * `mcpguard-trial-<pid>-...` whose runner no longer runs. A populated one is never touched. Returns
+ * how many were removed.
+ */
+export function sweepTrialCgroups(): number {
+  const v2 = findCgroup2();
+  const parents = [...(v2 ? [join(v2.mount, v2.self)] : []), ...v1LimitParents()];
+  let removed = 0;
+  for (const parent of parents) {
+    let names: string[];
+    try {
+      names = readdirSync(parent).filter((n) => n.startsWith(TRIAL_CGROUP));
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const pid = Number(name.slice(TRIAL_CGROUP.length).split("-")[0]);
+      if (!Number.isInteger(pid) || pid <= 0 || alive(pid)) continue;
+      if (removeCgroupTree(join(parent, name))) removed++;
+    }
+  }
+  return removed;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
 }

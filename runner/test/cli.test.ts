@@ -47,6 +47,23 @@ describe("bad flags are refused with a message that says why", () => {
     expect(missing.status).toBe(2);
     expect(missing.stderr).toMatch(/trials\.ndjson does not exist/);
   });
+
+  it("says in one line why a run failed, with no stack trace", () => {
+    const file = join(scratch, "a-file");
+    writeFileSync(file, "");
+    const r = mcpguard(
+      "bench",
+      "--cases",
+      "BN-01",
+      "--configs",
+      "C0",
+      "--no-direct",
+      "--out",
+      join(file, "out"),
+    );
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim()).toMatch(/^mcpguard bench: .*ENOTDIR[^\n]*$/);
+  });
 });
 
 describe("scenario files", () => {

@@ -8,7 +8,7 @@ export {
   resolveConfig,
 } from "./configs.js";
 export { type Containment, createContainment, findCgroup2, removeCgroupTree } from "./containment.js";
-export { defaultLimits, type Limits, type LimitsInfo } from "./limits.js";
+export { defaultLimits, type Limits, type LimitsInfo, v1LimitParents } from "./limits.js";
 export {
   exitStatus,
   type Interceptor,

@@ -123,6 +123,14 @@ function v1Hierarchy(controller: Controller): { mount: string; self: string } | 
   return undefined;
 }
 
+/** The cgroup-v1 directories (pids, memory) this process's limit cgroups are made in, where mounted. */
+export function v1LimitParents(): string[] {
+  return (["pids", "memory"] as const)
+    .map(v1Hierarchy)
+    .filter((h): h is { mount: string; self: string } => h !== undefined)
+    .map((h) => join(h.mount, h.self));
+}
+
 const read = (file: string) => readFileSync(file, "utf8").trim().split(/\s+/);
 
 /** Make a v2 controller available to the server's cgroup: true, or why not. */
