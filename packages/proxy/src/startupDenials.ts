@@ -12,6 +12,8 @@ const MAX_KEPT = 64;
 
 /** Locale data and character-set modules: read at every C library or Python start, optional. */
 const I18N_PROBE = / \/usr\/(?:share|lib)\/(?:locale|i18n)\/| \/usr\/lib\/[^/ ]+\/gconv\//;
+/** Reads of /proc and /sys: every Node.js and Python start makes some, and goes on without them. */
+const RUNTIME_PROBE = /^open \/(?:proc|sys)\//;
 /** SIGHUP, SIGINT, SIGKILL, SIGTERM: what the proxy sends or passes on when it stops a server. */
 const PROXY_SIGNALS = new Set([1, 2, 9, 15]);
 
@@ -28,12 +30,13 @@ export function describeDenial(event: KernelEvent): string | undefined {
     const call = String(event.syscall);
     if (EXEC.has(call)) return path && `exec ${path}`;
     if (OPEN.has(call)) return path && `open ${path}`;
+    if (call === "bind" && where) return `bind ${where}`;
     if (NET.has(call)) return where ? `connect ${where}` : "an abstract unix socket";
     if (MOVE.has(call)) return path && `${call.replace(/at2?$/, "")} ${path} to ${event.to ?? "?"}`;
     return path && `${call.replace(/at$/, "")} ${path}`;
   }
   if (event.type === "deny") {
-    if (where) return `connect ${where}`;
+    if (where) return `${/^bind/.test(String(event.op)) ? "bind" : "connect"} ${where}`;
     if (path) return `${String(event.op).replace(/^(file_|path_|inode_)/, "")} ${path}`;
     return `${String(event.op)}`;
   }
@@ -58,7 +61,7 @@ export class StartupDenials {
    */
   #ranked(): string[] {
     const rank = (text: string) =>
-      /^(exec|connect) /.test(text) ? 0 : / \/(proc|sys)(\/|$)/.test(text) ? 2 : 1;
+      /^(exec|connect|bind) /.test(text) ? 0 : / \/(proc|sys)(\/|$)/.test(text) ? 2 : 1;
     return [...this.#seen].sort((a, b) => rank(a) - rank(b));
   }
 
@@ -78,7 +81,12 @@ export class StartupDenials {
       const ranked = this.#ranked().filter((text) => !I18N_PROBE.test(text));
       const hidden = this.#more + Math.max(0, ranked.length - MAX_SHOWN);
       const more = hidden ? ` and ${hidden} more (see the audit log)` : "";
-      return `${state}: ${ranked.slice(0, MAX_SHOWN).join(", ")}${more}`;
+      const shown = `${ranked.slice(0, MAX_SHOWN).join(", ")}${more}`;
+      // Node.js and Python read /proc and /sys at every start and go on without them: a server that
+      // failed with only those refused most likely failed for a reason of its own (its own output).
+      if (ranked.every((text) => RUNTIME_PROBE.test(text)) && status !== undefined)
+        return `the server exited (status ${status}); under L3 the kernel refused only what runtimes read at start and usually do without (${shown}), so its own output may say why`;
+      return `${state}: ${shown}`;
     }
     if (status === 126 || status === 127) {
       return `under L3 the server could not be started (status ${status}); the kernel reported no refusal, so see the launcher's line above`;

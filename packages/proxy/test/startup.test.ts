@@ -89,12 +89,35 @@ describe("start-up refusals", () => {
     probes.note({ type: "denied", backend: "landlock", syscall: "openat", errno: 13, path: "/etc/app.conf" });
     expect(probes.summary(3)).toBe("under L3 the server's start was denied: open /etc/app.conf");
     expect(new StartupDenials().summary(126)).toMatch(/see the launcher's line above/);
+    // Only what Node.js and Python read at start and do without: not named as the cause.
+    const runtime = new StartupDenials();
+    for (const path of ["/proc/self/cgroup", "/proc/meminfo", "/sys/fs/cgroup/memory.max"])
+      runtime.note({ type: "denied", backend: "landlock", syscall: "openat", errno: 13, path });
+    expect(runtime.summary(1)).toBe(
+      "the server exited (status 1); under L3 the kernel refused only what runtimes read at start and usually do without (open /proc/self/cgroup, open /proc/meminfo, open /sys/fs/cgroup/memory.max), so its own output may say why",
+    );
+    expect(runtime.summary(undefined)).toMatch(
+      /^the server has not answered initialize; under L3 its start was denied: open \/proc/,
+    );
     expect(
       describeDenial({ type: "denied", syscall: "renameat2", errno: 18, path: "/w/a", to: "/x/a" }),
     ).toBe("rename /w/a to /x/a");
     expect(
       describeDenial({ type: "deny", backend: "cgroup-bpf", op: "connect4", addr: "1.2.3.4", port: 443 }),
     ).toBe("connect 1.2.3.4:443");
+    expect(describeDenial({ type: "deny", backend: "cgroup-bpf", op: "bind6", addr: "::", port: 8000 })).toBe(
+      "bind :::8000",
+    );
+    expect(
+      describeDenial({
+        type: "denied",
+        backend: "landlock",
+        syscall: "bind",
+        errno: 13,
+        addr: "0.0.0.0",
+        port: 80,
+      }),
+    ).toBe("bind 0.0.0.0:80");
   });
 
   it("reach the client with the error for initialize when the server exits, and stderr", async () => {
