@@ -130,6 +130,13 @@ describe.concurrent("wrap and unwrap", () => {
     );
     expect(vsPolicy.environment.keep).toEqual(expect.arrayContaining(["API_KEY", "FIXTURE_MODE"]));
     expect(results[2]!.stdout).toMatch(/remote: skipped: remote server/);
+    // The closing line names each file below the working directory relative to it.
+    expect(results[0]!.stdout).toContain("of Claude/claude_desktop_config.json (");
+    const fromRoot = place("mcpServers.json", "fromroot/servers.json", { DIR: plainDir });
+    const rooted = await mcpguard(["wrap", fromRoot, "--config", "C-app"], "/");
+    expect(rooted.status, rooted.stderr).toBe(0);
+    expect(rooted.stdout).toContain(`of ${fromRoot} (`);
+    expect(rooted.stdout).toContain(`backup ${fromRoot}.mcpguard-backup;`);
     const pins = JSON.parse(readFileSync(join(scratch, "Claude", "mcpguard", "pins.json"), "utf8"));
     expect(Object.keys(pins.servers.fixture.tools)).toContain("echo");
 

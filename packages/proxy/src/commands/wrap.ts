@@ -622,7 +622,12 @@ async function wrap(argv: string[]): Promise<number> {
   };
   writeAtomic(stateFile, `${JSON.stringify(state, null, 2)}\n`, 0o600);
   writeAtomic(file, text, mode);
-  const rel = (path: string) => relative(process.cwd(), path) || path;
+  // Relative where that is shorter and clear: below the working directory, and not from / (where
+  // "tmp/x" reads like a path of its own).
+  const rel = (path: string) => {
+    const short = relative(process.cwd(), path);
+    return short && !short.startsWith("..") && process.cwd() !== "/" ? short : path;
+  };
   process.stdout.write(
     `wrapped ${planned.length} server(s) of ${rel(file)} (${configName}); backup ${rel(backup)}; ` +
       `policies in ${rel(policies)} are drafts: review them, then remove "draft": true\n`,
