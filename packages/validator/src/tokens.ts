@@ -34,8 +34,12 @@ const GENERIC = /(?<![A-Za-z0-9+/_.@~-])[A-Za-z0-9+/_-]{32,100}={0,2}(?![A-Za-z0
 
 const PLACEHOLDER =
   /^(?:true|false|null|none|nil|undefined|enabled|disabled|required|optional|changeme|\*+|x+|\d+(?:\.\d+)?|<[^>]*>|\$\{?\w+\}?)$/i;
-/** Code, not a value: a call, an index, a block, or a member path (`config.secret`, `process.env.API_KEY;`). */
-const CODE = /[()[\]{}]|^[a-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+[,;]?$/;
+/**
+ * Code, not a value: a call, an index, a block, or a member path whose members are written as code
+ * is (`config.secret`, `config.apiKey,`, `process.env.API_KEY;`). A capital followed by small letters
+ * (`prod.Hunter2`) reads as a password, not a member.
+ */
+const CODE = /[()[\]{}]|^[a-z_$][\w$]*(?:\.(?:[a-z_$][\w$]*|[A-Z][A-Z0-9_]*))+[,;]?$/;
 const HEX = /^[0-9a-fA-F-]+$/;
 const DIGIT_RUNS = /[0-9]+/g;
 const LETTERS = /[A-Za-z]/g;

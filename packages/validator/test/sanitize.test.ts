@@ -158,6 +158,10 @@ describe("l2.result.token", () => {
     ]) {
       expect(textOf(sanitize(textResult(line)).result), line).toBe(line);
     }
+    // A password with a dot is no member path.
+    expect(textOf(sanitize(textResult("db_password=prod.Hunter2x")).result)).toBe(
+      "db_password=[REDACTED token]",
+    );
   });
 
   it("keeps values whose names say they are about a secret: a place, a header, a length", () => {
