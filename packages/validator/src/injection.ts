@@ -17,8 +17,9 @@ const MARKERS: readonly RegExp[] = [
   /<<\s*\/?\s*sys\s*>>/i,
   /^[ \t]*#{3,}[ \t]*(?:system[ \t]*:?[ \t]*$|(?:system|instructions?)[ \t]*:)/im,
   // A new role or mode for the model ("you are now DAN", "... in developer mode", "... an unrestricted
-  // AI"), not a person's ("you are now the release manager", "you are now in the waiting room").
-  /\byou\s+are\s+now\s+(?:(?:acting|operating|free|unrestricted|unfiltered|uncensored|jailbroken|dan|no\s+longer)\b|in\s+(?:[\w-]+\s+){0,2}mode\b|(?:a|an|the|my)\s+(?:[\w-]+\s+){0,3}(?:ai|assistant|agent|model|bot|chatbot|llm|persona)\b)/i,
+  // AI", "... a rogue shell"), not a person's ("you are now the release manager", "... an admin of
+  // the group", "you are now in the waiting room").
+  /\byou\s+are\s+now\s+(?:(?:acting|operating|free|unrestricted|unfiltered|uncensored|jailbroken|dan|no\s+longer)\b|in\s+(?:[\w-]+\s+){0,2}mode\b|(?:a|an|the|my)\s+(?:[\w-]+\s+){0,3}(?:ai|assistant|agent|model|bot|chatbot|llm|persona)\b|(?:a|an|the|my)\s+(?:[\w-]+\s+){0,2}(?:unrestricted|unfiltered|uncensored|jailbroken|evil|rogue|malicious|unbound|unaligned|amoral)\b)/i,
   /\bnew\s+instructions?\s*:/i,
   // What is kept from the user is this text or the agent's doing ("do not mention this to the
   // user"), never a value ("never show the password to the user" is a security tool's rule).
