@@ -164,17 +164,23 @@ const BASE64_MORE = /^[A-Za-z0-9+/]+={0,2}\r?$/;
 
 /**
  * Blocks of base64 lines that encode a file of a known format (an image pasted into a document, a
- * `.b64` of an archive): each of their lines is token-shaped, and none is a secret.
+ * `.b64` of an archive): each of their lines is token-shaped, and none is a secret. An encoder
+ * wraps at one width, so the block goes on while lines have the first one's length, and ends with
+ * the first shorter one: lines of another width after it (a key's, say) are not part of it.
  */
 function encodedFileBlocks(text: string): [number, number][] {
   const blocks: [number, number][] = [];
   let at = 0;
   let block: [number, number] | undefined;
+  let width = 0;
   for (const line of text.split("\n")) {
     const end = at + line.length;
-    if (block && BASE64_MORE.test(line)) block[1] = end;
-    else {
+    if (block && line.length <= width && BASE64_MORE.test(line)) {
+      block[1] = end;
+      if (line.length < width) block = undefined;
+    } else {
       block = BASE64_LINE.test(line) && encodedFile(line) ? [at, end] : undefined;
+      width = line.length;
       if (block) blocks.push(block);
     }
     at = end + 1;

@@ -467,6 +467,12 @@ describe("redact secrets, not shapes", () => {
     // The lines of a private key without its armour, and a token behind a data URI's prefix.
     const der = lines(encoded([0x30, 0x82, 0x04, 0xa3]));
     redacted(`key:\n${der}`, der.split("\n")[1] as string);
+    // A key's lines (64 wide) right after an encoded image (76 wide) are not the image's.
+    const pem =
+      encoded([0x30, 0x82, 0x04, 0xa3])
+        .match(/.{1,64}/g)
+        ?.join("\n") ?? "";
+    redacted(`${lines(encoded(png)).split("\n")[0]}\n${pem}`, pem.split("\n")[1] as string);
     const token = canary(64);
     redacted(`data:image/png;base64,${token}`, token);
   });
