@@ -65,6 +65,8 @@ describe("L1 on shell commands, by config", () => {
     "env -u LANG TZ=UTC date -d @0 +%F",
     "env -i -- wc -l src/hello.py",
     "nice env LC_ALL=C grep -c . src/hello.py",
+    // A variable set for a shell alone is known inside it.
+    `F=src/hello.py sh -c 'wc -l "$F"'`,
   ])("allows under C-app and C-full: %s", (command) => {
     expect(app(command)).toEqual({ allow: true });
     expect(full(command)).toEqual({ allow: true });
@@ -109,6 +111,11 @@ describe("L1 on shell commands, by config", () => {
     ["env X=1 cat /etc/passwd", "l1.path.read"],
     ["env LC_ALL=C curl http://example.com/", "l1.exec"],
     ["env GIT_DIR=/etc/.git git log", "l1.path.read"],
+    // The variables a shell is started with are its own: neither unset nor unknown inside it.
+    [`F=/etc/shadow sh -c 'cat "$F"'`, "l1.path.read"],
+    ["env F=/etc/shadow bash -c 'cat $F'", "l1.path.read"],
+    [`F=/etc/passwd nice sh -c 'cat "$F"'`, "l1.path.read"],
+    [`X='curl http://example.com' sh -c 'eval "$X"'`, "l1.exec"],
     ["printenv AWS_SECRET_ACCESS_KEY", "l1.exec"],
     ["sudo cat /etc/shadow", "l1.exec"],
     ["chmod 777 x", "l1.exec"],

@@ -34,12 +34,15 @@ export function readCall(r: Reader, cmd: ShNode, scope: Scope, stdin: Stdin, fil
     for (const assign of assigns) assignVar(r, assign, scope, true);
     return;
   }
-  const env = assigns.map((a) => {
+  // Each way a value may be (an array is not exported, so the program does not get it).
+  const env = assigns.flatMap((a) => {
     const value = assignValue(r, a, scope);
-    const field = value.kind === "scalar" ? (value.ways[0] as Field) : { text: "" };
-    r.environment.push({ name: a.Name.Value, value: field });
-    return { name: a.Name.Value as string, value: field };
+    return (value.kind === "scalar" ? value.ways : []).map((way) => ({
+      name: a.Name.Value as string,
+      value: way,
+    }));
   });
+  for (const setting of env) r.environment.push(setting);
   const argvs = crossProduct(args.map((w) => r.expand(w, scope)));
   dispatch(r, argvs, env, scope, stdin, files, {});
 }
@@ -193,11 +196,13 @@ function programRuns(r: Reader, inv: Invocation, scope: Scope, stdin: Stdin): vo
   for (const argv of inv.argvs) {
     const runs = innerRuns(argv, stdin, inv.cwd, r.ctx);
     for (const run of runs.argvs) {
-      // Set for the command it runs, so judged as the shell's own `NAME=value cmd` would be.
+      // Set for the command it runs, so judged as the shell's own `NAME=value cmd` would be; the
+      // wrapper's own environment goes on to it too (`F=x nice sh -c 'cat "$F"'`).
       for (const setting of run.env ?? []) r.environment.push(setting);
+      const env = [...inv.env, ...(run.env ?? [])];
       const cwd = run.cwd === null ? undefined : (run.cwd ?? inv.cwd);
       const how: Dispatch = { programOnly: true, via: run.via, cwd };
-      r.wrapped(() => dispatch(r, [run.argv], run.env ?? [], scope, run.stdin ?? stdin, [], how));
+      r.wrapped(() => dispatch(r, [run.argv], env, scope, run.stdin ?? stdin, [], how));
     }
     for (const script of runs.scripts) {
       if (script.texts === undefined) {
@@ -209,11 +214,23 @@ function programRuns(r: Reader, inv: Invocation, scope: Scope, stdin: Stdin): vo
         });
         continue;
       }
-      // A new shell process: it inherits exported variables, not functions or the rest.
+      // A new shell process: it inherits exported variables, not functions or the rest, and the
+      // variables set for it alone (`F=x sh -c 'cat "$F"'`, `env F=x sh -c ...`).
       const child = scope.child(script.dialect, script.positional ?? [], runCwd(script.cwd, inv.cwd));
+      withEnvironment(child, inv.env);
       for (const text of script.texts.slice(0, MAX_WAYS))
         r.script(text, child.fork(), script.stdin ?? stdin, script.what);
     }
+  }
+}
+
+/** The variables a program's own environment holds (`NAME=value prog`), in the shell it runs. */
+function withEnvironment(child: Scope, env: Invocation["env"]): void {
+  const ways = new Map<string, Field[]>();
+  for (const { name, value } of env) ways.set(name, [...(ways.get(name) ?? []), value]);
+  for (const [name, values] of ways) {
+    child.vars.set(name, scalar(...values));
+    child.exported.add(name);
   }
 }
 
