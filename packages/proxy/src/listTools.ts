@@ -160,13 +160,14 @@ export async function listTools(argv: readonly string[], options: ListOptions = 
     );
   });
   failed.catch(() => {});
-  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-  const timedOut = new Promise<never>((_, reject) =>
-    setTimeout(
-      () => reject(new ListingError(`the server did not answer ${step} within ${timeoutMs / 1000} s`)),
-      timeoutMs,
-    ).unref(),
-  );
+  // One timer: the time-out is said before the kill, whose exit would otherwise race it to the reason.
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new ListingError(`the server did not answer ${step} within ${timeoutMs / 1000} s`));
+      child.kill("SIGKILL");
+    }, timeoutMs);
+  });
   timedOut.catch(() => {});
   const request = (method: string, params: unknown): Promise<unknown> => {
     const id = ++nextId;
