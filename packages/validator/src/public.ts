@@ -188,6 +188,35 @@ function encodedFileBlocks(text: string): [number, number][] {
   return blocks;
 }
 
+/**
+ * Runs of base64 lines wrapped at one width (a PEM or MIME body without its armour, a `.b64` file):
+ * two or more lines of the first one's length, the last one possibly shorter. Whatever they encode,
+ * each line is a slice of one encoded blob, so a `/` in it separates no path's segments.
+ */
+export function wrappedBase64(text: string): [number, number][] {
+  const runs: [number, number][] = [];
+  let at = 0;
+  let run: { start: number; end: number; width: number; lines: number } | undefined;
+  const close = () => {
+    if (run && run.lines >= 2) runs.push([run.start, run.end]);
+    run = undefined;
+  };
+  for (const line of text.split("\n")) {
+    const end = at + line.length;
+    if (run && line.length <= run.width && BASE64_MORE.test(line)) {
+      run.end = end;
+      run.lines++;
+      if (line.length < run.width) close();
+    } else {
+      close();
+      if (BASE64_LINE.test(line) && line.length >= 40) run = { start: at, end, width: line.length, lines: 1 };
+    }
+    at = end + 1;
+  }
+  close();
+  return runs;
+}
+
 /** A data URI's base64, right before a candidate: `data:image/png;base64,`. */
 const DATA_URI_BEFORE = /data:[\w.+-]+\/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,$/i;
 

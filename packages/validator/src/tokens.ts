@@ -7,7 +7,14 @@
  * identifier made of words, a digest that names its algorithm or is named a digest, the value of
  * an identifier, or base64 of text that holds no secret is left alone (`public.ts`).
  */
-import { documentedExample, encodedText, placeholder, publicBlocks, publicToken } from "./public.js";
+import {
+  documentedExample,
+  encodedText,
+  placeholder,
+  publicBlocks,
+  publicToken,
+  wrappedBase64,
+} from "./public.js";
 import { secretLooking } from "./secrets.js";
 
 export const TOKEN_MARK = "[REDACTED token]";
@@ -98,13 +105,14 @@ function wordy(candidate: string): boolean {
   return inWords >= 0.6 * letters;
 }
 
-function generic(candidate: string): boolean {
+/** `wrapped`: the candidate is a line of wrapped base64 (see wrappedBase64), never a path. */
+function generic(candidate: string, wrapped: boolean): boolean {
   return (
     UPPER.test(candidate) &&
     LOWER.test(candidate) &&
     DIGIT.test(candidate) &&
     !HEX.test(candidate) &&
-    !pathLike(candidate) &&
+    (wrapped || !pathLike(candidate)) &&
     !wordy(candidate)
   );
 }
@@ -125,8 +133,14 @@ export interface TokenContext {
 const LOOK_BACK = 64;
 
 /** Whether a generic candidate at `offset` of `text` is a token to redact. */
-function genericToken(candidate: string, offset: number, text: string, ctx: TokenContext): boolean {
-  if (!generic(candidate) || documentedExample(candidate)) return false;
+function genericToken(
+  candidate: string,
+  offset: number,
+  text: string,
+  ctx: TokenContext,
+  wrapped: boolean,
+): boolean {
+  if (!generic(candidate, wrapped) || documentedExample(candidate)) return false;
   const whole = offset === 0 && candidate.length === text.length;
   const before = text.slice(Math.max(0, offset - LOOK_BACK), offset);
   if (publicToken(candidate, before, whole ? ctx.field : undefined)) return false;
@@ -160,9 +174,11 @@ export function redactTokens(text: string, ctx: TokenContext = {}): string {
   }
   if (out.length < 32) return out;
   const blocks = publicBlocks(out);
+  const wrapped = out.includes("\n") ? wrappedBase64(out) : [];
+  const inside = (ranges: [number, number][], offset: number) =>
+    ranges.some(([start, end]) => offset >= start && offset < end);
   return out.replace(GENERIC, (candidate: string, offset: number, whole: string) =>
-    !blocks.some(([start, end]) => offset >= start && offset < end) &&
-    genericToken(candidate, offset, whole, ctx)
+    !inside(blocks, offset) && genericToken(candidate, offset, whole, ctx, inside(wrapped, offset))
       ? TOKEN_MARK
       : candidate,
   );

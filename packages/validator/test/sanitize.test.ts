@@ -466,7 +466,15 @@ describe("redact secrets, not shapes", () => {
     }
     // The lines of a private key without its armour, and a token behind a data URI's prefix.
     const der = lines(encoded([0x30, 0x82, 0x04, 0xa3]));
-    redacted(`key:\n${der}`, der.split("\n")[1] as string);
+    for (const line of der.split("\n").slice(0, -1)) redacted(`key:\n${der}`, line);
+    // A line of such a block is a slice of the blob, never a path, whatever its "/" cut it into
+    // ("Evg" reads as a path's first segment when the line stands alone).
+    const block = [
+      "MIIEo2Q2IMYm+MsDvdEMkuR9Xo70lqlB4s/yJCD58g5Zg4YWOHPLrRFuUy6IkcA6VX69K0RF8L9Q",
+      "Evg/tct2pKhjO23uPRIqUaFOjIdt2SrUFP3JhR7az4PYo0OVZjlkBg4EW0/VsVwnBnFmwG8ntCYx",
+      "XJjUf0Jg5QFJZ4vD+uL+1Sli0beuv0/G9ZcvBs4Nz4opVqu7TTYrGVwMOCHAkR9PZbAuRXD2G8VW",
+    ];
+    redacted(`key:\n${block.join("\n")}\n`, block[1] as string);
     // A key's lines (64 wide) right after an encoded image (76 wide) are not the image's.
     const pem =
       encoded([0x30, 0x82, 0x04, 0xa3])
