@@ -406,6 +406,32 @@ export function planAccess(needs: KernelNeeds, argv: readonly string[], env: Nod
   return { fs: rules.fs, notes: rules.notes };
 }
 
+/** The Landlock rights that let a process change what is under a path (not read or run it). */
+const WRITE_RIGHTS = new Set([
+  "write_file",
+  "truncate",
+  "make_reg",
+  "make_dir",
+  "make_sym",
+  "make_sock",
+  "make_fifo",
+  "make_char",
+  "make_block",
+  "remove_file",
+  "remove_dir",
+  "refer",
+]);
+
+/**
+ * The canonical paths the kernel layer lets the server change, exactly as the ruleset grants them
+ * (a missing write target is its nearest existing directory): where none of mcpguard's own files
+ * may lie. Interpreter needs grant reading and running only, so the command does not matter.
+ */
+export function writablePaths(needs: KernelNeeds, env: NodeJS.ProcessEnv): string[] {
+  const rules = fileRules(needs, [], env);
+  return [...rules.fs].filter(([, rights]) => [...rights].some((r) => WRITE_RIGHTS.has(r))).map(([p]) => p);
+}
+
 /** The file rules; without a command (argv empty) only the tools' needs and the system's. */
 function fileRules(needs: KernelNeeds, argv: readonly string[], env: NodeJS.ProcessEnv): Rules {
   const rules = new Rules(env.PATH);

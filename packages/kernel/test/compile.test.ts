@@ -10,7 +10,14 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { compile, encodeRecords, interpreterOf, type KernelNeeds, which } from "../src/compile.ts";
+import {
+  compile,
+  encodeRecords,
+  interpreterOf,
+  type KernelNeeds,
+  which,
+  writablePaths,
+} from "../src/compile.ts";
 import { capabilityBackends, hardeningBackends, type ProbeResult } from "../src/probe.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "mcpguard-compile-")));
@@ -273,5 +280,29 @@ describe("what programs need beyond their binary", () => {
   it("lets a workspace hold symlinks: Landlock judges the file a path resolves to", async () => {
     const { ruleset } = await compile({ ...none, write: [ws] }, [process.execPath, script], env);
     expect(ruleFor(ruleset, ws)).toMatch(/\bmake_sym\b/);
+  });
+});
+
+describe("writablePaths", () => {
+  it("is what the ruleset lets the server change: write grants (a missing file's folder) and /dev/null, never a read grant", async () => {
+    const needs: KernelNeeds = {
+      ...none,
+      read: [join(root, "server.mjs")],
+      write: [join(ws, "data"), join(ws, "new", "out.txt")],
+      exec: ["git"],
+    };
+    const paths = writablePaths(needs, env);
+    expect(paths).toContain(join(ws, "data"));
+    // out.txt and new/ do not exist: the grant is the nearest folder that does.
+    expect(paths).toContain(ws);
+    expect(paths).toContain("/dev/null");
+    expect(paths).not.toContain(join(root, "server.mjs"));
+    expect(paths.some((p) => p.startsWith("/usr"))).toBe(false);
+    // The same paths the compiled ruleset grants a write right on.
+    const { ruleset } = await compile(needs, [process.execPath, script], env);
+    const written = rules(ruleset)
+      .filter((l) => /\b(write_file|make_reg|remove_file)\b/.test(l))
+      .map((l) => l.split(" ").slice(2).join(" "));
+    expect([...paths].sort()).toEqual([...written].sort());
   });
 });
