@@ -2,16 +2,23 @@
 /*
  * mcpguard-exec: the launcher between the proxy and an untrusted MCP server.
  *
- *   mcpguard-exec [--cgroup DIR] [--join DIR]... [--ruleset FILE] [--seccomp] -- COMMAND [ARGS...]
+ *   mcpguard-exec [--cgroup DIR] [--join DIR]... [--ruleset FILE] [--isolate ipc|net]...
+ *                 [--seccomp] [--fsize BYTES] -- COMMAND [ARGS...]
  *   mcpguard-exec --probe
  *
  * In this order: join the server's cgroup (so the cgroup BPF programs and clean-up see every
  * process from the first instruction on) and the cgroup-v1 cgroups of its limits (--join: pids,
- * memory), drop the capabilities a server has no business with, read the Landlock ruleset, set
- * no_new_privs, restrict itself with Landlock, install the seccomp filter of seccomp.h
- * (--seccomp), close every descriptor but stdin/stdout/stderr, and exec the server. The
- * restrictions are inherited by every descendant and can never be loosened. Any failure exits
- * 126 before the server runs: the launcher never starts a server with less than it was asked for.
+ * memory), read the Landlock ruleset, move into namespaces of the server's own (--isolate: a new
+ * IPC namespace, so no SysV object or POSIX message queue of the host can be reached; a new
+ * network namespace with only its loopback up, for a server whose policy grants no network, so
+ * the abstract unix socket names it binds are its own and no other program's), drop the
+ * capabilities a server has no business with, set no_new_privs, restrict itself with Landlock,
+ * install the seccomp filter of seccomp.h (--seccomp; without --isolate ipc it also refuses SysV
+ * IPC), cap the size of every file it writes (--fsize: RLIMIT_FSIZE, with SIGXFSZ ignored so a
+ * write past it fails with EFBIG instead of killing the writer), close every descriptor but
+ * stdin/stdout/stderr, and exec the server. The restrictions are inherited by every descendant
+ * and can never be loosened. Any failure exits 126 before the server runs: the launcher never
+ * starts a server with less than it was asked for.
  *
  * The ruleset is a list of records of NUL-terminated fields (see input.h), after the header
  * record "mcpguard-ruleset" "1":
@@ -24,19 +31,26 @@
  * Anything else is refused. Every filesystem right the running kernel knows is handled (denied
  * unless allowed). A PATH that does not exist adds no rule, which can only deny more.
  *
- * `--probe` prints {"landlockAbi":N,"seccomp":true|false} (with "error" or "seccompError" when
- * something is missing), having installed the filter in a child and checked that it refuses.
+ * `--probe` prints {"landlockAbi":N,"seccomp":true|false,"namespaces":true|false} (with "error",
+ * "seccompError" or "namespacesError" when something is missing), having installed the filter in a
+ * child and checked that it refuses, and moved a child into new IPC and network namespaces.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/landlock.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -353,53 +367,142 @@ static void close_stray_fds(void)
 		close((int)fd);
 }
 
-/*
- * In a child: install the filter and check that it refuses what it must and lets through what
- * it must. NULL when it works, else why not.
- */
-static const char *probe_seccomp(void)
+/* Bring the loopback interface of a new network namespace up (it starts down). 0, or -errno. */
+static int loopback_up(void)
+{
+	struct ifreq req = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	strcpy(req.ifr_name, "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &req) < 0)
+		err = -errno;
+	req.ifr_flags |= IFF_UP | IFF_RUNNING;
+	if (!err && ioctl(fd, SIOCSIFFLAGS, &req) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/* Namespaces of the server's own (CLONE_NEWIPC, CLONE_NEWNET); needs CAP_SYS_ADMIN. 0, or why not. */
+static const char *isolate(int flags)
+{
+	int err;
+
+	if (flags && unshare(flags))
+		return strerror(errno);
+	if ((flags & CLONE_NEWNET) && (err = loopback_up()))
+		return strerror(-err);
+	return NULL;
+}
+
+/* Every file the server writes stays at most `bytes` long; a write past it fails with EFBIG. */
+static void cap_file_size(unsigned long long bytes)
+{
+	struct rlimit limit;
+
+	/* Never above a limit the launcher was given: only a lower one can be set unprivileged. */
+	if (getrlimit(RLIMIT_FSIZE, &limit))
+		die("cannot read the file size limit: %s", strerror(errno));
+	if (limit.rlim_max == RLIM_INFINITY || limit.rlim_max > bytes)
+		limit.rlim_max = bytes;
+	limit.rlim_cur = limit.rlim_max;
+	/* An ignored signal stays ignored across exec: the writer gets EFBIG, not a kill. */
+	if (signal(SIGXFSZ, SIG_IGN) == SIG_ERR || setrlimit(RLIMIT_FSIZE, &limit))
+		die("cannot limit the size of files to %llu bytes: %s", bytes, strerror(errno));
+}
+
+/* Probe exit statuses, each a thing the filter failed to do. */
+static const char *const SECCOMP_PROBE_FAILURES[] = {
+	[1] = "the filter cannot be installed",
+	[2] = "the filter does not refuse memfd exec",
+	[3] = "the filter does not refuse other socket families",
+	[4] = "the filter refuses NETLINK_ROUTE sockets",
+	[5] = "the filter does not refuse user namespaces",
+	[6] = "the filter does not refuse clone3",
+	[7] = "the filter does not refuse the kernel keyring",
+	[8] = "the filter does not refuse SysV IPC",
+	[9] = "the filter refuses an ordinary fork",
+};
+
+/* In a child: the filter installed with `options`, checked call by call. Exits with a status above. */
+static void probe_filter(unsigned int options)
+{
+	int fd;
+	pid_t child;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || mg_seccomp_install(options))
+		_exit(1);
+	if (syscall(SYS_memfd_create, "probe", 0) >= 0 || errno != ENOSYS)
+		_exit(2);
+	if (socket(AF_PACKET, SOCK_DGRAM, 0) >= 0 || errno != EAFNOSUPPORT)
+		_exit(3);
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		_exit(4);
+	close(fd);
+	if (unshare(CLONE_NEWUSER) == 0 || errno != EPERM)
+		_exit(5);
+	if (syscall(__NR_clone3, NULL, 0) >= 0 || errno != ENOSYS)
+		_exit(6);
+	if (syscall(SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, -3 /* session */, 0) >= 0 || errno != ENOSYS)
+		_exit(7);
+	if ((options & MG_SECCOMP_SYSV) && (syscall(SYS_msgget, 0 /* IPC_PRIVATE */, 0600) >= 0 || errno != ENOSYS))
+		_exit(8);
+	child = fork();
+	if (child == 0)
+		_exit(0);
+	if (child < 0 || waitpid(child, NULL, 0) != child)
+		_exit(9);
+	_exit(0);
+}
+
+/* Run fn(arg) in a child; NULL when it exited 0, else its failure from `names`. */
+static const char *in_child(void (*fn)(unsigned int), unsigned int arg, const char *const *names, size_t n)
 {
 	int status;
 	pid_t pid = fork();
 
 	if (pid < 0)
 		return strerror(errno);
-	if (pid == 0) {
-		int fd;
-
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || mg_seccomp_install())
-			_exit(1);
-		if (syscall(SYS_memfd_create, "probe", 0) >= 0 || errno != ENOSYS)
-			_exit(2);
-		if (socket(AF_PACKET, SOCK_DGRAM, 0) >= 0 || errno != EAFNOSUPPORT)
-			_exit(3);
-		fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-		if (fd < 0)
-			_exit(4);
-		close(fd);
-		_exit(0);
-	}
+	if (pid == 0)
+		fn(arg);
 	if (waitpid(pid, &status, 0) < 0)
 		return strerror(errno);
 	if (!WIFEXITED(status))
 		return "the probe was killed";
-	switch (WEXITSTATUS(status)) {
-	case 0:
+	if (WEXITSTATUS(status) == 0)
 		return NULL;
-	case 1:
-		return "the filter cannot be installed";
-	case 4:
-		return "the filter refuses NETLINK_ROUTE sockets";
-	default:
-		return "the filter does not refuse memfd exec or other socket families";
-	}
+	return WEXITSTATUS(status) < n && names[WEXITSTATUS(status)] ? names[WEXITSTATUS(status)] : "the probe failed";
 }
+
+/*
+ * In children: the filter refuses what it must and lets through what it must, both as it is
+ * installed with an IPC namespace (SysV left to the namespace) and without one. NULL when it
+ * works, else why not.
+ */
+static const char *probe_seccomp(void)
+{
+	const size_t n = sizeof(SECCOMP_PROBE_FAILURES) / sizeof(SECCOMP_PROBE_FAILURES[0]);
+	const char *why = in_child(probe_filter, 0, SECCOMP_PROBE_FAILURES, n);
+
+	return why ? why : in_child(probe_filter, MG_SECCOMP_SYSV, SECCOMP_PROBE_FAILURES, n);
+}
+
+static void probe_isolate(unsigned int flags)
+{
+	_exit(isolate((int)flags) ? 1 : 0);
+}
+
+static const char *const ISOLATE_FAILURES[] = { [1] = "unshare(CLONE_NEWIPC|CLONE_NEWNET) failed (needs CAP_SYS_ADMIN)" };
 
 static int probe(void)
 {
 	long abi = landlock_abi();
 	const char *landlock_error = abi < 0 ? strerror(errno) : NULL;
 	const char *seccomp_error = probe_seccomp();
+	const char *ns_error = in_child(probe_isolate, CLONE_NEWIPC | CLONE_NEWNET, ISOLATE_FAILURES, 2);
 
 	printf("{\"landlockAbi\":%ld", abi < 0 ? 0 : abi);
 	if (landlock_error)
@@ -407,19 +510,24 @@ static int probe(void)
 	printf(",\"seccomp\":%s", seccomp_error ? "false" : "true");
 	if (seccomp_error)
 		printf(",\"seccompError\":\"%s\"", seccomp_error);
+	printf(",\"namespaces\":%s", ns_error ? "false" : "true");
+	if (ns_error)
+		printf(",\"namespacesError\":\"%s\"", ns_error);
 	printf("}\n");
 	return 0;
 }
 
-#define USAGE                                                                                      \
-	"usage: mcpguard-exec [--cgroup DIR] [--join DIR]... [--ruleset FILE] [--seccomp] -- COMMAND " \
-	"[ARGS...] | --probe"
+#define USAGE                                                                                \
+	"usage: mcpguard-exec [--cgroup DIR] [--join DIR]... [--ruleset FILE] [--isolate ipc|net]... " \
+	"[--seccomp] [--fsize BYTES] -- COMMAND [ARGS...] | --probe"
 #define MAX_JOIN 8
 
 int main(int argc, char **argv)
 {
-	const char *cgroup = NULL, *ruleset_file = NULL, *join[MAX_JOIN];
-	int i = 1, n_join = 0, seccomp = 0;
+	const char *cgroup = NULL, *ruleset_file = NULL, *join[MAX_JOIN], *why;
+	int i = 1, n_join = 0, seccomp = 0, namespaces = 0;
+	unsigned long long fsize = 0;
+	struct ruleset rs = { 0 };
 
 	for (; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
@@ -435,6 +543,19 @@ int main(int argc, char **argv)
 			ruleset_file = argv[++i];
 		} else if (!strcmp(argv[i], "--seccomp")) {
 			seccomp = 1;
+		} else if (!strcmp(argv[i], "--isolate") && i + 1 < argc && !strcmp(argv[i + 1], "ipc")) {
+			namespaces |= CLONE_NEWIPC;
+			i++;
+		} else if (!strcmp(argv[i], "--isolate") && i + 1 < argc && !strcmp(argv[i + 1], "net")) {
+			namespaces |= CLONE_NEWNET;
+			i++;
+		} else if (!strcmp(argv[i], "--fsize") && i + 1 < argc) {
+			char *end;
+
+			errno = 0;
+			fsize = strtoull(argv[++i], &end, 10);
+			if (errno || end == argv[i] || *end || fsize == 0)
+				die("--fsize takes a number of bytes above 0, not \"%s\"", printable(argv[i]));
 		} else {
 			die(USAGE);
 		}
@@ -446,19 +567,24 @@ int main(int argc, char **argv)
 		join_cgroup(cgroup);
 	for (int j = 0; j < n_join; j++)
 		join_cgroup(join[j]);
-	drop_capabilities();
-	if (ruleset_file) {
-		struct ruleset rs = { 0 };
+	/* A held launcher waits here for its ruleset (fd 3) before it does anything else. */
+	if (ruleset_file)
 		read_ruleset(ruleset_file, &rs);
+	if ((why = isolate(namespaces)))
+		die("cannot give the server namespaces of its own: %s", why);
+	drop_capabilities();
+	if (ruleset_file)
 		restrict_self(&rs);
-	} else if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+	else if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		die("cannot set no_new_privs: %s", strerror(errno));
-	}
 	if (seccomp) {
-		int err = mg_seccomp_install();
+		/* Without an IPC namespace of its own, SysV IPC would reach the host's objects. */
+		int err = mg_seccomp_install((namespaces & CLONE_NEWIPC) ? 0 : MG_SECCOMP_SYSV);
 		if (err)
 			die("cannot install the seccomp filter: %s", strerror(-err));
 	}
+	if (fsize)
+		cap_file_size(fsize);
 	close_stray_fds();
 	execvp(argv[i], &argv[i]);
 	die("cannot execute %s: %s", argv[i], strerror(errno));

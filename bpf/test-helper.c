@@ -12,6 +12,21 @@
  *                                          {"forked":K,"error":ERRNO|null}
  *   mcpguard-test-helper hog MIB           allocate and touch MIB MiB: {"allocated":MIB}
  *   mcpguard-test-helper read PATH         open PATH for reading: {"read":"ok"|ERRNO}
+ *   mcpguard-test-helper shm KEY TEXT      attach the SysV shared memory segment KEY, read its
+ *                                          text and write TEXT over it:
+ *                                          {"shm":"ok"|ERRNO,"read":S|null}
+ *   mcpguard-test-helper msg KEY TEXT      send TEXT on the SysV message queue KEY:
+ *                                          {"msg":"ok"|ERRNO}
+ *   mcpguard-test-helper userns            unshare(CLONE_NEWUSER), then clone(CLONE_NEWUSER) and
+ *                                          clone3: {"unshare":..,"clone":..,"clone3":..}
+ *   mcpguard-test-helper keyctl            add_key a user key to the session keyring:
+ *                                          {"keyring":"ok"|ERRNO}
+ *   mcpguard-test-helper bind-abstract NAME SECONDS   bind and listen on the abstract unix
+ *                                          socket NAME, print {"bind":"ok"|ERRNO}, then accept
+ *                                          for SECONDS: {"accepted":N}
+ *   mcpguard-test-helper connect-abstract NAME   connect to the abstract unix socket NAME:
+ *                                          {"connect":"ok"|ERRNO}
+ *   mcpguard-test-helper fsize PATH BYTES  write BYTES bytes to PATH: {"wrote":N,"error":ERRNO|null}
  *
  * ERRNO is the symbolic name (EACCES, ENOSYS, EAFNOSUPPORT, ...).
  */
@@ -19,10 +34,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/msg.h>
+#include <sys/shm.h>
+#include <sys/un.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -125,6 +148,157 @@ static int try_read(const char *path)
 	return 0;
 }
 
+static socklen_t abstract_address(const char *name, struct sockaddr_un *addr);
+
+/* Attach another process's segment by key: read what it holds, write over it. */
+static int try_shm(key_t key, const char *text)
+{
+	int id = shmget(key, 0, 0);
+	char *p;
+
+	if (id < 0) {
+		printf("{\"shm\":\"%s\",\"read\":null}\n", errname(errno));
+		return 0;
+	}
+	p = shmat(id, NULL, 0);
+	if (p == (void *)-1) {
+		printf("{\"shm\":\"%s\",\"read\":null}\n", errname(errno));
+		return 0;
+	}
+	printf("{\"shm\":\"ok\",\"read\":\"%.32s\"}\n", p);
+	strcpy(p, text);
+	shmdt(p);
+	return 0;
+}
+
+static int try_msg(key_t key, const char *text)
+{
+	struct {
+		long type;
+		char text[64];
+	} m = { .type = 1 };
+	int id = msgget(key, 0);
+
+	snprintf(m.text, sizeof(m.text), "%s", text);
+	if (id < 0 || msgsnd(id, &m, strlen(m.text) + 1, IPC_NOWAIT)) {
+		printf("{\"msg\":\"%s\"}\n", errname(errno));
+		return 0;
+	}
+	printf("{\"msg\":\"ok\"}\n");
+	return 0;
+}
+
+/* The result of a clone: "ok" (the child exits at once), or the errno's name. */
+static const char *clone_result(long pid)
+{
+	if (pid == 0)
+		_exit(0);
+	if (pid < 0)
+		return errname(errno);
+	waitpid((pid_t)pid, NULL, 0);
+	return "ok";
+}
+
+static int try_userns(void)
+{
+	struct clone_args args = { .flags = CLONE_NEWUSER, .exit_signal = SIGCHLD };
+	const char *un = unshare(CLONE_NEWUSER) ? errname(errno) : "ok";
+	const char *cl = clone_result(syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0));
+	const char *cl3 = clone_result(syscall(SYS_clone3, &args, sizeof(args)));
+
+	printf("{\"unshare\":\"%s\",\"clone\":\"%s\",\"clone3\":\"%s\"}\n", un, cl, cl3);
+	return 0;
+}
+
+static int try_keyctl(void)
+{
+	/* add_key("user", "mcpguard-test", "x", 1, KEY_SPEC_SESSION_KEYRING) */
+	long id = syscall(SYS_add_key, "user", "mcpguard-test", "x", 1, -3);
+
+	printf("{\"keyring\":\"%s\"}\n", id >= 0 ? "ok" : errname(errno));
+	return 0;
+}
+
+static int bind_abstract(const char *name, int seconds)
+{
+	struct sockaddr_un addr;
+	socklen_t len = abstract_address(name, &addr);
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0), accepted = 0;
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&addr, len) || listen(fd, 8)) {
+		printf("{\"bind\":\"%s\"}\n", errname(errno));
+		return 0;
+	}
+	printf("{\"bind\":\"ok\"}\n");
+	for (int ms = 0; ms < seconds * 1000; ms += 100) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, 100) == 1) {
+			int c = accept(fd, NULL, NULL);
+
+			if (c >= 0) {
+				accepted++;
+				close(c);
+			}
+		}
+	}
+	printf("{\"accepted\":%d}\n", accepted);
+	return 0;
+}
+
+/* The address of the abstract unix socket NAME, and its length. */
+static socklen_t abstract_address(const char *name, struct sockaddr_un *addr)
+{
+	size_t len = strlen(name);
+
+	memset(addr, 0, sizeof(*addr));
+	addr->sun_family = AF_UNIX;
+	if (len > sizeof(addr->sun_path) - 1)
+		len = sizeof(addr->sun_path) - 1;
+	memcpy(addr->sun_path + 1, name, len);
+	return offsetof(struct sockaddr_un, sun_path) + 1 + len;
+}
+
+static int connect_abstract(const char *name)
+{
+	struct sockaddr_un addr;
+	socklen_t len = abstract_address(name, &addr);
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, len))
+		printf("{\"connect\":\"%s\"}\n", errname(errno));
+	else
+		printf("{\"connect\":\"ok\"}\n");
+	return 0;
+}
+
+static int write_bytes(const char *path, long bytes)
+{
+	static char block[65536];
+	long wrote = 0;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), err = 0;
+
+	if (fd < 0) {
+		printf("{\"wrote\":0,\"error\":\"%s\"}\n", errname(errno));
+		return 0;
+	}
+	while (wrote < bytes) {
+		long n = write(fd, block, bytes - wrote < (long)sizeof(block) ? bytes - wrote : (long)sizeof(block));
+
+		if (n <= 0) {
+			err = n < 0 ? errno : EIO;
+			break;
+		}
+		wrote += n;
+	}
+	close(fd);
+	if (err)
+		printf("{\"wrote\":%ld,\"error\":\"%s\"}\n", wrote, errname(err));
+	else
+		printf("{\"wrote\":%ld,\"error\":null}\n", wrote);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -142,6 +316,21 @@ int main(int argc, char **argv)
 		return hog(atol(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "read"))
 		return try_read(argv[2]);
-	fprintf(stderr, "usage: mcpguard-test-helper memfd-exec | socket FAMILY PROTOCOL | forks N | hog MIB | read PATH\n");
+	if (argc == 4 && !strcmp(argv[1], "shm"))
+		return try_shm((key_t)atoi(argv[2]), argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "msg"))
+		return try_msg((key_t)atoi(argv[2]), argv[3]);
+	if (argc == 2 && !strcmp(argv[1], "userns"))
+		return try_userns();
+	if (argc == 2 && !strcmp(argv[1], "keyctl"))
+		return try_keyctl();
+	if (argc == 4 && !strcmp(argv[1], "bind-abstract"))
+		return bind_abstract(argv[2], atoi(argv[3]));
+	if (argc == 3 && !strcmp(argv[1], "connect-abstract"))
+		return connect_abstract(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "fsize"))
+		return write_bytes(argv[2], atol(argv[3]));
+	fprintf(stderr, "usage: mcpguard-test-helper memfd-exec | socket FAMILY PROTOCOL | forks N | hog MIB | read PATH"
+			" | shm KEY TEXT | msg KEY TEXT | userns | keyctl | bind-abstract NAME SECONDS | connect-abstract NAME | fsize PATH BYTES\n");
 	return 2;
 }

@@ -31,6 +31,8 @@ export interface GuardOptions {
   withoutLandlock?: boolean;
   /** Install the launcher's seccomp filter (default true; false only where the probe says it fails). */
   seccomp?: boolean;
+  /** Namespaces of the server's own the launcher makes (see {@link Isolation}). */
+  isolate?: Isolation;
   /**
    * The loader exited before stop(): its programs are detached, so the server must not go on
    * (fail closed). Called once, saying how the loader ended.
@@ -45,6 +47,24 @@ export interface GuardOptions {
   loader?: PendingLoader;
 }
 
+/**
+ * Namespaces of the server's own (bpf/launcher.c, `--isolate`): an IPC namespace, so that no SysV
+ * object or POSIX message queue of the host is reachable (without one the seccomp filter refuses
+ * SysV IPC), and, for a server whose policy grants no network, a network namespace with only its
+ * loopback, so the abstract unix socket names it binds are its own.
+ */
+export interface Isolation {
+  ipc: boolean;
+  net: boolean;
+}
+
+/** What the launcher does beyond joining the cgroups: see {@link KernelGuard.launchArgv}. */
+export interface LaunchOptions {
+  landlock: boolean;
+  seccomp: boolean;
+  isolate?: Isolation;
+}
+
 export class KernelGuard {
   private constructor(
     readonly compiled: Compiled,
@@ -52,12 +72,15 @@ export class KernelGuard {
     readonly programs: string[],
     private readonly loader: ChildProcess | undefined,
     private readonly exited: Promise<void>,
-    private readonly landlock: boolean,
-    private readonly seccomp: boolean,
+    private readonly options: LaunchOptions,
   ) {}
 
   static async start(options: GuardOptions): Promise<KernelGuard> {
-    const landlock = !options.withoutLandlock;
+    const launch: LaunchOptions = {
+      landlock: !options.withoutLandlock,
+      seccomp: options.seccomp !== false,
+      isolate: options.isolate,
+    };
     if (options.withoutLoader) {
       options.loader?.abort();
       options.onLoaderSpawned?.();
@@ -68,8 +91,7 @@ export class KernelGuard {
         [],
         undefined,
         Promise.resolve(),
-        landlock,
-        options.seccomp !== false,
+        launch,
       );
     }
     // The policy travels on a pipe (fd 3): no file of the harness lands in the server's world. The
@@ -95,8 +117,7 @@ export class KernelGuard {
         (event.programs as string[]) ?? [],
         loader,
         pending.exited,
-        landlock,
-        options.seccomp !== false,
+        launch,
       );
       loader.once("exit", (code, signal) => {
         if (!guard.stopping)
@@ -119,11 +140,8 @@ export class KernelGuard {
     cgroup: string,
     join: readonly string[] = [],
   ): { argv: string[]; fd3?: string } {
-    const launched = KernelGuard.launchArgv(argv, cgroup, join, {
-      landlock: this.landlock,
-      seccomp: this.seccomp,
-    });
-    return this.landlock ? { argv: launched, fd3: this.compiled.ruleset } : { argv: launched };
+    const launched = KernelGuard.launchArgv(argv, cgroup, join, this.options);
+    return this.options.landlock ? { argv: launched, fd3: this.compiled.ruleset } : { argv: launched };
   }
 
   /**
@@ -135,9 +153,11 @@ export class KernelGuard {
     argv: readonly string[],
     cgroup: string,
     join: readonly string[],
-    options: { landlock: boolean; seccomp: boolean },
+    options: LaunchOptions,
   ): string[] {
     const args = [binaries().launcher, "--cgroup", cgroup, ...join.flatMap((dir) => ["--join", dir])];
+    if (options.isolate?.ipc) args.push("--isolate", "ipc");
+    if (options.isolate?.net) args.push("--isolate", "net");
     if (options.seccomp) args.push("--seccomp");
     if (!options.landlock) return [...args, "--", ...argv];
     return [...args, "--ruleset", "/dev/fd/3", "--", ...argv];
@@ -145,7 +165,7 @@ export class KernelGuard {
 
   /** What the launcher reads from fd 3 (the Landlock ruleset), or undefined when it reads nothing. */
   get ruleset(): string | undefined {
-    return this.landlock ? this.compiled.ruleset : undefined;
+    return this.options.landlock ? this.compiled.ruleset : undefined;
   }
 
   #stopping = false;

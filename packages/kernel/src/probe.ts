@@ -6,10 +6,29 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { promisify } from "node:util";
+import { z } from "zod";
 import { binaries } from "./binaries.js";
 import { probeCacheKey, readProbeCache, writeProbeCache } from "./probeCache.js";
 
 const run = promisify(execFile);
+
+/** What `mcpguard-loader --probe` prints (bpf/probe.c). */
+const LoaderProbe = z.looseObject({
+  cgroupBpf: z.boolean().optional(),
+  tpBtf: z.boolean().optional(),
+  lsm: z.boolean().optional(),
+  errors: z.record(z.string(), z.string()).optional(),
+});
+
+/** What `mcpguard-exec --probe` prints (bpf/launcher.c). */
+const LauncherProbe = z.looseObject({
+  landlockAbi: z.number().int().nonnegative(),
+  error: z.string().optional(),
+  seccomp: z.boolean().optional(),
+  seccompError: z.string().optional(),
+  namespaces: z.boolean().optional(),
+  namespacesError: z.string().optional(),
+});
 
 export interface ProbeResult {
   root: boolean;
@@ -17,8 +36,10 @@ export interface ProbeResult {
   cgroupBpf: boolean;
   tpBtf: boolean;
   lsm: boolean;
-  /** The launcher's seccomp filter installs and refuses what it must (memfd exec, socket families). */
+  /** The launcher's seccomp filter installs and refuses what it must (memfd exec, socket families, ...). */
   seccomp: boolean;
+  /** The launcher can give the server IPC and network namespaces of its own (CAP_SYS_ADMIN). */
+  namespaces: boolean;
   /** Why something is unavailable, by what was tried. */
   errors: Record<string, string>;
 }
@@ -71,30 +92,64 @@ export function capabilityBackends(p: ProbeResult): Record<Capability, Capabilit
 }
 
 /**
- * What the launcher's seccomp filter adds beneath Landlock and cgroup BPF, which cannot see it: exec
- * of a memfd (a file on an internal mount that Landlock lets through), and sockets of families the
- * cgroup sock_create hook never runs for (vsock, packet, netlink other than NETLINK_ROUTE, ...).
+ * What the launcher adds beneath Landlock and cgroup BPF, which cannot see it (bpf/seccomp.h,
+ * bpf/launcher.c): exec of a memfd (a file on an internal mount that Landlock lets through);
+ * sockets of families the cgroup sock_create hook never runs for (vsock, packet, netlink other
+ * than NETLINK_ROUTE, ...); user namespaces (in one a server holds every capability over new
+ * namespaces); the kernel keyring and SysV IPC, shared with the host's other processes of the
+ * user; and abstract unix socket names, which Landlock's scope keeps the server from connecting
+ * to but not from binding.
  */
-export type Hardening = "memfd-exec" | "socket-families";
-export const HARDENING: readonly Hardening[] = ["memfd-exec", "socket-families"];
+export type Hardening =
+  | "memfd-exec"
+  | "socket-families"
+  | "user-namespaces"
+  | "keyring"
+  | "sysv-ipc"
+  | "abstract-unix-bind";
+export const HARDENING: readonly Hardening[] = [
+  "memfd-exec",
+  "socket-families",
+  "user-namespaces",
+  "keyring",
+  "sysv-ipc",
+  "abstract-unix-bind",
+];
 
 export function hardeningBackends(p: ProbeResult): Record<Hardening, CapabilityBackend> {
-  if (!p.seccomp) {
-    const why = `the launcher's seccomp filter does not work here${p.errors.seccomp ? `: ${p.errors.seccomp}` : ""}`;
-    return {
-      "memfd-exec": { backend: null, detail: why },
-      "socket-families": { backend: null, detail: why },
-    };
-  }
+  const noFilter = `the launcher's seccomp filter does not work here${p.errors.seccomp ? `: ${p.errors.seccomp}` : ""}`;
+  const noNamespaces = `no namespaces of the server's own here${p.errors.namespaces ? `: ${p.errors.namespaces}` : ""}`;
+  const filter = (detail: string): CapabilityBackend =>
+    p.seccomp ? { backend: "seccomp", detail } : { backend: null, detail: noFilter };
   return {
-    "memfd-exec": {
-      backend: "seccomp",
-      detail: "memfd_create only with MFD_NOEXEC_SEAL (else ENOSYS); no execveat of a descriptor (EACCES)",
-    },
-    "socket-families": {
-      backend: "seccomp",
-      detail: "socket() and socketpair() for unix, inet, inet6 and netlink route only (else EAFNOSUPPORT)",
-    },
+    "memfd-exec": filter(
+      "memfd_create only with MFD_NOEXEC_SEAL (else ENOSYS); no execveat of a descriptor (EACCES)",
+    ),
+    "socket-families": filter(
+      "socket() and socketpair() for unix, inet, inet6 and netlink route only (else EAFNOSUPPORT)",
+    ),
+    "user-namespaces": filter(
+      "unshare() and clone() with CLONE_NEWUSER fail (EPERM), clone3 is ENOSYS (the C library falls back to clone)",
+    ),
+    keyring: filter("add_key, request_key and keyctl fail with ENOSYS"),
+    "sysv-ipc": p.namespaces
+      ? {
+          backend: "ipc-namespace",
+          detail: "an IPC namespace of the server's own: no SysV object or POSIX message queue of the host",
+        }
+      : p.seccomp
+        ? {
+            backend: "seccomp",
+            detail: `SysV IPC and POSIX message queues fail with ENOSYS (${noNamespaces})`,
+          }
+        : { backend: null, detail: `${noNamespaces}; ${noFilter}` },
+    "abstract-unix-bind": p.namespaces
+      ? {
+          backend: "net-namespace",
+          detail:
+            "a server whose policy grants no network gets a network namespace of its own (loopback only), so the abstract names it binds are its own; under a network grant they are the host's",
+        }
+      : { backend: null, detail: noNamespaces },
   };
 }
 
@@ -117,6 +172,7 @@ async function probeNow(bins: ReturnType<typeof binaries>): Promise<ProbeResult>
     tpBtf: false,
     lsm: false,
     seccomp: false,
+    namespaces: false,
     errors: {},
   };
   if (!existsSync(bins.launcher)) {
@@ -124,16 +180,13 @@ async function probeNow(bins: ReturnType<typeof binaries>): Promise<ProbeResult>
   } else {
     try {
       const { stdout } = await run(bins.launcher, ["--probe"], { timeout: 5000 });
-      const parsed = JSON.parse(stdout) as {
-        landlockAbi: number;
-        error?: string;
-        seccomp?: boolean;
-        seccompError?: string;
-      };
+      const parsed = LauncherProbe.parse(JSON.parse(stdout));
       result.landlockAbi = parsed.landlockAbi;
       result.seccomp = parsed.seccomp === true;
+      result.namespaces = parsed.namespaces === true;
       if (parsed.error) result.errors.landlock = parsed.error;
       if (parsed.seccompError) result.errors.seccomp = parsed.seccompError;
+      if (parsed.namespacesError) result.errors.namespaces = parsed.namespacesError;
     } catch (error) {
       result.errors.landlock = (error as Error).message;
     }
@@ -144,7 +197,7 @@ async function probeNow(bins: ReturnType<typeof binaries>): Promise<ProbeResult>
   }
   try {
     const { stdout } = await run(bins.loader, ["--probe"], { timeout: 20_000 });
-    const parsed = JSON.parse(stdout) as Partial<ProbeResult> & { errors?: Record<string, string> };
+    const parsed = LoaderProbe.parse(JSON.parse(stdout));
     result.cgroupBpf = parsed.cgroupBpf === true;
     result.tpBtf = parsed.tpBtf === true;
     result.lsm = parsed.lsm === true;

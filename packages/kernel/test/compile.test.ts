@@ -199,6 +199,7 @@ describe("capability backends", () => {
     tpBtf: true,
     lsm: false,
     seccomp: true,
+    namespaces: true,
     errors: {},
     ...p,
   });
@@ -218,14 +219,28 @@ describe("capability backends", () => {
     ]);
   });
 
-  it("name seccomp for memfd exec and socket families, or nothing when the filter does not work", () => {
-    expect(Object.values(hardeningBackends(probe({}))).map((b) => b.backend)).toEqual(["seccomp", "seccomp"]);
+  it("name seccomp and the namespaces for what Landlock and cgroup BPF leave open, or nothing when they do not work", () => {
+    expect(hardeningBackends(probe({}))).toMatchObject({
+      "memfd-exec": { backend: "seccomp" },
+      "socket-families": { backend: "seccomp" },
+      "user-namespaces": { backend: "seccomp" },
+      keyring: { backend: "seccomp" },
+      "sysv-ipc": { backend: "ipc-namespace" },
+      "abstract-unix-bind": { backend: "net-namespace" },
+    });
     const none = hardeningBackends(
       probe({ seccomp: false, errors: { seccomp: "the filter cannot be installed" } }),
     );
     expect(none["memfd-exec"]).toMatchObject({
       backend: null,
       detail: expect.stringMatching(/cannot be installed/),
+    });
+    // Without namespaces SysV falls back to the filter; abstract names have no other backend.
+    const noNs = hardeningBackends(probe({ namespaces: false, errors: { namespaces: "EPERM" } }));
+    expect(noNs["sysv-ipc"]).toMatchObject({ backend: "seccomp", detail: expect.stringMatching(/ENOSYS/) });
+    expect(noNs["abstract-unix-bind"]).toMatchObject({
+      backend: null,
+      detail: expect.stringMatching(/EPERM/),
     });
   });
 

@@ -125,6 +125,16 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
     );
   }
   const cgroup = containment.cgroupPath;
+  const isolate = {
+    ipc: backends["sysv-ipc"].backend === "ipc-namespace",
+    // A network namespace leaves the server nothing but its loopback: only where it may reach nothing.
+    net: backends["abstract-unix-bind"].backend === "net-namespace" && options.needs.network.length === 0,
+  };
+  const launch = {
+    landlock: backends.file.backend !== null,
+    seccomp: backends["memfd-exec"].backend !== null,
+    isolate,
+  };
   try {
     // The launcher runs here, unconfined; the server it would start runs confined.
     const resolved = await kernel.resolveLaunch(options.argv, { env: options.launcherEnv, cwd: options.cwd });
@@ -138,14 +148,12 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
       onEvent: options.onEvent,
       onLoaderLost: options.onLoaderLost,
       withoutLoader: backends.net.backend === null,
-      withoutLandlock: backends.file.backend === null,
-      seccomp: backends["memfd-exec"].backend !== null,
+      withoutLandlock: !launch.landlock,
+      seccomp: launch.seccomp,
+      isolate,
       onLoaderSpawned: () => {
-        if (backends.file.backend === null || !options.onLauncher) return;
-        const argv = kernel.KernelGuard.launchArgv(resolved.argv, cgroup, containment.v1Paths, {
-          landlock: true,
-          seccomp: backends["memfd-exec"].backend !== null,
-        });
+        if (!launch.landlock || !options.onLauncher) return;
+        const argv = kernel.KernelGuard.launchArgv(resolved.argv, cgroup, containment.v1Paths, launch);
         options.onLauncher(() => ({ argv }));
       },
     });
@@ -155,6 +163,11 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
         `the BPF loader attached to cgroup ${guard.cgroupId}, not to the server's (${containment.cgroupId} at ${cgroup})`,
       );
     }
+    const notes = [...guard.compiled.notes];
+    if (options.needs.network.length > 0 && backends["abstract-unix-bind"].backend !== null)
+      notes.push(
+        "the policy grants network, so the server shares the host's network namespace: the abstract unix socket names it binds are the host's",
+      );
     return {
       launch: () => guard.launch(resolved.argv, cgroup, containment.v1Paths),
       ruleset: guard.ruleset,
@@ -162,7 +175,7 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
         ...(resolved.via ? { launcher: resolved.via, launched: resolved.argv } : {}),
         l3: Object.fromEntries(kernel.CAPABILITIES.map((c) => [c, backends[c].backend ?? "none"])),
         l3Hardening: Object.fromEntries(kernel.HARDENING.map((c) => [c, backends[c].backend ?? "none"])),
-        ...(guard.compiled.notes.length ? { l3Notes: guard.compiled.notes } : {}),
+        ...(notes.length ? { l3Notes: notes } : {}),
       },
       stop: () => guard.stop(),
     };

@@ -8,7 +8,8 @@ const DOCTOR = defineCommand({
   description:
     "Probe this host's kernel by really loading programs and applying a ruleset, and print which " +
     "backend enforces each L3 capability (file, exec, net, unix) for configs C-ebpf, C-full and " +
-    "C-AB+ebpf, what the launcher's seccomp filter adds (memfd-exec, socket-families), and how the " +
+    "C-AB+ebpf, what the launcher adds beneath them (memfd-exec, socket-families, user-namespaces, " +
+    "keyring, sysv-ipc, abstract-unix-bind), and how the " +
     "server's cgroup is contained in every config: its pids and memory limits, and the reaper that " +
     "outlives the proxy.",
   options: { json: { type: "boolean", help: "print the findings as JSON" } },
@@ -42,10 +43,15 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     return ready ? 0 : 1;
   }
-  const rows = [
+  const entries = [
     ...kernel.CAPABILITIES.map((c) => [c, backends[c]] as const),
     ...kernel.HARDENING.map((c) => [c, hardening[c]] as const),
-  ].map(([c, b]) => `  ${c.padEnd(16)} ${(b.backend ?? "NONE").padEnd(11)} ${b.detail}`);
+  ];
+  const nameWidth = Math.max(10, ...entries.map(([c]) => c.length));
+  const backendWidth = Math.max(7, ...entries.map(([, b]) => (b.backend ?? "NONE").length));
+  const rows = entries.map(
+    ([c, b]) => `  ${c.padEnd(nameWidth)} ${(b.backend ?? "NONE").padEnd(backendWidth)} ${b.detail}`,
+  );
   const limits = containment.limits;
   const facts = [
     `  root             ${probe.root ? "yes" : "no"}`,
@@ -54,11 +60,12 @@ export async function main(argv: string[]): Promise<number> {
     `  tp_btf telemetry ${probe.tpBtf ? "loads and attaches" : "unavailable"}`,
     `  BPF LSM          ${probe.lsm ? "loads" : "refused at load"}`,
     `  seccomp filter   ${probe.seccomp ? "installs and refuses what it must" : "does not work"}`,
+    `  namespaces       ${probe.namespaces ? "IPC and network namespaces of the server's own" : "cannot be made"}`,
     ...Object.entries(probe.errors).map(([what, why]) => `    ${what}: ${why}`),
   ];
   process.stdout.write(
     [
-      "capability        backend     how",
+      `  ${"capability".padEnd(nameWidth)} ${"backend".padEnd(backendWidth)} how`,
       ...rows,
       "",
       "containment (every config):",
