@@ -20,17 +20,16 @@ import {
   unlinkSync,
   writeFileSync,
 } from "node:fs";
-import { userInfo } from "node:os";
-import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { UsageError } from "./args.js";
 import { AuditLog } from "./audit.js";
 import { keyId } from "./auditChain.js";
+import { accountHome, stateHome } from "./stateHome.js";
 
 /** node:crypto on first use: loading it costs a start that needs none (C0 without an audit log) about 5 ms. */
 const nodeCrypto = () => process.getBuiltinModule("node:crypto");
 
 export const AUDIT_KEY_ENV = "MCPGUARD_AUDIT_KEY";
-const ROOT_KEY = "/var/lib/mcpguard/audit.key";
 
 /** A key that cannot be used as it is, or an audit log that cannot be opened: one line, exit status 2. */
 export class AuditSetupError extends UsageError {}
@@ -41,14 +40,6 @@ export interface AuditKey {
   path: string;
 }
 
-function accountHome(): string | undefined {
-  try {
-    return userInfo().homedir || undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Where the key lives unless `--audit-key` or `$MCPGUARD_AUDIT_KEY` says otherwise: for root
  * /var/lib/mcpguard/audit.key; for others `$XDG_STATE_HOME/mcpguard/audit.key`, else
@@ -56,13 +47,10 @@ function accountHome(): string | undefined {
  * `$HOME` (the benchmark points HOME at each trial's world).
  */
 export function defaultAuditKeyPath(env: NodeJS.ProcessEnv = process.env, uid = process.getuid?.()): string {
-  if (uid === 0) return ROOT_KEY;
-  const xdg = env.XDG_STATE_HOME;
-  if (xdg && isAbsolute(xdg)) return join(xdg, "mcpguard", "audit.key");
-  const home = accountHome();
+  const home = stateHome(env, uid);
   if (!home)
     throw new AuditSetupError("cannot find your home directory for the audit key: give --audit-key FILE");
-  return join(home, ".local", "state", "mcpguard", "audit.key");
+  return join(home, "audit.key");
 }
 
 /** The key's path: `--audit-key`, else `$MCPGUARD_AUDIT_KEY`, else the default. */
