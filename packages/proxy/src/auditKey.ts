@@ -199,18 +199,6 @@ export function checkKeyOutsideWorld(path: string, cwd: string, env: NodeJS.Proc
   }
 }
 
-/** Refuse a kernel policy that would let the server read or write the key (or its directory). */
-export function checkKernelKeepsKey(path: string, needs: { read: string[]; write: string[] }): void {
-  const key = canonical(path);
-  for (const granted of [...needs.read, ...needs.write]) {
-    if (within(key, canonical(granted))) {
-      throw new AuditSetupError(
-        `the L3 policy grants the server ${granted}, which holds the audit key ${path}: keep the key elsewhere (--audit-key FILE)`,
-      );
-    }
-  }
-}
-
 export interface OpenAuditOptions {
   file: string;
   /** `--audit-key`. */
@@ -220,7 +208,6 @@ export interface OpenAuditOptions {
   /** The server's working directory and environment: its world, where the key must not be. */
   serverCwd: string;
   serverEnv: NodeJS.ProcessEnv;
-  kernelNeeds?: { read: string[]; write: string[] };
   maxBytes?: number;
   keep?: number;
 }
@@ -238,8 +225,9 @@ function isStdout(file: string): boolean {
 /** The audit log of `mcpguard run`, with its key found (or created) and checked. */
 export function openAuditLog(options: OpenAuditOptions): AuditLog {
   const path = auditKeyPath(options.keyFile, options.env);
+  // What the layers let the server read or write is checked before, with the run's other files
+  // (guardFiles.ts): the key is one of them.
   checkKeyOutsideWorld(path, options.serverCwd, options.serverEnv);
-  if (options.kernelNeeds) checkKernelKeepsKey(path, options.kernelNeeds);
   const { key, kid } = loadAuditKey(path, true);
   if (isStdout(options.file)) {
     throw new AuditSetupError(

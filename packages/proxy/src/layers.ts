@@ -7,6 +7,7 @@ import { join } from "node:path";
 import type { KernelNeeds } from "@mcpguard/kernel";
 import type { Message } from "@mcpguard/protocol";
 import { type Layer, listLayers } from "./configs.js";
+import type { Grant } from "./guardFiles.js";
 import type { Interceptor, ResultChange, ToolCall, Verdict } from "./router.js";
 
 export interface LayerOptions {
@@ -37,6 +38,13 @@ export interface Layers {
   server?: string;
   /** What the kernel layer must allow the server (configs with L3). */
   kernelNeeds?: KernelNeeds;
+  /**
+   * What the server may write through the layers of this config, each with the rule that grants
+   * it: L1's write grants by tool, the manifest's, the kernel's write rules (and its read rules,
+   * marked `read`, where only a secret must not lie). None under C0. The guard's own files must lie
+   * outside them (guardFiles.ts).
+   */
+  grants: Grant[];
   /** The resource limits the policy or manifest asks for (the server's cgroup). */
   limits?: { pids?: number; memoryBytes?: number };
   /** The policy is a draft (`"draft": true`, as `mcpguard policy derive` writes it). */
@@ -251,12 +259,21 @@ async function guardListings(
   guardProtocol(interceptor, guard);
 }
 
+/** What the kernel layer lets the server change (writablePaths: its ruleset, exactly), and read. */
+async function kernelGrants(needs: KernelNeeds, env: NodeJS.ProcessEnv): Promise<Grant[]> {
+  const { writablePaths } = await import("@mcpguard/kernel");
+  return [
+    ...writablePaths(needs, env).map((path) => ({ path, why: "the kernel's write rule" })),
+    ...needs.read.map((path) => ({ path, why: "the kernel's read rule", read: true })),
+  ];
+}
+
 export async function buildLayers(options: LayerOptions): Promise<Layers> {
   const { layers, env, cwd, maxDepth } = options;
   const vars = { cwd, home: env.HOME || undefined, tmp: env.TMPDIR || undefined };
   const appLayers = layers.includes("L1") || layers.includes("L2");
   const kernel = layers.includes("L3");
-  if (!appLayers && !kernel && !layers.includes("AB")) return { env, withheld: [] };
+  if (!appLayers && !kernel && !layers.includes("AB")) return { env, withheld: [], grants: [] };
 
   const policyLib = await import("@mcpguard/policy");
   try {
@@ -267,12 +284,17 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
       const manifest = await loadManifest(options.manifest);
       const ab = new AgentBound(manifest, vars);
       const filtered = ab.environment(env);
+      const needs = ab.needs();
       return {
         env: filtered.env,
         withheld: filtered.withheld,
         server: ab.server,
         limits: manifest.limits,
-        kernelNeeds: kernel ? ab.needs() : undefined,
+        kernelNeeds: kernel ? needs : undefined,
+        grants: [
+          ...needs.write.map((path) => ({ path, why: "the manifest's write scope" })),
+          ...(kernel ? await kernelGrants(needs, filtered.env) : []),
+        ],
         // The baseline reads a command's first program with the shell grammar: load it off the call's path.
         warm: manifest.permissions.includes("mcp.ac.system.exec")
           ? () => setImmediate(() => policyLib.warmShellGrammar())
@@ -302,8 +324,10 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
       : undefined;
     const draft = policy.draft === true ? true : undefined;
     // L3 alone (C-ebpf) is a pure ablation: the environment and the results stay as they are.
-    if (!appLayers)
-      return { env, withheld: [], server: policy.server, kernelNeeds, limits: policy.limits, draft };
+    if (!appLayers) {
+      const grants = kernelNeeds ? await kernelGrants(kernelNeeds, env) : [];
+      return { env, withheld: [], server: policy.server, kernelNeeds, grants, limits: policy.limits, draft };
+    }
     const filtered = policyLib.filterEnvironment(env, resolved.keepEnv);
     const validator = layers.includes("L2") ? await import("@mcpguard/validator") : undefined;
     const useL1 = layers.includes("L1");
@@ -362,12 +386,19 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
         maxDepth,
       });
     }
+    const grants: Grant[] = useL1
+      ? [...resolved.tools].flatMap(([name, tool]) =>
+          tool.write.roots.map((path) => ({ path, why: `the write grant of tool ${name}` })),
+        )
+      : [];
+    if (kernelNeeds) grants.push(...(await kernelGrants(kernelNeeds, filtered.env)));
     return {
       env: filtered.env,
       withheld: filtered.withheld,
       server: policy.server,
       interceptor,
       kernelNeeds,
+      grants,
       limits: policy.limits,
       draft,
       warm: warmLayers(

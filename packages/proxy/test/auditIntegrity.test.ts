@@ -19,13 +19,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type AuditEvent, AuditLog, auditFiles } from "../src/audit.ts";
-import {
-  type AuditKey,
-  checkKernelKeepsKey,
-  checkKeyOutsideWorld,
-  defaultAuditKeyPath,
-  loadAuditKey,
-} from "../src/auditKey.ts";
+import { type AuditKey, checkKeyOutsideWorld, defaultAuditKeyPath, loadAuditKey } from "../src/auditKey.ts";
+import { checkGuardFiles } from "../src/guardFiles.ts";
 import { connect, FIXTURE, MCPGUARD, makeWorkspace, readNdjson, toolText } from "./helpers.ts";
 
 let dir: string;
@@ -277,12 +272,13 @@ describe("the audit key", () => {
     expect(() =>
       checkKeyOutsideWorld(join(trial, "workspace", "k"), join(trial, "workspace"), world),
     ).toThrow(/inside the server's working directory/);
-    expect(() => checkKernelKeepsKey("/var/lib/mcpguard/audit.key", { read: ["/var"], write: [] })).toThrow(
-      /^the L3 policy grants the server \/var, which holds the audit key/,
+    // The key is a secret among the guard's files: out of the kernel's read rules too (guardFiles.ts).
+    const keyFile = [{ path: "/var/lib/mcpguard/audit.key", what: "audit key", secret: true }];
+    const kernelReads = (path: string) => [{ path, why: "the kernel's read rule", read: true }];
+    expect(() => checkGuardFiles(keyFile, { grants: kernelReads("/var") })).toThrow(
+      /^the audit key \/var\/lib\/mcpguard\/audit\.key lies in \/var, the kernel's read rule: the server could read it/,
     );
-    expect(() =>
-      checkKernelKeepsKey("/var/lib/mcpguard/audit.key", { read: ["/usr/lib"], write: [] }),
-    ).not.toThrow();
+    expect(() => checkGuardFiles(keyFile, { grants: kernelReads("/usr/lib") })).not.toThrow();
   });
 });
 

@@ -1,9 +1,12 @@
+import { statSync } from "node:fs";
+import { join } from "node:path";
 import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_MESSAGE_BYTES, MAX_DEPTH_LIMIT } from "@mcpguard/protocol";
 import { defineCommand, intOption, UsageError } from "../args.js";
 import { DEFAULT_AUDIT_KEEP, DEFAULT_AUDIT_MAX_BYTES } from "../audit.js";
-import { openAuditLog, withoutAuditKeyPath } from "../auditKey.js";
-import { ConfigError, resolveConfig } from "../configs.js";
+import { auditKeyPath, openAuditLog, withoutAuditKeyPath } from "../auditKey.js";
+import { ConfigError, type Layer, resolveConfig } from "../configs.js";
 import { type Containment, ContainmentError, containmentName, plannedCgroupPath } from "../containment.js";
+import { checkGuardFiles, type GuardFile, wrappedConfigOf } from "../guardFiles.js";
 import {
   type KernelLayer,
   kernelAuditEvent,
@@ -117,6 +120,43 @@ const RUN = defineCommand({
   },
 });
 
+type RunValues = NonNullable<ReturnType<typeof RUN.parse>>["values"];
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The files this run really uses, which the server must not be able to change: the policy (L1, L2,
+ * L3), the overrides (a file, or the folder and its `<server>.json`), the manifest (AB), the pin
+ * file (L2), the audit log and its key.
+ */
+function guardFilesOf(values: RunValues, layers: readonly Layer[], server: string | undefined): GuardFile[] {
+  const files: GuardFile[] = [];
+  if (layers.includes("AB")) {
+    if (values.manifest) files.push({ path: values.manifest, what: "manifest" });
+  } else if (layers.length > 0) {
+    if (values.policy) files.push({ path: values.policy, what: "policy" });
+    const overrides = values.overrides;
+    if (overrides && isDirectory(overrides))
+      files.push(
+        { path: overrides, what: "overrides folder" },
+        { path: join(overrides, `${server ?? "server"}.json`), what: "overrides" },
+      );
+    else if (overrides) files.push({ path: overrides, what: "overrides" });
+  }
+  if (layers.includes("L2") && values.pins) files.push({ path: values.pins, what: "pin file" });
+  if (values["audit-log"]) {
+    files.push({ path: values["audit-log"], what: "audit log" });
+    files.push({ path: auditKeyPath(values["audit-key"], process.env), what: "audit key", secret: true });
+  }
+  return files;
+}
+
 /** The largest --max-message-bytes: 256 MiB. */
 const MAX_MESSAGE_BYTES_LIMIT = 256 * 1024 * 1024;
 
@@ -173,7 +213,7 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 async function serve(options: {
-  values: NonNullable<ReturnType<typeof RUN.parse>>["values"];
+  values: RunValues;
   command: string[];
   config: ReturnType<typeof resolveConfig>;
   maxMessageBytes: number;
@@ -200,6 +240,20 @@ async function serve(options: {
     throw error;
   }
 
+  // The guard's own files, out of the server's reach before anything of it runs (guardFiles.ts).
+  checkGuardFiles(guardFilesOf(values, config.layers, layers.server), {
+    grants: layers.grants,
+    uid: process.getuid?.(),
+    advice: (file) => {
+      if (file.secret) return "keep the key elsewhere (--audit-key FILE)";
+      // A config wrapped by an older mcpguard wrap, whose files lie in the project.
+      const wrapped = values.policy ? wrappedConfigOf(values.policy) : undefined;
+      return wrapped
+        ? `run mcpguard wrap --relocate ${wrapped} to move wrap's files out of the project`
+        : undefined;
+    },
+  });
+
   // Under L3 the kernel layer resolves the program, and refuses a missing one in its own words.
   if (!layers.kernelNeeds) {
     const problem = programProblem(command[0] as string, layers.env.PATH, process.cwd());
@@ -221,7 +275,6 @@ async function serve(options: {
         env: process.env,
         serverCwd: process.cwd(),
         serverEnv: layers.env,
-        kernelNeeds: layers.kernelNeeds,
         maxBytes: intOption(values["audit-max-bytes"], "audit-max-bytes", DEFAULT_AUDIT_MAX_BYTES),
         keep: intOption(values["audit-keep"], "audit-keep", DEFAULT_AUDIT_KEEP),
       })

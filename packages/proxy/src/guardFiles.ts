@@ -1,0 +1,174 @@
+/**
+ * The guard's own files out of the server's reach. `mcpguard run` reads its policy, overrides,
+ * manifest and pin file at start, and writes its audit log with a key: a server that could change
+ * one of them would choose its own rules at its next start, or rewrite the record of what it did.
+ * Before anything of the server runs, each file the run really uses must pass two rules:
+ *
+ *  a. it lies in no grant that lets the server write (L1's and AgentBound's write grants, the
+ *     kernel's write rules under L3; the key, a secret, in no read rule of the kernel either);
+ *  b. it, when it exists, and every folder above it belong to root or to the proxy's user and are
+ *     writable by nobody else (ssh's StrictModes), except that a folder with the sticky bit (/tmp)
+ *     may be: nobody else can replace our entries there.
+ *
+ * A file still to be created (a new audit log) is judged where it will be: its nearest existing
+ * folder. A symbolic link is judged where it points and where it lies (replacing the link
+ * replaces the file). See docs/DESIGN.md, "The guard's own files".
+ */
+import { lstatSync, readdirSync, readFileSync, realpathSync, type Stats } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { UsageError } from "./args.js";
+
+/** A path the server may write (or, with `read`, only read), and which rule grants it, for the message. */
+export interface Grant {
+  path: string;
+  /** The grant, as the message names it: "the write grant of tool write_file", "the kernel's write rule". */
+  why: string;
+  /** A read grant: only a secret (the audit key) must stay out of it. */
+  read?: boolean;
+}
+
+export interface GuardFile {
+  path: string;
+  /** What it is, as the message names it: "policy", "pin file", "audit log". */
+  what: string;
+  /** The server must not read it either (the audit key). */
+  secret?: boolean;
+}
+
+/** A guard file in the server's reach: one line, exit status 2. */
+export class GuardFileError extends UsageError {}
+
+/** The canonical path of a path that may not exist yet: the realpath of its nearest existing ancestor, plus the rest. */
+export function canonical(path: string): string {
+  const abs = resolve(path);
+  for (let dir = abs; ; dir = dirname(dir)) {
+    try {
+      const real = realpathSync(dir);
+      return dir === abs ? real : join(real, abs.slice(dir.length));
+    } catch {
+      if (dirname(dir) === dir) return abs;
+    }
+  }
+}
+
+/** Whether `path` is `dir` or lies below it. */
+export function within(path: string, dir: string): boolean {
+  return path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
+}
+
+/** Where a file is judged: where it points, and where its link lies when it is a symbolic link. */
+function places(path: string): string[] {
+  const abs = resolve(path);
+  const target = canonical(abs);
+  const link = join(canonical(dirname(abs)), basename(abs));
+  return link === target ? [target] : [target, link];
+}
+
+function stat(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+const mode = (st: Stats) => (st.mode & 0o7777).toString(8).padStart(4, "0");
+const writers = (st: Stats) =>
+  (st.mode & 0o020 ? ["group"] : []).concat(st.mode & 0o002 ? ["others"] : []).join(" and ");
+
+/** Rule b for one node: owned by root or `uid`, writable by nobody else (a sticky folder excepted). */
+function strictModes(file: GuardFile, node: string, st: Stats, uid: number): void {
+  const self = node === canonical(file.path);
+  const where = self ? `the ${file.what} ${file.path}` : `the ${file.what} ${file.path} is in ${node}, which`;
+  if (st.uid !== 0 && st.uid !== uid) {
+    const owners = uid === 0 ? "root" : `root or you (uid ${uid})`;
+    throw new GuardFileError(
+      `${where} is owned by uid ${st.uid}, not by ${owners}: that user could ${
+        self ? "rewrite" : "replace"
+      } the ${file.what}; chown ${self ? "it" : "the folder"}, or keep the ${file.what} elsewhere`,
+    );
+  }
+  if (st.mode & 0o022 && !(st.isDirectory() && st.mode & 0o1000)) {
+    throw new GuardFileError(
+      `${where} is writable by ${writers(st)} (mode ${mode(st)}): chmod go-w ${node}, or keep the ${file.what} elsewhere`,
+    );
+  }
+}
+
+/** Rule b: the file where it exists, then every folder above it, up to /. */
+function checkStrictModes(file: GuardFile, place: string, uid: number): void {
+  const st = stat(place);
+  // The link itself has no mode of its own; the folders that hold it are checked below.
+  if (st && !st.isSymbolicLink()) strictModes(file, place, st, uid);
+  for (let dir = dirname(place); ; dir = dirname(dir)) {
+    const folder = stat(dir);
+    if (folder) strictModes(file, dir, folder, uid);
+    if (dirname(dir) === dir) break;
+  }
+}
+
+export interface GuardCheck {
+  /** What the server may write (and read), with the rule that grants it. */
+  grants: readonly Grant[];
+  /** The proxy's uid (rule b); undefined where there is none (no rule b). */
+  uid?: number;
+  /** Advice for a file inside a grant, else the general one. */
+  advice?: (file: GuardFile) => string | undefined;
+}
+
+/**
+ * Refuse the first guard file in the server's reach (GuardFileError). Devices and /proc are left
+ * to the loaders: a policy read from /dev/stdin, an audit log on /dev/stdout get their own refusal.
+ */
+export function checkGuardFiles(files: readonly GuardFile[], check: GuardCheck): void {
+  const grants = check.grants.map((g) => ({ ...g, canonical: canonical(g.path) }));
+  for (const file of files) {
+    const at = places(file.path);
+    if (at.some((p) => within(p, "/dev") || within(p, "/proc"))) continue;
+    for (const place of at) {
+      const grant = grants.find((g) => (!g.read || file.secret) && within(place, g.canonical));
+      if (grant) {
+        const fix =
+          check.advice?.(file) ??
+          `keep it outside every folder the server may ${file.secret ? "read or write" : "write"}, or narrow the grant`;
+        throw new GuardFileError(
+          `the ${file.what} ${file.path} ${place === grant.canonical ? "is" : "lies in"} ${grant.path}, ${grant.why}: ` +
+            `the server could ${grant.read ? "read" : "rewrite"} it; ${fix}`,
+        );
+      }
+      if (check.uid !== undefined) checkStrictModes(file, place, check.uid);
+    }
+  }
+}
+
+/**
+ * The client config a policy was wrapped from by an older mcpguard wrap, which kept its files
+ * beside the config (`<dir>/<config>` and `<dir>/mcpguard/<name>.json`): the `file` of a
+ * `*.mcpguard-wrap.json` record in the policy's grandparent folder that lists this policy.
+ */
+export function wrappedConfigOf(policy: string): string | undefined {
+  const path = resolve(policy);
+  const dir = dirname(dirname(path));
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((name) => name.endsWith(".mcpguard-wrap.json"));
+  } catch {
+    return undefined;
+  }
+  for (const name of names) {
+    try {
+      const state = JSON.parse(readFileSync(join(dir, name), "utf8")) as {
+        file?: unknown;
+        servers?: Record<string, { policy?: unknown }>;
+      };
+      const listed = Object.values(state.servers ?? {}).some(
+        (s) =>
+          typeof s?.policy === "string" && (s.policy === path || canonical(s.policy) === canonical(path)),
+      );
+      if (listed && typeof state.file === "string") return state.file;
+    } catch {
+      // Not a record wrap wrote: no advice from it.
+    }
+  }
+  return undefined;
+}
