@@ -10,6 +10,7 @@ import {
   readFileSync,
   realpathSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,11 +19,24 @@ import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, describe, expect, it } from "vitest";
-import { FIXTURE, MCPGUARD, readNdjson, toolText } from "./helpers.ts";
+import { wrapStateDir } from "../src/commands/wrap.ts";
+import { FILESYSTEM, FIXTURE, MCPGUARD, readNdjson, toolText } from "./helpers.ts";
 
 const CLIENTS = join(import.meta.dirname, "fixtures", "clients");
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), "mcpguard-wrap-")));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+/** wrap's own folders of the configs placed here, outside scratch (for root, /var/lib/mcpguard/clients/...). */
+const stateDirs = new Set<string>();
+afterAll(() => {
+  rmSync(scratch, { recursive: true, force: true });
+  for (const dir of stateDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** wrap's own folder for a config file (the bin computes the same: same uid and environment). */
+function stateDirOf(file: string): string {
+  const dir = wrapStateDir(file);
+  stateDirs.add(dir);
+  return dir;
+}
 
 const run = promisify(execFile);
 
@@ -56,6 +70,7 @@ function place(
   let text = readFileSync(join(CLIENTS, sample), "utf8").replaceAll("@@FIXTURE@@", FIXTURE);
   for (const [k, v] of Object.entries(vars)) text = text.replaceAll(`@@${k}@@`, v);
   writeFileSync(file, restyle(text));
+  stateDirOf(file);
   return file;
 }
 
@@ -103,8 +118,12 @@ describe.concurrent("wrap and unwrap", () => {
       expect(args).toContain("--pins");
       expect(args[args.indexOf("--server-name") + 1]).toBe(key);
       const policy = args[args.indexOf("--policy") + 1]!;
-      expect(policy).toBe(join(dirname(file), "mcpguard", `${key}.json`));
+      // In wrap's own folder for the config, outside the project, private to the user.
+      expect(policy).toBe(join(stateDirOf(file), `${key}.json`));
       expect(existsSync(policy)).toBe(true);
+      expect(statSync(policy).mode & 0o777).toBe(0o600);
+      expect(statSync(dirname(policy)).mode & 0o777).toBe(0o700);
+      expect(existsSync(join(dirname(file), "mcpguard"))).toBe(false);
       // The original launch, as written (variables and all), after `--`.
       const original = serversOf(`${file}.mcpguard-backup`)[key]!;
       expect(args.slice(args.indexOf("--") + 1)).toEqual([original.command, ...(original.args ?? [])]);
@@ -125,9 +144,7 @@ describe.concurrent("wrap and unwrap", () => {
     );
     expect((before.vscode as Buffer).toString()).toMatch(/\.env",\n/);
     // VS Code: derived in the project folder with ${workspaceFolder} filled in; the entry's env and envFile kept.
-    const vsPolicy = JSON.parse(
-      readFileSync(join(vscodeProject, ".vscode", "mcpguard", "fixture.json"), "utf8"),
-    );
+    const vsPolicy = JSON.parse(readFileSync(join(stateDirOf(files.vscode), "fixture.json"), "utf8"));
     expect(vsPolicy.environment.keep).toEqual(expect.arrayContaining(["API_KEY", "FIXTURE_MODE"]));
     expect(results[2]!.stdout).toMatch(/remote: skipped: remote server/);
     // The closing line names each file below the working directory relative to it.
@@ -137,8 +154,10 @@ describe.concurrent("wrap and unwrap", () => {
     expect(rooted.status, rooted.stderr).toBe(0);
     expect(rooted.stdout).toContain(`of ${fromRoot} (`);
     expect(rooted.stdout).toContain(`backup ${fromRoot}.mcpguard-backup;`);
-    const pins = JSON.parse(readFileSync(join(scratch, "Claude", "mcpguard", "pins.json"), "utf8"));
+    const pinFile = join(stateDirOf(files.claude), "pins.json");
+    const pins = JSON.parse(readFileSync(pinFile, "utf8"));
     expect(Object.keys(pins.servers.fixture.tools)).toContain("echo");
+    expect(statSync(pinFile).mode & 0o777).toBe(0o600);
 
     // Idempotent: a second wrap finds every server wrapped and writes nothing.
     const wrapped = readFileSync(files.cursor);
@@ -154,7 +173,10 @@ describe.concurrent("wrap and unwrap", () => {
       expect(readFileSync(file).equals(before[name] as Buffer), name).toBe(true);
       expect(existsSync(`${file}.mcpguard-backup`)).toBe(false);
       expect(existsSync(`${file}.mcpguard-wrap.json`)).toBe(false);
+      // No server ran, so no audit log: wrap's folder goes with the policies and the pins.
+      expect(existsSync(stateDirOf(file)), name).toBe(false);
     }
+    expect(undone[0]!.stdout).toContain(`removed ${join(stateDirOf(files.claude), "pins.json")}\n`);
   });
 
   it("a wrapped entry works as the client starts it, from another folder", async () => {
@@ -180,7 +202,8 @@ describe.concurrent("wrap and unwrap", () => {
     } finally {
       await client.close();
     }
-    const audit = readNdjson(join(scratch, "live", "mcpguard", "audit", "fixture.ndjson"));
+    const dir = stateDirOf(file);
+    const audit = readNdjson(join(dir, "audit", "fixture.ndjson"));
     expect(audit.some((line) => line.server === "fixture" && line.tool === "echo")).toBe(true);
     // The client edits the file after wrap: unwrap refuses in one line, --force restores.
     writeFileSync(file, readFileSync(file, "utf8").replace("Ctrl+Space", "Alt+Space"));
@@ -188,10 +211,21 @@ describe.concurrent("wrap and unwrap", () => {
     expect(refused.status).toBe(2);
     expect(refused.stderr.trim().split("\n")).toHaveLength(1);
     expect(refused.stderr).toMatch(/changed since mcpguard wrap wrote it/);
-    expect(mcpguardSync(["unwrap", file, "--force"]).status).toBe(0);
+    const unwrapped = mcpguardSync(["unwrap", file, "--force"]);
+    expect(unwrapped.status).toBe(0);
     expect(readFileSync(file, "utf8")).toBe(
       readFileSync(join(CLIENTS, "claude_desktop_config.json"), "utf8").replace("@@FIXTURE@@", FIXTURE),
     );
+    // The policy and the pins go; the record of decisions stays, and wrap's folder with it.
+    expect(unwrapped.stdout.split("\n")).toEqual([
+      `restored ${file} from claude_desktop_config.json.mcpguard-backup`,
+      `removed ${join(dir, "fixture.json")}`,
+      `removed ${join(dir, "pins.json")}`,
+      `kept the audit logs (1 file in ${join(dir, "audit")}): remove them by hand when their record is no longer wanted`,
+      "",
+    ]);
+    expect(existsSync(join(dir, "fixture.json")) || existsSync(join(dir, "pins.json"))).toBe(false);
+    expect(existsSync(join(dir, "audit", "fixture.ndjson"))).toBe(true);
   });
 
   it("reviews risky launches, refuses high findings without --yes, and writes nothing on --dry-run", () => {
@@ -261,7 +295,7 @@ describe.concurrent("wrap and unwrap", () => {
     expect(plan.status).toBe(0);
     expect(plan.stdout).toMatch(/plan \(--dry-run: nothing written, nothing started\)/);
     expect(plan.stdout).toMatch(
-      /command {4}\S+ \S+mcpguard\.js run --config C-full --policy \S+\/mcpguard\/clean\.json/,
+      /command {4}\S+ \S+mcpguard\.js run --config C-full --policy \S+\/clients\/risky-mcp\.json-[0-9a-f]{12}\/clean\.json/,
     );
     expect(listing()).toEqual(before);
     expect(readFileSync(file, "utf8")).toBe(JSON.stringify(config, null, 2));
@@ -303,5 +337,148 @@ describe.concurrent("wrap and unwrap", () => {
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/^usage: mcpguard wrap \[options\] \[client-config-file\]/);
     expect(mcpguardSync(["unwrap", "--help"]).stdout).toMatch(/^usage: mcpguard unwrap/);
+  });
+});
+
+const doctor = spawnSync(process.execPath, [MCPGUARD, "doctor", "--json"], { encoding: "utf8" });
+const l3 = doctor.status === 0;
+if (!l3)
+  console.warn(
+    `wrap's C-full case is skipped: mcpguard doctor says L3 cannot run here:\n${doctor.stdout}${doctor.stderr}`,
+  );
+
+/** A VS Code project whose .vscode/mcp.json runs the reference filesystem server on the project folder. */
+function filesystemProject(name: string): { project: string; file: string } {
+  const project = join(scratch, name);
+  mkdirSync(join(project, ".vscode"), { recursive: true });
+  writeFileSync(join(project, "notes.txt"), "notes");
+  const file = join(project, ".vscode", "mcp.json");
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: VS Code's variable, as written in its mcp.json
+  const entry = { type: "stdio", command: process.execPath, args: [FILESYSTEM, "${workspaceFolder}"] };
+  writeFileSync(file, `${JSON.stringify({ servers: { files: entry } }, null, 2)}\n`);
+  stateDirOf(file);
+  return { project, file };
+}
+
+/** The wrapped entry's launch as VS Code runs it: ${workspaceFolder} filled in. */
+function launchOf(file: string, project: string) {
+  const entry = serversOf(file).files!;
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: VS Code's variable, as written in its mcp.json
+  const args = entry.args!.map((a) => a.replace("${workspaceFolder}", project));
+  const at = (flag: string) => args[args.indexOf(flag) + 1]!;
+  return {
+    command: entry.command as string,
+    args,
+    policy: at("--policy"),
+    pins: at("--pins"),
+    log: at("--audit-log"),
+  };
+}
+
+async function clientOf(launch: { command: string; args: string[] }, cwd: string) {
+  const transport = new StdioClientTransport({
+    command: launch.command,
+    args: launch.args,
+    env: process.env as Record<string, string>,
+    cwd,
+    stderr: "pipe",
+  });
+  const client = new Client({ name: "wrap-test", version: "1.0.0" });
+  await client.connect(transport);
+  return client;
+}
+
+/** What the reviewer's write_file call wrote: a policy that lets the server read everything. */
+const HOSTILE = JSON.stringify({
+  version: 1,
+  server: "files",
+  allowBroadGrants: true,
+  tools: { read_text_file: { args: { path: "path.read" }, read: ["/**"] } },
+});
+
+describe("the guard's files out of the project (issue 29)", () => {
+  it.each(["C-app", ...(l3 ? ["C-full"] : [])])(
+    "%s: wrap keeps a project's policy and pins out of it, and write_file through the entry cannot reach them",
+    async (config) => {
+      const { project, file } = filesystemProject(`attack-${config}`);
+      const r = await mcpguard(["wrap", file, "--config", config]);
+      expect(r.status, r.stderr + r.stdout).toBe(0);
+      const launch = launchOf(file, project);
+      for (const path of [launch.policy, launch.pins, launch.log]) {
+        expect(path.startsWith(`${project}/`), path).toBe(false);
+        expect(path.startsWith(`${stateDirOf(file)}/`), path).toBe(true);
+      }
+      expect(existsSync(join(project, ".vscode", "mcpguard"))).toBe(false);
+      // The draft lets write_file write the whole project, as the reviewer's did.
+      const policy = readFileSync(launch.policy, "utf8");
+      expect(JSON.parse(policy).tools.write_file.write).toEqual([`${project}/**`]);
+      const pins = readFileSync(launch.pins, "utf8");
+      const client = await clientOf(launch, project);
+      try {
+        const notes = await client.callTool({
+          name: "write_file",
+          arguments: { path: join(project, "notes.txt"), content: "changed" },
+        });
+        expect(notes.isError, toolText(notes)).toBeFalsy();
+        expect(readFileSync(join(project, "notes.txt"), "utf8")).toBe("changed");
+        for (const target of [launch.policy, launch.pins]) {
+          const denied = await client.callTool({
+            name: "write_file",
+            arguments: { path: target, content: HOSTILE },
+          });
+          expect(denied.isError).toBe(true);
+          expect(toolText(denied)).toMatch(
+            /^Blocked by mcpguard \(L1\): .* is outside what write_file may write/,
+          );
+        }
+      } finally {
+        await client.close();
+      }
+      expect(readFileSync(launch.policy, "utf8")).toBe(policy);
+      expect(readFileSync(launch.pins, "utf8")).toBe(pins);
+    },
+  );
+
+  it("unwrap --keep-policies keeps the policies and the pins", async () => {
+    const file = place("claude_desktop_config.json", "keep/claude_desktop_config.json");
+    expect((await mcpguard(["wrap", file, "--config", "C-app"])).status).toBe(0);
+    const dir = stateDirOf(file);
+    const r = await mcpguard(["unwrap", file, "--keep-policies"]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toBe(
+      `restored ${file} from claude_desktop_config.json.mcpguard-backup\n` +
+        `kept ${join(dir, "fixture.json")} (--keep-policies)\n` +
+        `kept ${join(dir, "pins.json")} (--keep-policies)\n`,
+    );
+    expect(readdirSync(dir).sort()).toEqual(["fixture.json", "pins.json"]);
+  });
+
+  it("refuses a folder of its files in the project, an entry's cwd or a --root, in one line", async () => {
+    const { project, file } = filesystemProject("refuse");
+    const outside = join(scratch, "refuse-root");
+    mkdirSync(outside);
+    const cases: [string[], string][] = [
+      [
+        ["--policies", join(project, "guard")],
+        `--policies ${join(project, "guard")} lies in the project folder ${project}, which the server may write`,
+      ],
+      [
+        ["--audit-dir", join(project, ".vscode", "audit")],
+        `--audit-dir ${join(project, ".vscode", "audit")} lies in the project folder ${project}`,
+      ],
+      [
+        ["--pins", join(outside, "pins.json"), "--root", outside],
+        `--pins ${join(outside, "pins.json")} lies in --root ${outside}`,
+      ],
+    ];
+    const before = readFileSync(file);
+    for (const [options, message] of cases) {
+      const r = await mcpguard(["wrap", file, "--config", "C-app", ...options]);
+      expect(r.status, options.join(" ")).toBe(2);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.stderr).toContain(message);
+    }
+    expect(readFileSync(file).equals(before)).toBe(true);
+    expect(existsSync(stateDirOf(file))).toBe(false);
   });
 });

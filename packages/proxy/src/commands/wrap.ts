@@ -9,10 +9,12 @@ import {
   constants,
   copyFileSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   readFileSync,
   realpathSync,
   renameSync,
+  rmdirSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -22,7 +24,10 @@ import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { defineCommand, intOption, UsageError } from "../args.js";
+import { auditFiles } from "../audit.js";
 import { ConfigError, resolveConfig } from "../configs.js";
+import { canonical, within } from "../guardFiles.js";
+import { stateHome } from "../stateHome.js";
 import {
   type ClientConfig,
   ClientConfigError,
@@ -54,6 +59,11 @@ const WRAP = defineCommand({
     "Roots: the folders the server's command line names; else the entry's cwd, or the project folder " +
       "of a project file (.vscode/mcp.json, .cursor/mcp.json, .mcp.json); else nothing (a desktop " +
       "client's server starts in no folder of yours: add grants to the draft). Each --root adds one.",
+    "The policies, the pin file and the audit logs go to wrap's own folder for the config, outside " +
+      "every project: /var/lib/mcpguard/clients/<key>/ for root, else $XDG_STATE_HOME/mcpguard/clients/" +
+      "<key>/ or ~/.local/state/mcpguard/clients/<key>/ (<key>: the config's path and a hash of it). " +
+      "mcpguard run refuses files the server could write; a folder given below is refused when it lies " +
+      "in the project folder, an entry's cwd or a --root.",
   ].join("\n\n"),
   args: [["[client-config-file]", "the client's MCP configuration"]],
   options: {
@@ -66,7 +76,7 @@ const WRAP = defineCommand({
     policies: {
       type: "string",
       value: "dir",
-      help: "where the policies go (default: mcpguard/ beside the config file)",
+      help: "where the policies go (default: wrap's own folder for this config, below)",
     },
     pins: { type: "string", value: "file", help: "the shared pin file (default: <policies>/pins.json)" },
     "audit-dir": {
@@ -107,12 +117,16 @@ const UNWRAP = defineCommand({
   description:
     "Restore the file mcpguard wrap backed up, byte for byte, and remove the backup. Refused when the " +
     "file changed since wrap wrote it (those edits would be lost) or the backup changed since, unless " +
-    "--force. The policies, pin file and audit logs are kept.",
+    "--force. Then the policies and the pin file wrap wrote in its own folder are removed (and the " +
+    "folder, once empty); the audit logs are kept.",
   args: [["[client-config-file]", "the client's MCP configuration, as wrap was given it"]],
-  options: { force: { type: "boolean", help: "restore even over edits made since wrap" } },
+  options: {
+    force: { type: "boolean", help: "restore even over edits made since wrap" },
+    "keep-policies": { type: "boolean", help: "keep the policies and the pin file too" },
+  },
 });
 
-/** What wrap records beside the backup, for unwrap. */
+/** What wrap records beside the backup, for unwrap. Records of older wraps lack `stateDir`. */
 const WrapState = z.strictObject({
   version: z.literal(1),
   file: z.string(),
@@ -120,6 +134,8 @@ const WrapState = z.strictObject({
   backupSha256: z.string(),
   wrappedSha256: z.string(),
   wrappedAt: z.string(),
+  /** wrap's own folder for the config when it wrote the record; unwrap only trusts the one it computes. */
+  stateDir: z.string().optional(),
   pins: z.string(),
   servers: z.record(z.string(), z.strictObject({ policy: z.string(), auditLog: z.string() })),
 });
@@ -128,6 +144,39 @@ type WrapState = z.infer<typeof WrapState>;
 const sha256 = (bytes: Buffer | string) => createHash("sha256").update(bytes).digest("hex");
 export const backupPath = (file: string) => `${file}.mcpguard-backup`;
 export const statePath = (file: string) => `${file}.mcpguard-wrap.json`;
+
+/**
+ * wrap's own folder for a client config, outside every project: `<state>/clients/<key>` (stateHome:
+ * /var/lib/mcpguard for root, else under $XDG_STATE_HOME or ~/.local/state), where `<key>` is a
+ * readable stem of the config's path (`myproject-.vscode-mcp.json`) and the first 12 hex digits of
+ * the sha256 of its canonical path.
+ */
+export function wrapStateDir(file: string): string {
+  const home = stateHome();
+  if (!home)
+    throw new UsageError(
+      "cannot find your home directory for wrap's files: give --policies DIR outside the project",
+    );
+  const path = canonical(file);
+  const parent = dirname(path);
+  // A client's own folder (.vscode, .cursor) says little alone: the project's name goes first.
+  const words = basename(parent).startsWith(".")
+    ? [basename(dirname(parent)), basename(parent), basename(path)]
+    : [basename(parent), basename(path)];
+  const stem =
+    words
+      .filter(Boolean)
+      .join("-")
+      .replace(/[^A-Za-z0-9._-]+/g, "_")
+      .replace(/^[.-]+/, "")
+      .slice(0, 80) || "config";
+  return join(home, "clients", `${stem}-${sha256(path).slice(0, 12)}`);
+}
+
+/** Make a folder of wrap's (and its parents) private to the user: 0700. */
+function makePrivateDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+}
 
 /** This mcpguard's own bin script: what the wrapped entries start, by absolute path. */
 function ownBin(): string {
@@ -342,7 +391,7 @@ function keepEntryEnv(file: string, names: readonly string[]): void {
   policy.environment = { ...policy.environment, keep: [...keep] };
   policy.description =
     `${policy.description ?? ""} environment.keep holds the variables the client config gives this server (${names.join(", ")}), added by mcpguard wrap.`.trim();
-  writeAtomic(file, `${JSON.stringify(policy, null, 2)}\n`);
+  writeAtomic(file, `${JSON.stringify(policy, null, 2)}\n`, 0o600);
 }
 
 function printReview(planned: Planned[], skipped: { name: string; reason: string }[]): void {
@@ -428,7 +477,8 @@ async function wrap(argv: string[]): Promise<number> {
   for (const wanted of values.server ?? [])
     if (!names.includes(wanted))
       throw new UsageError(`--server ${wanted}: no such server in ${file} (it has ${names.join(", ")})`);
-  const policies = resolve(values.policies ?? join(dirname(file), "mcpguard"));
+  const stateDir = values.policies === undefined ? wrapStateDir(file) : undefined;
+  const policies = resolve(values.policies ?? (stateDir as string));
   const pins = resolve(values.pins ?? join(policies, "pins.json"));
   const auditDir = resolve(values["audit-dir"] ?? join(policies, "audit"));
 
@@ -442,6 +492,30 @@ async function wrap(argv: string[]): Promise<number> {
       skipped.push({ name: e.name, reason: `not a server entry mcpguard can read: ${e.reason}` });
     else if (isWrapped(e.entry)) skipped.push({ name: e.name, reason: "already wrapped" });
     else planned.push(plan(config, e.name, e.entry, { workspace, kernel, policies, auditDir, taken }));
+  }
+  // The server may write its project, its cwd and the roots: wrap's files go elsewhere.
+  const reach: [string, string][] = [
+    ...(workspace ? [[workspace, "the project folder"] as [string, string]] : []),
+    ...planned
+      .filter((p) => p.entry.cwd !== undefined)
+      .map((p) => [p.cwd, `the cwd of ${p.name}`] as [string, string]),
+    ...roots.map((r) => [r, "--root"] as [string, string]),
+  ];
+  const places: [string, string, string | undefined][] = [
+    [policies, "--policies", values.policies],
+    [pins, "--pins", values.pins],
+    [auditDir, "--audit-dir", values["audit-dir"]],
+  ];
+  for (const [place, option, given] of places) {
+    const inside = reach.find(([dir]) => within(canonical(place), canonical(dir)));
+    if (inside)
+      throw new UsageError(
+        `${given === undefined ? `wrap's own folder for the config, ${place},` : `${option} ${given}`} lies in ` +
+          `${inside[1]} ${inside[0]}, which the server may write: mcpguard run would refuse the files there; ` +
+          (given === undefined
+            ? `give ${option} DIR outside it`
+            : "choose a folder outside it (the default is wrap's own folder for the config)"),
+      );
   }
   printReview(planned, skipped);
   if (planned.length === 0) {
@@ -506,9 +580,9 @@ async function wrap(argv: string[]): Promise<number> {
       `${configName} needs the kernel layer, which cannot enforce ${missing.join(", ")} here (mcpguard doctor says why): wrap with --config C-app, or where L3 runs`,
     );
 
-  mkdirSync(policies, { recursive: true });
-  mkdirSync(auditDir, { recursive: true });
-  mkdirSync(dirname(pins), { recursive: true });
+  makePrivateDir(policies);
+  makePrivateDir(auditDir);
+  makePrivateDir(dirname(pins));
   const { emptyPins, loadPins, PinError, savePins } = await import("../pins.js");
   let pinned: Set<string>;
   try {
@@ -518,6 +592,7 @@ async function wrap(argv: string[]): Promise<number> {
     throw error;
   }
   if (!existsSync(pins)) savePins(pins, emptyPins());
+  chmodSync(pins, 0o600);
   const rootArgs = roots.flatMap((r) => ["--root", r]);
   const failed: string[] = [];
   for (const p of planned) {
@@ -562,6 +637,7 @@ async function wrap(argv: string[]): Promise<number> {
         );
         continue;
       }
+      chmodSync(p.policy, 0o600);
       keepEntryEnv(p.policy, p.keep);
       say(`started in ${p.cwd} (${p.cwdReason})`);
     }
@@ -585,6 +661,8 @@ async function wrap(argv: string[]): Promise<number> {
         timeoutMs,
       );
       const lines = `${r.out}\n${r.err}`.split("\n").filter(Boolean);
+      // mcpguard pin writes a new file: private again.
+      if (existsSync(pins)) chmodSync(pins, 0o600);
       if (r.ok) for (const line of lines) say(line);
       else
         say(
@@ -614,6 +692,7 @@ async function wrap(argv: string[]): Promise<number> {
     backupSha256: previous?.backupSha256 ?? sha256(bytes),
     wrappedSha256: sha256(text),
     wrappedAt: new Date().toISOString(),
+    ...(stateDir ? { stateDir } : previous?.stateDir ? { stateDir: previous.stateDir } : {}),
     pins,
     servers: {
       ...previous?.servers,
@@ -705,9 +784,65 @@ async function unwrap(argv: string[]): Promise<number> {
   writeAtomic(file, saved, statSync(backup).mode & 0o7777);
   rmSync(backup);
   rmSync(stateFile, { force: true });
-  const kept = state ? `; policies, pins (${state.pins}) and audit logs kept` : "";
-  process.stdout.write(`restored ${arg} from ${basename(backup)}${kept}\n`);
+  process.stdout.write(`restored ${arg} from ${basename(backup)}\n`);
+  if (state) tidy(file, state, values["keep-policies"] === true);
   return 0;
+}
+
+/** Remove a folder if it is empty; say whether it was. */
+function removeIfEmpty(dir: string): boolean {
+  try {
+    rmdirSync(dir);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A regular file (not a link, not a folder) or nothing. */
+function isPlainFile(path: string): boolean {
+  try {
+    return lstatSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * After unwrap: remove the policies and the pin file the record lists where they lie in wrap's
+ * own folder for the config (computed here: the record lies beside the config, where a server may
+ * have written it), then the folder once empty. The audit logs are kept: a record of decisions is
+ * never deleted by a command that is not about the record.
+ */
+function tidy(file: string, state: WrapState, keepPolicies: boolean): void {
+  let dir: string | undefined;
+  try {
+    dir = canonical(wrapStateDir(file));
+  } catch {
+    dir = undefined;
+  }
+  const ours = (path: string) =>
+    dir !== undefined && within(canonical(path), dir) && canonical(path) !== dir && isPlainFile(path);
+  const lines: string[] = [];
+  const files = [...new Set([...Object.values(state.servers).map((s) => s.policy), state.pins])];
+  for (const path of files.filter((f) => existsSync(f))) {
+    if (keepPolicies) lines.push(`kept ${path} (--keep-policies)`);
+    else if (!ours(path)) lines.push(`kept ${path}: not in wrap's own folder`);
+    else {
+      rmSync(path);
+      lines.push(`removed ${path}`);
+    }
+  }
+  const logs = Object.values(state.servers).flatMap((s) => auditFiles(s.auditLog));
+  if (logs.length)
+    lines.push(
+      `kept the audit logs (${logs.length} file${logs.length > 1 ? "s" : ""} in ${[...new Set(logs.map(dirname))].join(", ")}): remove them by hand when their record is no longer wanted`,
+    );
+  if (dir) {
+    removeIfEmpty(join(dir, "audit"));
+    if (removeIfEmpty(dir)) lines.push(`removed ${dir}`);
+  }
+  if (lines.length) process.stdout.write(`${lines.join("\n")}\n`);
 }
 
 export async function main(argv: string[]): Promise<number> {
