@@ -1,5 +1,6 @@
 /** `mcpguard wrap` and `mcpguard unwrap` through the real bin, on a sample config of each client's shape. */
 import { execFile, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import {
   chmodSync,
   copyFileSync,
@@ -438,6 +439,75 @@ describe("the guard's files out of the project (issue 29)", () => {
       expect(readFileSync(launch.pins, "utf8")).toBe(pins);
     },
   );
+
+  it("an older wrap's files in the project: the start is refused naming --relocate, which moves them; then it runs", async () => {
+    const { project, file } = filesystemProject("relocate");
+    expect((await mcpguard(["wrap", file, "--config", "C-app"])).status).toBe(0);
+    // Rewrite it into the layout older wraps left: <dir>/mcpguard/<name>.json, pins.json, audit/.
+    const dir = stateDirOf(file);
+    const old = join(project, ".vscode", "mcpguard");
+    mkdirSync(join(old, "audit"), { recursive: true });
+    for (const name of ["files.json", "pins.json"]) copyFileSync(join(dir, name), join(old, name));
+    writeFileSync(join(old, "audit", "files.ndjson"), "");
+    writeFileSync(join(old, "audit", "files.ndjson.20261201T000000000Z-1-1"), "");
+    rmSync(dir, { recursive: true });
+    writeFileSync(file, readFileSync(file, "utf8").replaceAll(dir, old));
+    const state = JSON.parse(readFileSync(`${file}.mcpguard-wrap.json`, "utf8").replaceAll(dir, old));
+    delete state.stateDir;
+    state.wrappedSha256 = createHash("sha256").update(readFileSync(file)).digest("hex");
+    writeFileSync(`${file}.mcpguard-wrap.json`, JSON.stringify(state, null, 2));
+
+    const launch = launchOf(file, project);
+    expect(launch.policy).toBe(join(old, "files.json"));
+    const refused = spawnSync(launch.command, launch.args, { cwd: project, input: "", encoding: "utf8" });
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toBe(
+      `mcpguard run: the policy ${launch.policy} lies in ${project}, the write grant of tool write_file: ` +
+        `the server could rewrite it; run mcpguard wrap --relocate ${file} to move wrap's files out of the project\n`,
+    );
+
+    // wrap itself leaves the entry alone, and says what moves the files.
+    const again = await mcpguard(["wrap", file, "--config", "C-app"]);
+    expect(again.stdout).toContain(
+      `files: skipped: already wrapped, with its policy in the project: mcpguard wrap --relocate ${file} moves wrap's files out`,
+    );
+    const oldText = readFileSync(file, "utf8");
+    const moved = await mcpguard(["wrap", "--relocate", file]);
+    expect(moved.status, moved.stderr).toBe(0);
+    expect(moved.stdout).toContain(`moved ${join(old, "audit", "files.ndjson.20261201T000000000Z-1-1")} to `);
+    expect(moved.stdout).toMatch(/relocated 1 server\(s\) of .*mcp\.json \(files\): wrap's files are in /);
+    expect(existsSync(old)).toBe(false);
+    const now = launchOf(file, project);
+    expect(now.policy).toBe(join(dir, "files.json"));
+    expect(now.pins).toBe(join(dir, "pins.json"));
+    expect(now.log).toBe(join(dir, "audit", "files.ndjson"));
+    expect(existsSync(join(dir, "audit", "files.ndjson.20261201T000000000Z-1-1"))).toBe(true);
+    // The file keeps its formatting: only the three paths changed.
+    expect(readFileSync(file, "utf8")).toBe(oldText.replaceAll(old, dir));
+    const client = await clientOf(now, project);
+    try {
+      const read = await client.callTool({
+        name: "read_text_file",
+        arguments: { path: join(project, "notes.txt") },
+      });
+      expect(toolText(read)).toBe("notes");
+    } finally {
+      await client.close();
+    }
+    expect((await mcpguard(["wrap", "--relocate", file])).stdout).toMatch(/^nothing to relocate in /);
+
+    // unwrap removes the policy and the pins, and keeps the audit logs.
+    const unwrapped = await mcpguard(["unwrap", file]);
+    expect(unwrapped.status, unwrapped.stderr).toBe(0);
+    expect(unwrapped.stdout).toContain(`removed ${join(dir, "files.json")}\n`);
+    expect(unwrapped.stdout).toContain(`removed ${join(dir, "pins.json")}\n`);
+    expect(unwrapped.stdout).toContain(`kept the audit logs (2 files in ${join(dir, "audit")})`);
+    expect(readdirSync(dir)).toEqual(["audit"]);
+    expect(readdirSync(join(dir, "audit")).sort()).toEqual([
+      "files.ndjson",
+      "files.ndjson.20261201T000000000Z-1-1",
+    ]);
+  });
 
   it("unwrap --keep-policies keeps the policies and the pins", async () => {
     const file = place("claude_desktop_config.json", "keep/claude_desktop_config.json");

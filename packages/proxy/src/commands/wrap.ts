@@ -63,7 +63,8 @@ const WRAP = defineCommand({
       "every project: /var/lib/mcpguard/clients/<key>/ for root, else $XDG_STATE_HOME/mcpguard/clients/" +
       "<key>/ or ~/.local/state/mcpguard/clients/<key>/ (<key>: the config's path and a hash of it). " +
       "mcpguard run refuses files the server could write; a folder given below is refused when it lies " +
-      "in the project folder, an entry's cwd or a --root.",
+      "in the project folder, an entry's cwd or a --root. --relocate moves the files an older wrap kept " +
+      "beside the config there, and points the entries at them.",
   ].join("\n\n"),
   args: [["[client-config-file]", "the client's MCP configuration"]],
   options: {
@@ -102,6 +103,10 @@ const WRAP = defineCommand({
       value: "n",
       help: "how long each server may take to list its tools (default 15000)",
     },
+    relocate: {
+      type: "boolean",
+      help: "move the files of entries wrapped before into wrap's own folder, and point the entries there",
+    },
     "dry-run": { type: "boolean", help: "print the review and the plan; write and start nothing" },
     yes: { type: "boolean", short: "y", help: "wrap despite high findings (they are still printed)" },
   },
@@ -126,7 +131,7 @@ const UNWRAP = defineCommand({
   },
 });
 
-/** What wrap records beside the backup, for unwrap. Records of older wraps lack `stateDir`. */
+/** What wrap records beside the backup, for unwrap (and --relocate). Records of older wraps lack `stateDir`. */
 const WrapState = z.strictObject({
   version: z.literal(1),
   file: z.string(),
@@ -477,6 +482,12 @@ async function wrap(argv: string[]): Promise<number> {
   for (const wanted of values.server ?? [])
     if (!names.includes(wanted))
       throw new UsageError(`--server ${wanted}: no such server in ${file} (it has ${names.join(", ")})`);
+  if (values.relocate) {
+    for (const option of ["policies", "pins", "audit-dir"] as const)
+      if (values[option] !== undefined)
+        throw new UsageError(`--relocate moves the files into wrap's own folder: leave out --${option}`);
+    return relocate(positionals[0] as string, file, bytes, mode, config, values["dry-run"] === true);
+  }
   const stateDir = values.policies === undefined ? wrapStateDir(file) : undefined;
   const policies = resolve(values.policies ?? (stateDir as string));
   const pins = resolve(values.pins ?? join(policies, "pins.json"));
@@ -490,8 +501,18 @@ async function wrap(argv: string[]): Promise<number> {
     if (e.kind === "remote") skipped.push({ name: e.name, reason: e.reason });
     else if (e.kind === "invalid")
       skipped.push({ name: e.name, reason: `not a server entry mcpguard can read: ${e.reason}` });
-    else if (isWrapped(e.entry)) skipped.push({ name: e.name, reason: "already wrapped" });
-    else planned.push(plan(config, e.name, e.entry, { workspace, kernel, policies, auditDir, taken }));
+    else if (isWrapped(e.entry)) {
+      // Wrapped by an older wrap, which kept the files beside the config: mcpguard run refuses them.
+      const args = e.entry.args ?? [];
+      const policy = args.includes("--policy") ? args[args.indexOf("--policy") + 1] : undefined;
+      const inProject = policy && workspace && within(canonical(policy), canonical(workspace));
+      skipped.push({
+        name: e.name,
+        reason: inProject
+          ? `already wrapped, with its policy in the project: mcpguard wrap --relocate ${positionals[0]} moves wrap's files out`
+          : "already wrapped",
+      });
+    } else planned.push(plan(config, e.name, e.entry, { workspace, kernel, policies, auditDir, taken }));
   }
   // The server may write its project, its cwd and the roots: wrap's files go elsewhere.
   const reach: [string, string][] = [
@@ -843,6 +864,112 @@ function tidy(file: string, state: WrapState, keepPolicies: boolean): void {
     if (removeIfEmpty(dir)) lines.push(`removed ${dir}`);
   }
   if (lines.length) process.stdout.write(`${lines.join("\n")}\n`);
+}
+
+/** Copy a file where it goes, private (0600), never over another; the source is removed later. */
+function copyPrivate(from: string, to: string): void {
+  copyFileSync(from, to, constants.COPYFILE_EXCL);
+  chmodSync(to, 0o600);
+}
+
+/**
+ * `wrap --relocate`: the entries an older wrap pointed at files beside the config (where the
+ * server may write them) get them moved into wrap's own folder. Each file is copied there first,
+ * then the entry rewritten (as wrap writes it), then the old file removed, so the config names
+ * files that exist at every moment. Audit logs move with their rotated files.
+ */
+function relocate(
+  arg: string,
+  file: string,
+  bytes: Buffer,
+  mode: number,
+  config: ClientConfig,
+  dryRun: boolean,
+): number {
+  const stateFile = statePath(file);
+  const state = readState(stateFile);
+  if (!state)
+    throw new UsageError(
+      `${arg} has no readable wrap record (${basename(stateFile)}): --relocate moves only what mcpguard wrap placed`,
+    );
+  if (state.wrappedSha256 !== sha256(bytes))
+    throw new UsageError(
+      `${arg} changed since mcpguard wrap wrote it: --relocate rewrites only the file as wrap left it (unwrap it and wrap it again)`,
+    );
+  const dir = wrapStateDir(file);
+  const home = canonical(dir);
+  const moves = new Map<string, string>();
+  const value = structuredClone(config.value);
+  const servers = { ...state.servers };
+  let pins = state.pins;
+  const relocated: string[] = [];
+  const FLAGS: [string, string[]][] = [
+    ["--policy", []],
+    ["--pins", []],
+    ["--audit-log", ["audit"]],
+  ];
+  for (const e of config.entries) {
+    if (e.kind !== "stdio" || !isWrapped(e.entry) || !Object.hasOwn(state.servers, e.name)) continue;
+    const args = [...(e.entry.args ?? [])];
+    const end = args.includes("--") ? args.indexOf("--") : args.length;
+    let touched = false;
+    for (const [flag, sub] of FLAGS) {
+      const i = args.indexOf(flag);
+      const from = args[i + 1];
+      if (i === -1 || i + 1 >= end || from === undefined || within(canonical(from), home)) continue;
+      let to = moves.get(from);
+      if (to === undefined) {
+        to = join(dir, ...sub, basename(from));
+        if (existsSync(to) || [...moves.values()].includes(to))
+          throw new UsageError(`cannot move ${from} to ${to}: a file is there already (move it away first)`);
+        if (existsSync(from) && !isPlainFile(from))
+          throw new UsageError(`cannot move ${from}: not a regular file (move it by hand)`);
+        moves.set(from, to);
+      }
+      if (flag === "--pins" && from === state.pins) pins = to;
+      args[i + 1] = to;
+      touched = true;
+    }
+    if (!touched) continue;
+    replaceLaunch(value, shapeOf(config, e.name), e.name, e.entry.command, args);
+    const at = (flag: string) => args[args.indexOf(flag) + 1] as string;
+    servers[e.name] = { policy: at("--policy"), auditLog: at("--audit-log") };
+    relocated.push(e.name);
+  }
+  if (relocated.length === 0) {
+    process.stdout.write(`nothing to relocate in ${arg}: its wrapped entries' files lie in ${dir} already\n`);
+    return 0;
+  }
+  // An audit log moves with its rotated files (<log>.<stamp>-<pid>-<n>).
+  const copies: [string, string][] = [];
+  for (const [from, to] of moves) {
+    const files = to.startsWith(`${join(dir, "audit")}/`) ? auditFiles(from) : existsSync(from) ? [from] : [];
+    for (const f of files) copies.push([f, join(dirname(to), basename(f))]);
+  }
+  const taken = copies.find(([, to]) => existsSync(to));
+  if (taken)
+    throw new UsageError(
+      `cannot move ${taken[0]} to ${taken[1]}: a file is there already (move it away first)`,
+    );
+  const lines = copies.map(([from, to]) => `${dryRun ? "would move" : "moved"} ${from} to ${to}`);
+  if (dryRun) {
+    process.stdout.write(`${[...lines, `(--dry-run: nothing moved or written)`].join("\n")}\n`);
+    return 0;
+  }
+  makePrivateDir(join(dir, "audit"));
+  for (const [from, to] of copies) copyPrivate(from, to);
+  const text = formatClientConfig(value, config.format);
+  const record: WrapState = { ...state, stateDir: dir, pins, servers, wrappedSha256: sha256(text) };
+  writeAtomic(stateFile, `${JSON.stringify(record, null, 2)}\n`, 0o600);
+  writeAtomic(file, text, mode);
+  for (const [from] of copies) rmSync(from, { force: true });
+  // The folders an older wrap made beside the config, once empty.
+  removeIfEmpty(join(dirname(file), "mcpguard", "audit"));
+  removeIfEmpty(join(dirname(file), "mcpguard"));
+  process.stdout.write(
+    `${[...lines, `relocated ${relocated.length} server(s) of ${arg} (${relocated.join(", ")}): wrap's files are in ${dir}`].join("\n")}\n`,
+  );
+  return 0;
 }
 
 export async function main(argv: string[]): Promise<number> {
