@@ -3,8 +3,9 @@
  * definition that changes later (a rug pull) and a tool that takes another server's name (a
  * collision) are caught.
  *
- * The pin file is reviewable JSON, committed beside the client config, one entry per server name
- * (the name the audit log uses: `--server-name`, the policy's, or the command's):
+ * The pin file is reviewable JSON, kept where no server may write it (`mcpguard run` refuses it
+ * otherwise; `mcpguard wrap` keeps it in its own folder), one entry per server name (the name the
+ * audit log uses: `--server-name`, the policy's, or the command's):
  *
  *     { "version": 1,
  *       "servers": { "files": { "serverInfo": { "name": "workspace-files", "version": "1.0.0" },

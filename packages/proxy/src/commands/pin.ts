@@ -19,8 +19,9 @@ const PIN = defineCommand({
   description:
     "Start the server, read its tools/list, and pin each tool under the server's name in the pin file: " +
     "its description and title as written, its annotations, and the sha256 of its input and output " +
-    "schemas. The file is reviewable JSON to commit beside the client config; it is created when " +
-    "missing, and the other servers' pins are kept. Give every server of the config the same file, and " +
+    "schemas. The file is reviewable JSON, kept where no server may write it (mcpguard run refuses it " +
+    "otherwise); it is created when missing, and the other servers' pins are kept. Give every server " +
+    "of the config the same file, and " +
     "mcpguard run --pins FILE (C-app, C-full) withholds a tool whose definition changed since, and a " +
     "tool that takes a name another server has pinned.\n\n" +
     "Prints what changed since the server's last pin, the names another server of the file has pinned, " +
