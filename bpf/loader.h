@@ -56,7 +56,7 @@ struct bpf_object *lsm_object(struct lsm_bpf *skel);
 
 /* The maps of a loaded set: the policy fills all but events; inodes is NULL without --lsm. */
 struct policy_maps {
-	struct bpf_map *guarded, *allow4, *allow6, *inodes, *events;
+	struct bpf_map *guarded, *allow4, *allow6, *dns, *inodes, *events;
 };
 void net_maps(struct net_bpf *skel, struct policy_maps *maps);
 struct bpf_map *lsm_inodes(struct lsm_bpf *skel);

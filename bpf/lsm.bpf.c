@@ -381,14 +381,15 @@ static __always_inline int judge_sockaddr(__u16 op, __u64 cgroup_id, struct sock
 
 		addr[0] = BPF_CORE_READ(sin, sin_addr.s_addr);
 		port = bpf_ntohs(BPF_CORE_READ(sin, sin_port));
-		if (net4_allowed(cgroup_id, addr[0], port))
+		/* Port 53 goes to the proxy's resolver: the cgroup hooks redirect it (net.bpf.c). */
+		if (net4_allowed(cgroup_id, addr[0], port) || dns_redirect(cgroup_id, port))
 			return 0;
 	} else if (family == AF_INET6 && addrlen >= SIN6_LEN_RFC2133) {
 		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)address;
 
 		bpf_probe_read_kernel(addr, sizeof(addr), &sin6->sin6_addr);
 		port = bpf_ntohs(BPF_CORE_READ(sin6, sin6_port));
-		if (net6_allowed(cgroup_id, addr, port))
+		if (net6_allowed(cgroup_id, addr, port) || dns_redirect(cgroup_id, port))
 			return 0;
 	}
 	e = event_reserve(MCPGUARD_EV_DENY);

@@ -22,7 +22,8 @@ int lsm_load(struct lsm_bpf **skel, struct net_bpf *net)
 		err = reuse((*skel)->maps.mcpguard_events, net->maps.mcpguard_events) ?:
 		      reuse((*skel)->maps.mcpguard_guarded, net->maps.mcpguard_guarded) ?:
 		      reuse((*skel)->maps.mcpguard_allow4, net->maps.mcpguard_allow4) ?:
-		      reuse((*skel)->maps.mcpguard_allow6, net->maps.mcpguard_allow6);
+		      reuse((*skel)->maps.mcpguard_allow6, net->maps.mcpguard_allow6) ?:
+		      reuse((*skel)->maps.mcpguard_dns, net->maps.mcpguard_dns);
 	}
 	if (!err)
 		err = lsm_bpf__load(*skel);

@@ -35,5 +35,6 @@ void net_maps(struct net_bpf *skel, struct policy_maps *maps)
 	maps->guarded = skel->maps.mcpguard_guarded;
 	maps->allow4 = skel->maps.mcpguard_allow4;
 	maps->allow6 = skel->maps.mcpguard_allow6;
+	maps->dns = skel->maps.mcpguard_dns;
 	maps->events = skel->maps.mcpguard_events;
 }

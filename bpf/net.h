@@ -27,4 +27,26 @@ struct mcpguard_net6_key {
 	__u16 pad[3];
 };
 
+/*
+ * Where a guarded cgroup's DNS goes (the map mcpguard_dns, keyed by cgroup id): the resolver the
+ * proxy runs for it, which answers only the names its policy grants. Every UDP send and TCP
+ * connect of the cgroup to port 53, whatever the address, is sent there instead (net.bpf.c);
+ * port4 0 or port6 0 means no such resolver for that family, and port-53 traffic of it is refused.
+ */
+struct mcpguard_dns_value {
+	__u32 ip4;	/* network byte order */
+	__u16 port4;	/* host byte order */
+	__u16 pad;
+	__u32 ip6[4];	/* network byte order */
+	__u16 port6;	/* host byte order */
+	__u16 pad2[3];
+};
+
+/* The destination a redirected socket asked for (mcpguard_dns_orig, by socket cookie). */
+struct mcpguard_dns_orig {
+	__u32 addr[4];	/* IPv4 in addr[0], or IPv6; network byte order */
+	__u16 port;	/* host byte order */
+	__u16 family;	/* AF_INET or AF_INET6 */
+};
+
 #endif

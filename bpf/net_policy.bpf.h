@@ -23,6 +23,20 @@ struct {
 	__type(value, __u8);
 } mcpguard_allow6 SEC(".maps");
 
+/* The resolver each guarded cgroup's port-53 traffic goes to (net.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MCPGUARD_MAX_GUARDED);
+	__type(key, __u64);
+	__type(value, struct mcpguard_dns_value);
+} mcpguard_dns SEC(".maps");
+
+/* Where a cgroup's traffic to `port` is redirected: its resolver for port 53, else NULL. */
+static __always_inline struct mcpguard_dns_value *dns_redirect(__u64 cgroup_id, __u16 port)
+{
+	return port == 53 ? bpf_map_lookup_elem(&mcpguard_dns, &cgroup_id) : NULL;
+}
+
 /* addr in network byte order, port in host byte order. */
 static __always_inline bool net4_allowed(__u64 cgroup_id, __u32 addr, __u16 port)
 {

@@ -5,6 +5,8 @@
  *   "net" "allow4" A.B.C.D PORT   allow connects and sends to the IPv4 address (PORT 0: any port)
  *   "net" "allow6" V6ADDR PORT    the same for IPv6; an IPv4-mapped address is an IPv4 rule
  *   "fs" LETTERS PATH             r, w, x on the file or directory tree PATH (BPF LSM only)
+ *   "dns" A.B.C.D PORT V6ADDR PORT  send the cgroup's port-53 traffic to this resolver (net.h);
+ *                                 "-" and "0" for a family it does not serve
  * Anything else is an error. A PATH is taken byte for byte (any byte but NUL); one that does not
  * exist adds nothing: it can only deny more.
  */
@@ -32,6 +34,8 @@ struct policy {
 	struct mcpguard_net6_key *net6;
 	struct fs_rule *fs;
 	size_t n_net4, n_net6, n_fs;
+	bool has_dns;
+	struct mcpguard_dns_value dns;
 };
 
 #define APPEND(array, count)                                                        \
@@ -121,6 +125,25 @@ static void add_fs(struct policy *p, const char *file, int record, const char *l
 	r->path = path;
 }
 
+static void set_dns(struct policy *p, const char *file, int record, const char *const f[5])
+{
+	long port4 = parse_port(f[2]), port6 = parse_port(f[4]);
+
+	if (p->has_dns)
+		fail("policy %s record %d: a second \"dns\" record", file, record);
+	if (port4 < 0 || port6 < 0)
+		fail("policy %s record %d: bad dns port", file, record);
+	if (port4 && inet_pton(AF_INET, f[1], &p->dns.ip4) != 1)
+		fail("policy %s record %d: bad IPv4 address \"%s\"", file, record, printable(f[1]));
+	if (port6 && inet_pton(AF_INET6, f[3], p->dns.ip6) != 1)
+		fail("policy %s record %d: bad IPv6 address \"%s\"", file, record, printable(f[3]));
+	if (!port4 && !port6)
+		fail("policy %s record %d: a dns record without a resolver", file, record);
+	p->dns.port4 = port4;
+	p->dns.port6 = port6;
+	p->has_dns = true;
+}
+
 /* The policy's records; the paths point into the input buffer, which stays allocated. */
 struct policy *policy_read(const char *file)
 {
@@ -141,6 +164,8 @@ struct policy *policy_read(const char *file)
 			add_net(p, file, in.index, f[1], f[2], f[3]);
 		else if (!strcmp(f[0], "fs") && n == 3)
 			add_fs(p, file, in.index, f[1], f[2]);
+		else if (!strcmp(f[0], "dns") && n == 5)
+			set_dns(p, file, in.index, f);
 		else
 			fail("policy %s record %d: cannot read a \"%s\" record of %d fields", file, in.index,
 			     printable(f[0]), n);
@@ -172,6 +197,13 @@ void policy_apply(const struct policy *p, uint64_t cgroup_id, const struct polic
 
 		key.cgroup_id = cgroup_id;
 		update(maps->allow6, &key, sizeof(key), 1, "the IPv6 allow list");
+	}
+	if (p->has_dns) {
+		int err = bpf_map__update_elem(maps->dns, &cgroup_id, sizeof(cgroup_id), &p->dns, sizeof(p->dns),
+					       BPF_ANY);
+
+		if (err)
+			fail("filling the resolver of the cgroup: %s", strerror(-err));
 	}
 	if (!maps->inodes)
 		return;

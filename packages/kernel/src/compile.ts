@@ -6,7 +6,7 @@
  * locale data and a few device files. Nothing else: not /proc, not /etc at large, not HOME or
  * TMPDIR unless a tool needs them.
  */
-import { lookup } from "node:dns/promises";
+import { lookup, Resolver } from "node:dns/promises";
 import {
   accessSync,
   closeSync,
@@ -22,6 +22,7 @@ import { isIP } from "node:net";
 import { basename, delimiter, dirname, isAbsolute, join } from "node:path";
 import { TRUST_VARIABLES } from "@mcpguard/protocol";
 import { LANDLOCK_MIN_ABI } from "./probe.js";
+import type { Upstream } from "./resolver.js";
 
 export interface KernelNeeds {
   /** Canonical absolute files or directories the server may read. */
@@ -317,7 +318,15 @@ export function splitDestination(destination: string): { host: string; port: num
   return { host, port: Number(port ?? 0) };
 }
 
-async function addresses(host: string, notes: string[]): Promise<{ address: string; family: number }[]> {
+/**
+ * A name's addresses, as the server will get them: through the resolver its DNS goes to (`upstream`,
+ * the one the proxy's resolver asks) when there is one, else as the C library resolves it.
+ */
+async function addresses(
+  host: string,
+  notes: string[],
+  upstream?: readonly Upstream[],
+): Promise<{ address: string; family: number }[]> {
   if (isIP(host)) return [{ address: host, family: isIP(host) }];
   if (host.startsWith("*.")) {
     notes.push(`${host}: a wildcard cannot be resolved to addresses; no address is allowed for it`);
@@ -327,11 +336,32 @@ async function addresses(host: string, notes: string[]): Promise<{ address: stri
     const timeout = new Promise<never>((_, reject) =>
       setTimeout(() => reject(new Error("timed out")), 2000).unref(),
     );
-    return await Promise.race([lookup(host, { all: true }), timeout]);
+    return await Promise.race([
+      upstream?.length ? resolveVia(host, upstream) : lookup(host, { all: true }),
+      timeout,
+    ]);
   } catch (error) {
     notes.push(`${host} did not resolve (${(error as Error).message}); no address is allowed for it`);
     return [];
   }
+}
+
+/** A name's A and AAAA records from the given resolvers. */
+async function resolveVia(
+  host: string,
+  upstream: readonly Upstream[],
+): Promise<{ address: string; family: number }[]> {
+  const resolver = new Resolver({ timeout: 1500, tries: 1 });
+  resolver.setServers(
+    upstream.map((u) => (isIP(u.address) === 6 ? `[${u.address}]:${u.port}` : `${u.address}:${u.port}`)),
+  );
+  const [v4, v6] = await Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]);
+  const found = [
+    ...(v4.status === "fulfilled" ? v4.value.map((address) => ({ address, family: 4 })) : []),
+    ...(v6.status === "fulfilled" ? v6.value.map((address) => ({ address, family: 6 })) : []),
+  ];
+  if (found.length === 0) throw v4.status === "rejected" ? v4.reason : new Error("no address");
+  return found;
 }
 
 /**
@@ -361,13 +391,14 @@ function emit(
   rules: Rules,
   network: { address: string; family: number; port: number }[],
   ports: number[] | null,
+  loaderRecords: string[][] = [],
 ) {
   const ruleset: string[][] = [
     ["abi", String(LANDLOCK_MIN_ABI)],
     ["scope", "signal"],
     ["scope", "abstract-unix"],
   ];
-  const loader: string[][] = [];
+  const loader: string[][] = [...loaderRecords];
   if (ports) {
     ruleset.push(["handle", "net"]);
     for (const port of ports) ruleset.push(["net", "connect", String(port)]);
@@ -462,10 +493,32 @@ function fileRules(needs: KernelNeeds, argv: readonly string[], env: NodeJS.Proc
   return rules;
 }
 
+/** The resolver the server's port-53 traffic goes to (resolver.ts), where the policy names a host. */
+export interface DnsRedirect {
+  /** Its port on 127.0.0.1 (and ::1 where `ipv6`). */
+  port: number;
+  ipv6: boolean;
+  /** Whom it asks: the names' addresses are looked up there too. */
+  upstream?: readonly Upstream[];
+}
+
+/** The host names (not addresses) a policy's destinations name: what its DNS may ask for. */
+export function grantedNames(needs: KernelNeeds): string[] {
+  return [
+    ...new Set(
+      needs.network
+        .map(splitDestination)
+        .filter((d) => d.host && !isIP(d.host))
+        .map((d) => d.host),
+    ),
+  ];
+}
+
 export async function compile(
   needs: KernelNeeds,
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
+  dns?: DnsRedirect,
 ): Promise<Compiled> {
   if (argv.length === 0) throw new Error("no server command to compile a ruleset for");
   const rules = fileRules(needs, argv, env);
@@ -480,20 +533,35 @@ export async function compile(
   }
   const network: { address: string; family: number; port: number }[] = [];
   for (const d of destinations) {
-    for (const { address, family } of await addresses(d.host, rules.notes)) {
+    for (const { address, family } of await addresses(d.host, rules.notes, dns?.upstream)) {
       network.push({ address, family, port: d.port });
     }
   }
-  const named = destinations.filter((d) => !isIP(d.host) && !d.host.startsWith("*."));
-  if (named.length > 0) {
+  const names = grantedNames(needs);
+  const records: string[][] = [];
+  if (names.length > 0 && dns) {
+    // Every port-53 connect and send goes to the proxy's resolver, which answers these names only.
+    for (const path of RESOLVER_FILES) if (existsSync(path)) rules.add(real(path), "read_file");
+    if (ports) ports = [...new Set([...ports, 53])];
+    records.push([
+      "dns",
+      "127.0.0.1",
+      String(dns.port),
+      dns.ipv6 ? "::1" : "-",
+      dns.ipv6 ? String(dns.port) : "0",
+    ]);
+    rules.notes.push(
+      `${names.join(", ")} ${names.length > 1 ? "are names" : "is a name"}: the server may read the resolver's settings, and its DNS (UDP and TCP port 53, any address) goes to mcpguard's resolver, which answers for ${names.length > 1 ? "these names" : "this name"} only`,
+    );
+  } else if (names.length > 0) {
     const resolvers = resolverNeeds(rules);
     for (const address of resolvers) network.push({ address, family: isIP(address), port: 53 });
     if (ports && resolvers.length > 0) ports = [...new Set([...ports, 53])];
     rules.notes.push(
-      `${named.map((d) => d.host).join(", ")} ${named.length > 1 ? "are names" : "is a name"}: the server may read the resolver's settings and query ${resolvers.map((a) => `${a}:53`).join(", ") || "no name server"} (DNS queries can carry data out to any domain's name servers)`,
+      `${names.join(", ")} ${names.length > 1 ? "are names" : "is a name"}: the server may read the resolver's settings and query ${resolvers.map((a) => `${a}:53`).join(", ") || "no name server"} (no resolver of mcpguard's runs here, so DNS queries can carry data out to any domain's name servers)`,
     );
   }
-  return { ...emit(rules, network, ports), notes: rules.notes };
+  return { ...emit(rules, network, ports, records), notes: rules.notes };
 }
 
 /** What the C library reads to resolve a name: its settings, never the account database. */

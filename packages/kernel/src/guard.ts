@@ -9,8 +9,9 @@
 import type { ChildProcess } from "node:child_process";
 import { statSync } from "node:fs";
 import { binaries } from "./binaries.js";
-import { type Compiled, compile, type KernelNeeds } from "./compile.js";
+import { type Compiled, compile, grantedNames, type KernelNeeds } from "./compile.js";
 import { type KernelEvent, KernelSetupError, PendingLoader } from "./loader.js";
+import { NameResolver, type Upstream } from "./resolver.js";
 
 export { type KernelEvent, KernelSetupError, PendingLoader };
 
@@ -45,6 +46,8 @@ export interface GuardOptions {
   onLoaderSpawned?: () => void;
   /** The loader, spawned ahead (`new PendingLoader`) for the same cgroup; otherwise start() spawns it. */
   loader?: PendingLoader;
+  /** Whom the server's resolver asks (resolver.ts); default the name servers of /etc/resolv.conf. */
+  dnsUpstream?: readonly Upstream[];
 }
 
 /**
@@ -73,6 +76,7 @@ export class KernelGuard {
     private readonly loader: ChildProcess | undefined,
     private readonly exited: Promise<void>,
     private readonly options: LaunchOptions,
+    private readonly resolver?: NameResolver,
   ) {}
 
   static async start(options: GuardOptions): Promise<KernelGuard> {
@@ -106,9 +110,20 @@ export class KernelGuard {
     }
     pending.onEvent = options.onEvent;
     const loader = pending.process;
+    let resolver: NameResolver | undefined;
     try {
       options.onLoaderSpawned?.();
-      const compiled = await compile(options.needs, options.argv, options.env);
+      // A policy that names hosts gets a resolver that answers those names only (resolver.ts),
+      // which the loader sends every port-53 connect and send of the cgroup to.
+      const names = grantedNames(options.needs);
+      if (names.length > 0)
+        resolver = await NameResolver.start({
+          names,
+          upstream: options.dnsUpstream,
+          onEvent: options.onEvent,
+        });
+      const dns = resolver && { port: resolver.port, ipv6: resolver.ipv6, upstream: options.dnsUpstream };
+      const compiled = await compile(options.needs, options.argv, options.env, dns);
       pending.sendPolicy(compiled.loaderPolicy);
       const event = await pending.ready;
       const guard = new KernelGuard(
@@ -118,6 +133,7 @@ export class KernelGuard {
         loader,
         pending.exited,
         launch,
+        resolver,
       );
       loader.once("exit", (code, signal) => {
         if (!guard.stopping)
@@ -126,6 +142,7 @@ export class KernelGuard {
       return guard;
     } catch (error) {
       pending.abort();
+      resolver?.close();
       throw error;
     }
   }
@@ -187,5 +204,7 @@ export class KernelGuard {
     await Promise.race([this.exited, timeout]);
     if (this.loader.exitCode === null) this.loader.kill("SIGKILL");
     await this.exited;
+    // The cgroup is empty by now (the loader waits for that): no query of the server is left.
+    this.resolver?.close();
   }
 }

@@ -106,6 +106,8 @@ export interface KernelLayerOptions {
    * released with the ruleset (with Landlock; not called without, where it would not hold).
    */
   onLauncher?: (launch: (argv: readonly string[]) => { argv: string[] }) => void;
+  /** Whom the server's DNS resolver asks (`--dns-upstream`); default the host's name servers. */
+  dnsUpstream?: readonly import("@mcpguard/kernel").Upstream[];
 }
 
 /** A kernel event as an audit log line. */
@@ -148,6 +150,7 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
       onEvent: options.onEvent,
       onLoaderLost: options.onLoaderLost,
       withoutLoader: backends.net.backend === null,
+      dnsUpstream: options.dnsUpstream,
       withoutLandlock: !launch.landlock,
       seccomp: launch.seccomp,
       isolate,

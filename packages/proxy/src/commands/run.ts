@@ -97,6 +97,14 @@ const RUN = defineCommand({
       value: "n",
       help: "after SIGTERM, wait n ms before killing every process (default 2000)",
     },
+    "dns-upstream": {
+      type: "string",
+      multiple: true,
+      value: "addr:port",
+      help:
+        "under L3, where the server's resolver (which answers only the names its policy grants) sends " +
+        "the queries it answers (repeatable; default: the name servers of /etc/resolv.conf)",
+    },
     "l3-allow-partial": {
       type: "boolean",
       help:
@@ -222,6 +230,7 @@ async function serve(options: {
   prepared: PreparedKernelLayer | undefined;
 }): Promise<number> {
   const { values, command, config, maxMessageBytes, maxDepth, cgroupName, prepared } = options;
+  const dnsUpstream = await dnsUpstreams(values["dns-upstream"]);
   let layers: Layers;
   try {
     layers = await buildLayers({
@@ -391,6 +400,7 @@ async function serve(options: {
         relay?.abort(reason);
       },
       onLauncher: (launch) => startRelay(launch, true),
+      dnsUpstream,
     });
   }
   const [reaperStart, kernelStarted] = await Promise.allSettled([armed, kernelStart]);
@@ -423,4 +433,17 @@ async function serve(options: {
   await containment.release();
   audit?.close();
   return status;
+}
+
+/** `--dns-upstream` as resolver addresses, or a usage error. */
+async function dnsUpstreams(
+  values: string[] | undefined,
+): Promise<import("@mcpguard/kernel").Upstream[] | undefined> {
+  if (!values?.length) return undefined;
+  const { parseUpstream } = await import("@mcpguard/kernel");
+  try {
+    return values.map(parseUpstream);
+  } catch (error) {
+    throw new UsageError(`--dns-upstream: ${(error as Error).message}`);
+  }
 }
