@@ -160,13 +160,13 @@ describe.skipIf(!l3Ready)(
       // Nothing but the granted name, in lower case, reached the upstream resolver.
       expect(up.received.length).toBeGreaterThan(0);
       expect(new Set(up.received.map((r) => r.name))).toEqual(new Set(["granted.example"]));
-        // Each refusal is in the audit log, without the labels that carried the data.
+      // Each refusal is in the audit log, without the labels that carried the data.
       const refused = readFileSync(log, "utf8")
         .split("\n")
         .filter(Boolean)
         .map((line) => JSON.parse(line))
         .filter((r) => r.type === "kernel" && r.event === "dns-refused");
-    expect(refused.every((r) => r.decision === "deny" && r.backend === "proxy-resolver")).toBe(true);
+      expect(refused.every((r) => r.decision === "deny" && r.backend === "proxy-resolver")).toBe(true);
       expect(refused.map((r) => r.name)).toContain("…(1 labels).attacker.example");
       expect(readFileSync(log, "utf8")).not.toContain(base32);
       expect(refused.some((r) => String(r.reason).startsWith("not a DNS query"))).toBe(true);
