@@ -34,6 +34,8 @@ export interface GuardOptions {
   seccomp?: boolean;
   /** Namespaces of the server's own the launcher makes (see {@link Isolation}). */
   isolate?: Isolation;
+  /** The size any one file of the server may reach (RLIMIT_FSIZE). */
+  fileBytes?: number;
   /**
    * The loader exited before stop(): its programs are detached, so the server must not go on
    * (fail closed). Called once, saying how the loader ended.
@@ -66,6 +68,8 @@ export interface LaunchOptions {
   landlock: boolean;
   seccomp: boolean;
   isolate?: Isolation;
+  /** The size any one file of the server may reach (RLIMIT_FSIZE, `--fsize`). */
+  fileBytes?: number;
 }
 
 export class KernelGuard {
@@ -84,6 +88,7 @@ export class KernelGuard {
       landlock: !options.withoutLandlock,
       seccomp: options.seccomp !== false,
       isolate: options.isolate,
+      fileBytes: options.fileBytes,
     };
     if (options.withoutLoader) {
       options.loader?.abort();
@@ -176,6 +181,7 @@ export class KernelGuard {
     if (options.isolate?.ipc) args.push("--isolate", "ipc");
     if (options.isolate?.net) args.push("--isolate", "net");
     if (options.seccomp) args.push("--seccomp");
+    if (options.fileBytes !== undefined) args.push("--fsize", String(options.fileBytes));
     if (!options.landlock) return [...args, "--", ...argv];
     return [...args, "--ruleset", "/dev/fd/3", "--", ...argv];
   }

@@ -33,7 +33,7 @@ function query(id: number, name: string, type: number, opt?: { size: number; opt
     .filter(Boolean)
     .map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l, "latin1")]));
   const question = Buffer.from([0, (type >> 8) & 0xff, type & 0xff, 0, 1]);
-  const parts = [header, ...labels, question];
+  const parts: Buffer[] = [header, ...labels, question];
   if (opt) {
     const rr = Buffer.alloc(11);
     rr.writeUInt16BE(41, 1);

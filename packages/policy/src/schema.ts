@@ -93,11 +93,18 @@ export type ToolPolicy = z.infer<typeof ToolPolicy>;
 
 /**
  * Resource limits of the server's cgroup (every config that gives it one): tasks (processes and
- * threads) and memory in bytes. `mcpguard run --pids-max/--memory-max` win over these.
+ * threads) and memory in bytes; and, in every config, the size any one file it writes may reach
+ * (RLIMIT_FSIZE). `mcpguard run --pids-max/--memory-max/--file-size-max` win over these.
  */
 export const Limits = z.strictObject({
   pids: z.number().int().min(1).max(4_194_304).optional(),
   memoryBytes: z
+    .number()
+    .int()
+    .min(1024 * 1024, "at least 1 MiB")
+    .max(Number.MAX_SAFE_INTEGER)
+    .optional(),
+  fileBytes: z
     .number()
     .int()
     .min(1024 * 1024, "at least 1 MiB")

@@ -24,7 +24,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { underMountRoot } from "./cgroupMount.js";
-import { applyLimits, type Limits, type LimitsInfo, noLimits } from "./limits.js";
+import { applyLimits, fileSizeWords, type Limits, type LimitsInfo, noLimits } from "./limits.js";
 import { Reaper } from "./reaper.js";
 
 export interface Containment {
@@ -140,7 +140,9 @@ class ProcessGroupContainment extends Supervised implements Containment {
 
   /** `gate` is not offered here (no cgroup to join ahead): the relay spawns when the start is released. */
   wrap(argv: readonly string[], options: { newSession?: boolean; gate?: boolean } = {}): string[] {
-    return options.newSession ? ["setsid", ...argv] : [...argv];
+    const command = options.newSession ? ["setsid", ...argv] : [...argv];
+    const cap = fileSizeWords(this.limits?.fileMaxBytes);
+    return cap ? ["/bin/sh", "-c", `${cap}exec "$@"`, "sh", ...command] : command;
   }
 
   async killAll(pid: number): Promise<void> {
@@ -215,7 +217,7 @@ class CgroupContainment extends Supervised implements Containment {
     return [
       "/bin/sh",
       "-c",
-      `echo $$ > "$0"${v1}${shift}${exec}`,
+      `${fileSizeWords(this.limits?.fileMaxBytes)}echo $$ > "$0"${v1}${shift}${exec}`,
       join(this.cgroupPath, "cgroup.procs"),
       ...this.v1Paths.map((dir) => join(dir, "cgroup.procs")),
       ...argv,

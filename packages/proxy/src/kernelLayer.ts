@@ -136,6 +136,7 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
     landlock: backends.file.backend !== null,
     seccomp: backends["memfd-exec"].backend !== null,
     isolate,
+    fileBytes: containment.limits?.fileMaxBytes,
   };
   try {
     // The launcher runs here, unconfined; the server it would start runs confined.
@@ -154,6 +155,7 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
       withoutLandlock: !launch.landlock,
       seccomp: launch.seccomp,
       isolate,
+      fileBytes: launch.fileBytes,
       onLoaderSpawned: () => {
         if (!launch.landlock || !options.onLauncher) return;
         const argv = kernel.KernelGuard.launchArgv(resolved.argv, cgroup, containment.v1Paths, launch);

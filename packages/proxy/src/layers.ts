@@ -46,7 +46,7 @@ export interface Layers {
    */
   grants: Grant[];
   /** The resource limits the policy or manifest asks for (the server's cgroup). */
-  limits?: { pids?: number; memoryBytes?: number };
+  limits?: { pids?: number; memoryBytes?: number; fileBytes?: number };
   /** The policy is a draft (`"draft": true`, as `mcpguard policy derive` writes it). */
   draft?: boolean;
   /** Work the layers can do ahead of the first call (load a parser); the proxy calls it once the server runs. */

@@ -22,6 +22,11 @@ export interface Limits {
   pids: number;
   /** Memory the server's cgroup may charge, in bytes. */
   memoryBytes: number;
+  /**
+   * The size any one file the server writes may reach, in bytes (RLIMIT_FSIZE: a write past it fails
+   * with EFBIG). No default: most servers write no file, and a size that suits one breaks another.
+   */
+  fileBytes?: number;
 }
 
 /** What the server runs under: each limit, and the mechanism that enforces it (or why none). */
@@ -30,7 +35,16 @@ export interface LimitsInfo {
   memoryMaxBytes: number;
   pids: string;
   memory: string;
+  /** The size cap of each file (RLIMIT_FSIZE, set where the server is started), when one is asked for. */
+  fileMaxBytes?: number;
 }
+
+/**
+ * What limits what a server writes, as a line for `mcpguard doctor` and the docs: a file's size, and
+ * never the total a server may write to a folder of the host, which needs filesystem quotas.
+ */
+export const WRITE_LIMITS =
+  "each file at most limits.fileBytes (RLIMIT_FSIZE, EFBIG past it) where the policy sets it; no total per folder: a quota on a host folder needs filesystem (project) quotas, which mcpguard does not set up";
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
@@ -71,27 +85,30 @@ function parsePids(value: string): number {
 }
 
 /** Bytes, or a number with a binary unit: 512M, 4G, 65536K (also KiB, MiB, GiB). */
-function parseBytes(value: string): number {
+function parseBytes(value: string, flag = "memory-max"): number {
   if (!BYTES_FORM.test(value))
-    refuse("memory-max", value, "expected bytes, or a number with K, M or G (binary units)");
+    refuse(flag, value, "expected bytes, or a number with K, M or G (binary units)");
   const unit = value.replace(/^\d+/, "").charAt(0).toUpperCase();
   const n = Number.parseInt(value, 10) * ({ K: 1024, M: MiB, G: GiB }[unit] ?? 1);
-  if (Number.isInteger(n) && n < MiB) refuse("memory-max", value, "at least 1 MiB");
-  return wholeNumber(n, "memory-max", value, MiB, Number.MAX_SAFE_INTEGER);
+  if (Number.isInteger(n) && n < MiB) refuse(flag, value, "at least 1 MiB");
+  return wholeNumber(n, flag, value, MiB, Number.MAX_SAFE_INTEGER);
 }
 
 /** The limits to apply: the flags win over the policy (or manifest), which wins over the defaults. */
 export function resolveLimits(
-  flags: { pidsMax?: string; memoryMax?: string },
-  fromPolicy: { pids?: number; memoryBytes?: number } = {},
+  flags: { pidsMax?: string; memoryMax?: string; fileSizeMax?: string },
+  fromPolicy: { pids?: number; memoryBytes?: number; fileBytes?: number } = {},
 ): Limits {
   const defaults = defaultLimits();
+  const fileBytes =
+    flags.fileSizeMax !== undefined ? parseBytes(flags.fileSizeMax, "file-size-max") : fromPolicy.fileBytes;
   return {
     pids: flags.pidsMax !== undefined ? parsePids(flags.pidsMax) : (fromPolicy.pids ?? defaults.pids),
     memoryBytes:
       flags.memoryMax !== undefined
         ? parseBytes(flags.memoryMax)
         : (fromPolicy.memoryBytes ?? defaults.memoryBytes),
+    ...(fileBytes !== undefined ? { fileBytes } : {}),
   };
 }
 
@@ -208,7 +225,13 @@ export function applyLimits(
     }
   }
   return {
-    info: { pidsMax: limits.pids, memoryMaxBytes: limits.memoryBytes, pids: via.pids, memory: via.memory },
+    info: {
+      pidsMax: limits.pids,
+      memoryMaxBytes: limits.memoryBytes,
+      pids: via.pids,
+      memory: via.memory,
+      ...(limits.fileBytes !== undefined ? { fileMaxBytes: limits.fileBytes } : {}),
+    },
     v1,
   };
 }
@@ -220,14 +243,26 @@ export function noLimits(limits: Limits, why: string): LimitsInfo {
     memoryMaxBytes: limits.memoryBytes,
     pids: `none (${why})`,
     memory: `none (${why})`,
+    // A process limit, not a cgroup's: it holds without a cgroup.
+    ...(limits.fileBytes !== undefined ? { fileMaxBytes: limits.fileBytes } : {}),
   };
 }
 
 /** One line for people: "pids 1024 (cgroup-v1), memory 4 GiB (cgroup-v1)". */
 export function describeLimits(info: LimitsInfo): string {
-  const mem =
-    info.memoryMaxBytes % GiB === 0
-      ? `${info.memoryMaxBytes / GiB} GiB`
-      : `${Math.round(info.memoryMaxBytes / MiB)} MiB`;
-  return `pids ${info.pidsMax} (${info.pids}), memory ${mem} (${info.memory})`;
+  const size = (bytes: number) =>
+    bytes % GiB === 0 ? `${bytes / GiB} GiB` : `${Math.round(bytes / MiB)} MiB`;
+  const files = info.fileMaxBytes !== undefined ? `, each file ${size(info.fileMaxBytes)} (rlimit)` : "";
+  return `pids ${info.pidsMax} (${info.pids}), memory ${size(info.memoryMaxBytes)} (${info.memory})${files}`;
+}
+
+/**
+ * The shell words that cap the size of every file a process writes, for a `/bin/sh -c` script:
+ * `ulimit -f` counts 512-byte blocks in a POSIX shell (dash, and bash as sh), so the cap is rounded
+ * down to one; SIGXFSZ ignored, which exec keeps, so a write past it fails with EFBIG instead of
+ * killing the writer.
+ */
+export function fileSizeWords(bytes: number | undefined): string {
+  if (bytes === undefined) return "";
+  return `ulimit -f ${Math.max(1, Math.floor(bytes / 512))} && trap '' XFSZ && `;
 }

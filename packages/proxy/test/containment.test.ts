@@ -335,6 +335,41 @@ describe.skipIf(!cgroupReady)("the server's limits", () => {
     );
   }
 
+  // C0 and C-app start the server through the held shell (ulimit -f), C-full through the launcher.
+  for (const config of ["C0", "C-app", "C-full"]) {
+    it.skipIf(config === "C-full" && !l3Ready)(
+      `${config}: --file-size-max caps every file the server writes (EFBIG or SIGXFSZ at the cap), and only when asked`,
+      async () => {
+        writeFileSync(
+          policy,
+          JSON.stringify({
+            version: 1,
+            server: "proxy-fixture",
+            tools: { run: { args: { argv: "scalar" }, exec: [HELPER], write: ["{{cwd}}/**"] } },
+          }),
+        );
+        const capped = new RawProxy(
+          [...configArgs(config), "--file-size-max", "1M", "--", process.execPath, FIXTURE],
+          { cwd: work },
+        );
+        await capped.initialize();
+        // The helper is started by Node (libuv resets every signal to its default for a child), so
+        // SIGXFSZ ends it at the cap; Node and Python servers themselves ignore it and get EFBIG.
+        const big = await run(capped, 1, [HELPER, "fsize", join(work, "big.bin"), String(3 << 20)]);
+        expect(big.signal === "SIGXFSZ" || JSON.parse(big.stdout).error === "EFBIG").toBe(true);
+        expect(statSync(join(work, "big.bin")).size).toBe(1 << 20);
+        capped.child.stdin.end();
+        expect((await capped.exited).code).toBe(0);
+        const free = new RawProxy([...configArgs(config), "--", process.execPath, FIXTURE], { cwd: work });
+        await free.initialize();
+        const all = await run(free, 1, [HELPER, "fsize", join(work, "big.bin"), String(3 << 20)]);
+        expect(JSON.parse(all.stdout)).toEqual({ wrote: 3 << 20, error: null });
+        free.child.stdin.end();
+        expect((await free.exited).code).toBe(0);
+      },
+    );
+  }
+
   it("refuses a limit it cannot read, in one line", async () => {
     const proxy = new RawProxy(["--memory-max", "lots", "--", process.execPath, FIXTURE]);
     expect((await proxy.exited).code).toBe(2);

@@ -23,6 +23,10 @@ describe("server limits", () => {
     });
     expect(resolveLimits({ memoryMax: "2GiB" }).memoryBytes).toBe(2 * GiB);
     expect(resolveLimits({ memoryMax: "1048576" }).memoryBytes).toBe(1024 ** 2);
+    // A file size only where one is asked for: the policy's, or the flag over it.
+    expect(resolveLimits({}).fileBytes).toBeUndefined();
+    expect(resolveLimits({}, { fileBytes: GiB }).fileBytes).toBe(GiB);
+    expect(resolveLimits({ fileSizeMax: "256M" }, { fileBytes: GiB }).fileBytes).toBe(256 * 1024 ** 2);
   });
 
   it.each([
@@ -30,6 +34,7 @@ describe("server limits", () => {
     [{ pidsMax: "many" }, /--pids-max: /],
     [{ memoryMax: "12X" }, /--memory-max: expected bytes, or a number with K, M or G/],
     [{ memoryMax: "1K" }, /--memory-max: at least 1 MiB/],
+    [{ fileSizeMax: "big" }, /--file-size-max: expected bytes/],
   ])("refuse %o in one line", (flags, message) => {
     expect(() => resolveLimits(flags)).toThrow(LimitsError);
     expect(() => resolveLimits(flags)).toThrow(message);
@@ -40,10 +45,15 @@ describe("server limits", () => {
     expect(PolicyLimits.safeParse({ pids: 0 }).success).toBe(false);
     expect(PolicyLimits.safeParse({ memoryBytes: 1.5 }).success).toBe(false);
     expect(PolicyLimits.safeParse({ cpu: 1 }).success).toBe(false);
+    expect(PolicyLimits.safeParse({ fileBytes: GiB }).success).toBe(true);
+    expect(PolicyLimits.safeParse({ fileBytes: 100 }).success).toBe(false);
   });
 
   it("say what enforces each", () => {
     const info = { pidsMax: 1024, memoryMaxBytes: 4 * GiB, pids: "cgroup-v1", memory: "cgroup-v2" };
     expect(describeLimits(info)).toBe("pids 1024 (cgroup-v1), memory 4 GiB (cgroup-v2)");
+    expect(describeLimits({ ...info, fileMaxBytes: 256 * 1024 ** 2 })).toBe(
+      "pids 1024 (cgroup-v1), memory 4 GiB (cgroup-v2), each file 256 MiB (rlimit)",
+    );
   });
 });

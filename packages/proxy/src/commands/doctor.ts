@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { defineCommand } from "../args.js";
 import { createContainment } from "../containment.js";
-import { defaultLimits, describeLimits, type LimitsInfo } from "../limits.js";
+import { defaultLimits, describeLimits, type LimitsInfo, WRITE_LIMITS } from "../limits.js";
 
 const DOCTOR = defineCommand({
   name: "mcpguard doctor",
@@ -39,7 +39,14 @@ export async function main(argv: string[]): Promise<number> {
     kernel.CAPABILITIES.every((c) => backends[c].backend !== null) &&
     kernel.HARDENING.every((c) => hardening[c].backend !== null);
   if (values.json) {
-    const report = { probe, capabilities: backends, hardening, containment, l3Ready: ready };
+    const report = {
+      probe,
+      capabilities: backends,
+      hardening,
+      containment,
+      writes: WRITE_LIMITS,
+      l3Ready: ready,
+    };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     return ready ? 0 : 1;
   }
@@ -71,6 +78,7 @@ export async function main(argv: string[]): Promise<number> {
       "containment (every config):",
       `  server in        ${containment.kind === "cgroup" ? "a cgroup of its own" : "a process group of its own"}`,
       `  limits           ${limits ? describeLimits(limits) : "none"}`,
+      `  writes           ${WRITE_LIMITS}`,
       `  reaper           ${containment.reaper}`,
       "",
       "probed:",

@@ -125,6 +125,13 @@ const RUN = defineCommand({
         "memory the server's cgroup may use, e.g. 512M or 2G (default: the policy's limits.memoryBytes, " +
         "else 4 GiB or half the RAM if less)",
     },
+    "file-size-max": {
+      type: "string",
+      value: "bytes",
+      help:
+        "the size any one file the server writes may reach, e.g. 256M (RLIMIT_FSIZE: EFBIG past it; default: " +
+        "the policy's limits.fileBytes, else none). No total per folder is enforced",
+    },
   },
 });
 
@@ -341,7 +348,7 @@ async function serve(options: {
   let armed: Promise<void>;
   try {
     const limits = resolveLimits(
-      { pidsMax: values["pids-max"], memoryMax: values["memory-max"] },
+      { pidsMax: values["pids-max"], memoryMax: values["memory-max"], fileSizeMax: values["file-size-max"] },
       layers.limits,
     );
     ({ containment, armed } = await startServerContainment({
