@@ -165,7 +165,11 @@ export function wrappedConfigOf(policy: string): string | undefined {
         (s) =>
           typeof s?.policy === "string" && (s.policy === path || canonical(s.policy) === canonical(path)),
       );
-      if (listed && typeof state.file === "string") return state.file;
+      // The record is the config's own (`<config>.mcpguard-wrap.json` beside it): its text lies where
+      // the server may have written it, so it names nothing else.
+      const config = join(dir, name.slice(0, -".mcpguard-wrap.json".length));
+      if (listed && typeof state.file === "string" && canonical(state.file) === canonical(config))
+        return canonical(config);
     } catch {
       // Not a record wrap wrote: no advice from it.
     }
