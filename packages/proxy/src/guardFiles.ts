@@ -6,9 +6,10 @@
  *
  *  a. it lies in no grant that lets the server write (L1's and AgentBound's write grants, the
  *     kernel's write rules under L3; the key, a secret, in no read rule of the kernel either);
- *  b. it, when it exists, and every folder above it belong to root or to the proxy's user and are
- *     writable by nobody else (ssh's StrictModes), except that a folder with the sticky bit (/tmp)
- *     may be: nobody else can replace our entries there.
+ *  b. it, when it exists, and every folder above it belong to root or to the proxy's user (or, for
+ *     a root proxy started through sudo, to the user who ran it) and are writable by nobody else
+ *     (ssh's StrictModes), except that a folder with the sticky bit (/tmp) may be: nobody else can
+ *     replace our entries there.
  *
  * A file still to be created (a new audit log) is judged where it will be: its nearest existing
  * folder. A symbolic link is judged where it points and where it lies (replacing the link
@@ -76,14 +77,26 @@ const mode = (st: Stats) => (st.mode & 0o7777).toString(8).padStart(4, "0");
 const writers = (st: Stats) =>
   (st.mode & 0o020 ? ["group"] : []).concat(st.mode & 0o002 ? ["others"] : []).join(" and ");
 
+/** Who may own a guard file and the folders above it: root, the proxy's uid, and under sudo its caller. */
+interface Owners {
+  uid: number;
+  sudoUid?: number;
+}
+
+function ownersText({ uid, sudoUid }: Owners): string {
+  const you = uid === 0 ? [] : [`you (uid ${uid})`];
+  const caller = sudoUid === undefined ? [] : [`the user who ran sudo (uid ${sudoUid})`];
+  const all = ["root", ...you, ...caller];
+  return all.length === 1 ? "root" : `${all.slice(0, -1).join(", ")} or ${all.at(-1)}`;
+}
+
 /** Rule b for one node: owned by root or `uid`, writable by nobody else (a sticky folder excepted). */
-function strictModes(file: GuardFile, node: string, st: Stats, uid: number): void {
+function strictModes(file: GuardFile, node: string, st: Stats, owners: Owners): void {
   const self = node === canonical(file.path);
   const where = self ? `the ${file.what} ${file.path}` : `the ${file.what} ${file.path} is in ${node}, which`;
-  if (st.uid !== 0 && st.uid !== uid) {
-    const owners = uid === 0 ? "root" : `root or you (uid ${uid})`;
+  if (st.uid !== 0 && st.uid !== owners.uid && st.uid !== owners.sudoUid) {
     throw new GuardFileError(
-      `${where} is owned by uid ${st.uid}, not by ${owners}: that user could ${
+      `${where} is owned by uid ${st.uid}, not by ${ownersText(owners)}: that user could ${
         self ? "rewrite" : "replace"
       } the ${file.what}; chown ${self ? "it" : "the folder"}, or keep the ${file.what} elsewhere`,
     );
@@ -96,13 +109,13 @@ function strictModes(file: GuardFile, node: string, st: Stats, uid: number): voi
 }
 
 /** Rule b: the file where it exists, then every folder above it, up to /. */
-function checkStrictModes(file: GuardFile, place: string, uid: number): void {
+function checkStrictModes(file: GuardFile, place: string, owners: Owners): void {
   const st = stat(place);
   // The link itself has no mode of its own; the folders that hold it are checked below.
-  if (st && !st.isSymbolicLink()) strictModes(file, place, st, uid);
+  if (st && !st.isSymbolicLink()) strictModes(file, place, st, owners);
   for (let dir = dirname(place); ; dir = dirname(dir)) {
     const folder = stat(dir);
-    if (folder) strictModes(file, dir, folder, uid);
+    if (folder) strictModes(file, dir, folder, owners);
     if (dirname(dir) === dir) break;
   }
 }
@@ -112,6 +125,12 @@ export interface GuardCheck {
   grants: readonly Grant[];
   /** The proxy's uid (rule b); undefined where there is none (no rule b). */
   uid?: number;
+  /**
+   * A root proxy started through sudo (`$SUDO_UID`): the caller's files count as root's. Whoever
+   * may run sudo is root already, and a checkout of theirs (CI runs `sudo npm test` in the runner
+   * user's) is no less the operator's than root's own.
+   */
+  sudoUid?: number;
   /** Advice for a file inside a grant, else the general one. */
   advice?: (file: GuardFile) => string | undefined;
 }
@@ -136,7 +155,11 @@ export function checkGuardFiles(files: readonly GuardFile[], check: GuardCheck):
             `the server could ${grant.read ? "read" : "rewrite"} it; ${fix}`,
         );
       }
-      if (check.uid !== undefined) checkStrictModes(file, place, check.uid);
+      if (check.uid !== undefined)
+        checkStrictModes(file, place, {
+          uid: check.uid,
+          sudoUid: check.uid === 0 ? check.sudoUid : undefined,
+        });
     }
   }
 }

@@ -42,12 +42,15 @@ function writerPolicy(path: string): string {
   return path;
 }
 
+/** The environment without sudo's SUDO_UID (CI runs the tests under sudo): the owners are root and you. */
+const { SUDO_UID: _caller, ...plainEnv } = process.env;
+
 /** `mcpguard run` in the workspace, with no client: status and stderr. */
-function start(config: string, options: string[]) {
+function start(config: string, options: string[], env: NodeJS.ProcessEnv = plainEnv) {
   const r = spawnSync(
     process.execPath,
     [MCPGUARD, "run", "--config", config, ...options, "--", process.execPath, FIXTURE],
-    { cwd: work, encoding: "utf8", input: "", timeout: 30_000 },
+    { cwd: work, encoding: "utf8", input: "", timeout: 30_000, env },
   );
   return { status: r.status, stderr: r.stderr, lines: r.stderr.trim().split("\n") };
 }
@@ -150,6 +153,11 @@ describe("rule b: owned by root or you, writable by nobody else", () => {
     expect(owned.status).toBe(2);
     expect(owned.stderr).toBe(
       `mcpguard run: the policy ${policy} is owned by uid 65534, not by root: that user could rewrite the policy; chown it, or keep the policy elsewhere\n`,
+    );
+    // Started through sudo by that user, root's proxy counts their files as root's (who runs sudo is root).
+    expect(start("C-app", ["--policy", policy], { ...plainEnv, SUDO_UID: "65534" }).status).toBe(0);
+    expect(start("C-app", ["--policy", policy], { ...plainEnv, SUDO_UID: "1000" }).stderr).toMatch(
+      /is owned by uid 65534, not by root or the user who ran sudo \(uid 1000\):/,
     );
   });
 

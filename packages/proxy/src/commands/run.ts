@@ -172,6 +172,12 @@ function guardFilesOf(values: RunValues, layers: readonly Layer[], server: strin
   return files;
 }
 
+/** The uid that ran sudo to start this proxy, if any (`$SUDO_UID`, a number other than root's). */
+function sudoCaller(env: NodeJS.ProcessEnv): number | undefined {
+  const uid = Number(env.SUDO_UID);
+  return env.SUDO_UID && Number.isInteger(uid) && uid > 0 ? uid : undefined;
+}
+
 /** The largest --max-message-bytes: 256 MiB. */
 const MAX_MESSAGE_BYTES_LIMIT = 256 * 1024 * 1024;
 
@@ -260,6 +266,7 @@ async function serve(options: {
   checkGuardFiles(guardFilesOf(values, config.layers, layers.server), {
     grants: layers.grants,
     uid: process.getuid?.(),
+    sudoUid: sudoCaller(process.env),
     advice: (file) => {
       if (file.secret) return "keep the key elsewhere (--audit-key FILE)";
       // A config wrapped by an older mcpguard wrap, whose files lie in the project.
