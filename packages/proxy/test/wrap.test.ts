@@ -410,9 +410,13 @@ describe("the guard's files out of the project (issue 29)", () => {
         expect(path.startsWith(`${stateDirOf(file)}/`), path).toBe(true);
       }
       expect(existsSync(join(project, ".vscode", "mcpguard"))).toBe(false);
-      // The draft lets write_file write the whole project, as the reviewer's did.
+      // The draft lets write_file write the whole project, as the reviewer's did, and so the client
+      // config in it: wrap says so, since no grant can carve a file out.
       const policy = readFileSync(launch.policy, "utf8");
       expect(JSON.parse(policy).tools.write_file.write).toEqual([`${project}/**`]);
+      expect(r.stdout).toContain(
+        `warning: the policy lets the server write ${project}, which holds ${realpathSync(file)}: a server that rewrites it can take mcpguard out of its own entry`,
+      );
       const pins = readFileSync(launch.pins, "utf8");
       const client = await clientOf(launch, project);
       try {

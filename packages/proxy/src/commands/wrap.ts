@@ -623,6 +623,7 @@ async function wrap(argv: string[]): Promise<number> {
     if (existsSync(p.policy)) {
       say(`policy ${p.policy} exists: kept as it is (delete it to derive a new draft)`);
       checkKeep(p, say);
+      await checkConfigOutsideGrants(p, file, say);
     } else if (p.blocked) {
       failed.push(`${p.name}: cannot be started here: ${p.blocked}`);
       continue;
@@ -661,6 +662,7 @@ async function wrap(argv: string[]): Promise<number> {
       chmodSync(p.policy, 0o600);
       keepEntryEnv(p.policy, p.keep);
       say(`started in ${p.cwd} (${p.cwdReason})`);
+      await checkConfigOutsideGrants(p, file, say);
     }
     if (pinned.has(p.name)) say(`pins of "${p.name}" in ${pins} kept as they are`);
     else {
@@ -747,6 +749,37 @@ function refuseHigh(planned: Planned[], yes: boolean): boolean {
 }
 
 /** A kept policy that would withhold a variable the entry gives its server: say so. */
+/**
+ * The client config is what makes its client start mcpguard at all: a server that may write it can
+ * take `mcpguard run` out of its own entry, or change the backup unwrap restores, before the next
+ * start. A write grant cannot have a file carved out of it (Landlock's rules only add), so where the
+ * policy's write grants hold the config (a project's `.vscode/mcp.json` when the draft grants the
+ * project folder), say so: narrow the grant, or keep the servers in a user-level config.
+ */
+async function checkConfigOutsideGrants(
+  p: Planned,
+  file: string,
+  say: (line: string) => void,
+): Promise<void> {
+  const policyLib = await import("@mcpguard/policy");
+  let writes: string[];
+  try {
+    const policy = await policyLib.loadPolicy(p.policy);
+    const vars = { cwd: p.cwd, home: p.env.HOME || undefined, tmp: p.env.TMPDIR || undefined };
+    writes = policyLib.policyNeeds(policyLib.resolvePolicy(policy, undefined, vars)).write;
+  } catch {
+    return; // A policy that does not load is refused by mcpguard run in its own words.
+  }
+  const config = canonical(file);
+  const grant = writes.find((w) => within(config, canonical(w)));
+  if (grant)
+    say(
+      `warning: the policy lets the server write ${grant}, which holds ${config}: a server that rewrites it ` +
+        "can take mcpguard out of its own entry, or change the backup unwrap restores, before the client's next start; " +
+        "narrow the write grants to the folders the server needs, or keep the server in a user-level config",
+    );
+}
+
 function checkKeep(p: Planned, say: (line: string) => void): void {
   try {
     const policy = JSON.parse(readFileSync(p.policy, "utf8")) as { environment?: { keep?: string[] } };
