@@ -228,6 +228,9 @@ export class AuditLog {
     this.#open();
   }
 
+  /** Called before a decision record is written (`mcpguard run` writes the kernel events it counted). */
+  beforeDecision: (() => void) | undefined;
+
   /** The session id on every line this writer seals. */
   get session(): string {
     return this.#session;
@@ -235,6 +238,7 @@ export class AuditLog {
 
   /** Append one record; throws {@link AuditWriteError} when the file cannot take it (a full disk). */
   write(event: AuditEvent): void {
+    if (event.type === "decision") this.beforeDecision?.();
     try {
       this.#write(event);
     } catch (error) {

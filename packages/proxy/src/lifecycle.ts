@@ -86,14 +86,16 @@ export interface CrashContext {
   config: string;
   containment?: Containment;
   audit?: AuditLog;
+  /** The kernel events counted for the log (kernelEvents.ts): written before the exit record. */
+  kernelEvents?: { close(): void };
   server?: () => string;
 }
 
 /**
  * Handlers for an exception nothing caught and a promise rejection nothing handled: one line on
  * stderr (the stack only with MCPGUARD_DEBUG), the server's cgroup killed at once (synchronously:
- * nothing may run after the handler), an `exit` record in the audit log when one is open, and
- * exit status 70. The reaper then removes what is left when it sees the proxy gone.
+ * nothing may run after the handler), the kernel events counted so far and an `exit` record in the
+ * audit log when one is open, and exit status 70. The reaper then removes what is left when it sees the proxy gone.
  */
 export function installCrashHandlers(ctx: CrashContext): void {
   const crash = (error: unknown) => {
@@ -115,7 +117,10 @@ export function installCrashHandlers(ctx: CrashContext): void {
       reason: `internal error: ${message.split("\n")[0]}`,
     };
     try {
+      ctx.kernelEvents?.close();
       ctx.audit?.write(record);
+      // The session is over: its head file says so (auditHeads.ts).
+      ctx.audit?.close();
     } catch {
       // An audit log that cannot be written may be why we crashed.
     }

@@ -22,7 +22,10 @@ const EXEC = new Set(["execve", "execveat"]);
 const NET = new Set(["connect", "sendto", "sendmsg"]);
 const MOVE = new Set(["rename", "renameat", "renameat2", "link", "linkat"]);
 
-/** One refusal as a few words: "exec /usr/bin/npx", "open /etc/resolv.conf", "connect 1.2.3.4:443". */
+/**
+ * One refusal as a few words: "exec /usr/bin/npx", "open /etc/resolv.conf", "connect 1.2.3.4:443",
+ * "sendto 10.0.0.1:9".
+ */
 export function describeDenial(event: KernelEvent): string | undefined {
   const path = typeof event.path === "string" ? event.path : undefined;
   const where = typeof event.addr === "string" ? `${event.addr}:${event.port}` : undefined;
@@ -36,7 +39,9 @@ export function describeDenial(event: KernelEvent): string | undefined {
     return path && `${call.replace(/at$/, "")} ${path}`;
   }
   if (event.type === "deny") {
-    if (where) return `${/^bind/.test(String(event.op)) ? "bind" : "connect"} ${where}`;
+    const op = String(event.op);
+    // A datagram refused is a sendto (sendmsg4/6, socket_sendmsg), not a connection.
+    if (where) return `${/^bind/.test(op) ? "bind" : /sendmsg/.test(op) ? "sendto" : "connect"} ${where}`;
     if (path) return `${String(event.op).replace(/^(file_|path_|inode_)/, "")} ${path}`;
     return `${String(event.op)}`;
   }
@@ -61,7 +66,7 @@ export class StartupDenials {
    */
   #ranked(): string[] {
     const rank = (text: string) =>
-      /^(exec|connect|bind) /.test(text) ? 0 : / \/(proc|sys)(\/|$)/.test(text) ? 2 : 1;
+      /^(exec|connect|sendto|bind) /.test(text) ? 0 : / \/(proc|sys)(\/|$)/.test(text) ? 2 : 1;
     return [...this.#seen].sort((a, b) => rank(a) - rank(b));
   }
 

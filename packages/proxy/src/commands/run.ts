@@ -7,9 +7,9 @@ import { auditKeyPath, openAuditLog, withoutAuditKeyPath } from "../auditKey.js"
 import { ConfigError, type Layer, resolveConfig } from "../configs.js";
 import { type Containment, ContainmentError, containmentName, plannedCgroupPath } from "../containment.js";
 import { checkGuardFiles, type GuardFile, wrappedConfigOf } from "../guardFiles.js";
+import { KernelEvents } from "../kernelEvents.js";
 import {
   type KernelLayer,
-  kernelAuditEvent,
   type PreparedKernelLayer,
   prepareKernelLayer,
   startKernelLayer,
@@ -305,7 +305,28 @@ async function serve(options: {
   // Kernel events name the server as the relay does.
   let relay: Relay | undefined;
   let kernel: KernelLayer | undefined;
-  const crash: CrashContext = { config: config.name, audit, server: () => relay?.serverName ?? "server" };
+  // Kernel events go to the log counted (kernelEvents.ts): a server that repeats a refused call in a
+  // loop costs a few records a second. Counted events are written before each decision, so a
+  // call's first refusal follows it, and before the log closes, on every way out.
+  const kernelEvents =
+    audit && layers.kernelNeeds
+      ? new KernelEvents({
+          write: (event) => audit.write(event),
+          server: () => relay?.serverName ?? "server",
+          config: config.name,
+        })
+      : undefined;
+  if (audit && kernelEvents) audit.beforeDecision = () => kernelEvents.flush();
+  const closeAudit = () => {
+    kernelEvents?.close();
+    audit?.close();
+  };
+  const crash: CrashContext = {
+    config: config.name,
+    audit,
+    kernelEvents,
+    server: () => relay?.serverName ?? "server",
+  };
   installCrashHandlers(crash);
   // What the kernel refused before the server answered initialize: why it may not have started.
   const startup = new StartupDenials();
@@ -374,7 +395,7 @@ async function serve(options: {
           },
     }));
   } catch (error) {
-    audit?.close();
+    closeAudit();
     if (error instanceof LimitsError || error instanceof ContainmentError)
       throw new UsageError(error.message);
     if (error instanceof LayerSetupError) throw new UsageError(`config ${config.name}: ${error.message}`);
@@ -397,7 +418,7 @@ async function serve(options: {
       containment,
       onEvent: (event) => {
         if (!relay?.answeredInitialize) startup.note(event);
-        audit?.write(kernelAuditEvent(event, relay?.serverName ?? "server", config.name));
+        kernelEvents?.add(event);
       },
       onLoaderLost: (how) => {
         const reason = `the BPF loader ${how}, so its programs no longer hold`;
@@ -430,7 +451,7 @@ async function serve(options: {
     await kernel?.stop();
     containment.dispose();
     await containment.release();
-    audit?.close();
+    closeAudit();
     if (error instanceof LayerSetupError) throw new UsageError(`config ${config.name}: ${error.message}`);
     throw error;
   }
@@ -445,7 +466,7 @@ async function serve(options: {
   // The loader reports what is left, then detaches: its events belong in the log before it closes.
   await kernel?.stop();
   await containment.release();
-  audit?.close();
+  closeAudit();
   return status;
 }
 
