@@ -4,18 +4,19 @@
  * HMAC chained per writer session (see docs/DESIGN.md, "The audit log"), so `mcpguard audit verify`
  * can tell an altered, inserted, deleted or reordered line.
  */
-import {
-  closeSync,
-  fstatSync,
-  openSync,
-  readdirSync,
-  renameSync,
-  statSync,
-  unlinkSync,
-  writeSync,
-} from "node:fs";
+import { closeSync, fstatSync, openSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { CHAIN_FIELDS, claimedMac, firstLine, lastLine, seal } from "./auditChain.js";
+import { maintain, rotatedFiles, SETTLE_MS } from "./auditCompact.js";
+import {
+  canonicalLog,
+  claimHeads,
+  HeadFile,
+  logHasFiles,
+  type PriorRef,
+  readHeads,
+  running,
+} from "./auditHeads.js";
 
 /** node:crypto on first use: loading it costs a start that needs none (C0 without an audit log) about 5 ms. */
 const nodeCrypto = () => process.getBuiltinModule("node:crypto");
@@ -66,16 +67,28 @@ export interface KernelAuditEvent {
   [detail: string]: unknown;
 }
 
-/** The log's own bookkeeping: a file rotated away (and its first line's MAC), files pruned. */
+/**
+ * The log's own bookkeeping: a file rotated away (and its first line's MAC), a rotated file
+ * compacted (auditCompact.ts), files pruned, and once per writer a log kept past its budget.
+ */
 export interface LogEvent {
   type: "audit";
-  event: "rotate" | "prune";
-  /** rotate: the name the file was given. */
+  event: "rotate" | "compact" | "prune" | "over-budget";
+  /** rotate: the name the file was given; compact: the rotated file compacted (its name as rotated). */
   file?: string;
   /** rotate: the MAC of that file's first line, which identifies it. */
   head?: string | null;
   /** prune: the rotated files about to be deleted. */
   files?: string[];
+  /** prune: the sessions with a record in them; over-budget: the sessions that keep them. */
+  sessions?: string[];
+  /** compact: each session's sequence numbers dropped, as runs ("3-5,9"). */
+  dropped?: Record<string, string>;
+  /** compact: records dropped; over-budget: compacted files kept. */
+  count?: number;
+  /** over-budget: the --audit-keep it is past. */
+  keep?: number;
+  reason?: string;
 }
 
 export type AuditEvent = DecisionEvent | LifecycleEvent | KernelAuditEvent | LogEvent;
@@ -171,14 +184,22 @@ export interface AuditLogOptions {
   kid: string;
   /** Rotate once the file grows past this many bytes (default 16 MiB). */
   maxBytes?: number;
-  /** Rotated files to keep, newest first (default 10). */
+  /**
+   * Rotated files to keep whole, newest first (default 10); older ones are compacted, and as many
+   * compacted files are kept (auditCompact.ts).
+   */
   keep?: number;
+  /**
+   * The heads directory beside the key (auditHeads.ts, openHeadsDir): the session keeps its head
+   * file there, and takes those of the log's sessions that are over. Without it, no head file.
+   */
+  heads?: string;
+  /** How long a rotated file must have been left alone to be compacted (auditCompact.ts, SETTLE_MS; tests). */
+  settleMs?: number;
 }
 
 export const DEFAULT_AUDIT_MAX_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_AUDIT_KEEP = 10;
-
-const ROTATED = /^\d{8}T\d+Z-\d+-\d+$/;
 
 let rotation = 0;
 
@@ -209,8 +230,16 @@ export class AuditLog {
   #from: string | undefined;
   #seq = 0;
   #prev: string | undefined;
-  /** Writing a rotate or prune record, which never rotates. */
+  /** Writing a rotate, compact or prune record, which never rotates. */
   #bookkeeping = false;
+  /** The heads directory, this session's head file once it has written, and what it took. */
+  readonly #heads: string | undefined;
+  #head: HeadFile | undefined;
+  #prior: PriorRef[] = [];
+  #claimed: string[] = [];
+  readonly #canonical: string;
+  readonly #settleMs: number;
+  #saidOverBudget = false;
   readonly #session = nodeCrypto().randomBytes(12).toString("base64url");
   readonly #key: Buffer;
   readonly #kid: string;
@@ -225,6 +254,14 @@ export class AuditLog {
     this.#kid = options.kid;
     this.#maxBytes = options.maxBytes ?? DEFAULT_AUDIT_MAX_BYTES;
     this.#keep = options.keep ?? DEFAULT_AUDIT_KEEP;
+    this.#heads = options.heads;
+    this.#settleMs = options.settleMs ?? SETTLE_MS;
+    this.#canonical = canonicalLog(path);
+    // Before the log is opened (and made): a log that is not there has no session to follow.
+    if (this.#heads)
+      ({ prior: this.#prior, files: this.#claimed } = claimHeads(this.#heads, this.#canonical, (log) =>
+        logHasFiles(log, auditFiles),
+      ));
     this.#open();
   }
 
@@ -258,6 +295,7 @@ export class AuditLog {
         this.#prev = mac;
         this.#from = undefined;
         this.#wroteHere = true;
+        if (this.#heads) this.#updateHead(this.#seq - 1, mac);
         if (written.size > this.#maxBytes && !this.#bookkeeping) this.#rotate();
         return;
       }
@@ -265,9 +303,30 @@ export class AuditLog {
     }
   }
 
+  /** The session is over: its head file says so. */
   close(): void {
     if (this.#fd >= 0) closeSync(this.#fd);
     this.#fd = -1;
+    const head = this.#head;
+    this.#head = undefined;
+    head?.end();
+  }
+
+  /** One pwrite: the head file names the record just written (made at the session's first). */
+  #updateHead(seq: number, mac: string): void {
+    if (!this.#head) {
+      this.#head = new HeadFile(this.#heads as string, this.#canonical, this.#session);
+      // The sessions this one's first record named as prior are accounted for in the log now.
+      for (const file of this.#claimed) {
+        try {
+          unlinkSync(file);
+        } catch {
+          // Taken by another session too.
+        }
+      }
+      this.#claimed = [];
+    }
+    this.#head.update(seq, mac);
   }
 
   #record(event: AuditEvent): Record<string, unknown> {
@@ -275,8 +334,10 @@ export class AuditLog {
     for (const field of CHAIN_FIELDS) if (Object.hasOwn(record, field)) delete record[field];
     record.session = this.#session;
     record.seq = this.#seq;
-    if (this.#seq === 0) Object.assign(record, { kid: this.#kid }, this.#anchor());
-    else record.prev = this.#prev;
+    if (this.#seq === 0) {
+      Object.assign(record, { kid: this.#kid }, this.#anchor());
+      if (this.#prior.length > 0) record.prior = this.#prior;
+    } else record.prev = this.#prev;
     if (this.#from !== undefined) record.from = this.#from;
     return record;
   }
@@ -351,30 +412,30 @@ export class AuditLog {
     this.#bookkeeping = true;
     try {
       this.write({ type: "audit", event: "rotate", file: name, head: head ?? null });
-      this.#prune();
+      const ctx = {
+        path: this.path,
+        key: this.#key,
+        keep: this.#keep,
+        write: (event: LogEvent) => this.write(event),
+        running: () => this.#running(),
+        heads: this.#heads,
+        saidOverBudget: this.#saidOverBudget,
+        settleMs: this.#settleMs,
+      };
+      maintain(ctx);
+      this.#saidOverBudget = ctx.saidOverBudget;
     } finally {
       this.#bookkeeping = false;
     }
   }
 
-  /** Delete the oldest rotated files past `keep`, saying so in the log first. */
-  #prune(): void {
-    const dir = dirname(this.path);
-    const prefix = `${basename(this.path)}.`;
-    const rotated = readdirSync(dir)
-      .filter((name) => name.startsWith(prefix) && ROTATED.test(name.slice(prefix.length)))
-      .sort()
-      .reverse();
-    const old = rotated.slice(this.#keep);
-    if (old.length === 0) return;
-    this.write({ type: "audit", event: "prune", files: old });
-    for (const name of old) {
-      try {
-        unlinkSync(join(dir, name));
-      } catch {
-        // Pruned by another writer.
-      }
-    }
+  /** The sessions still writing to this log: this one, and those whose head file says so. */
+  #running(): Set<string> {
+    const sessions = new Set([this.#session]);
+    if (this.#heads)
+      for (const { head } of readHeads(this.#heads))
+        if (head.log === this.#canonical && running(head)) sessions.add(head.session);
+    return sessions;
   }
 }
 
@@ -394,19 +455,15 @@ export function headOf(file: string): string | undefined {
   }
 }
 
-/** The audit log and its rotated files, oldest first. */
+/** The audit log and its rotated files (compacted or not), oldest first. */
 export function auditFiles(path: string): string[] {
-  const dir = dirname(path);
-  const prefix = `${basename(path)}.`;
-  let names: string[];
+  const rotated = rotatedFiles(path).map((f) => join(dirname(path), f.name));
+  let live = false;
   try {
-    names = readdirSync(dir);
+    statSync(path); // Whatever it is: a reader names a directory's EISDIR.
+    live = true;
   } catch {
-    return [];
+    // Rotated away, and nobody has written since.
   }
-  const rotated = names
-    .filter((name) => name.startsWith(prefix) && ROTATED.test(name.slice(prefix.length)))
-    .sort()
-    .map((name) => join(dir, name));
-  return names.includes(basename(path)) ? [...rotated, path] : rotated;
+  return live ? [...rotated, path] : rotated;
 }

@@ -10,7 +10,17 @@ import { fstatSync, readSync } from "node:fs";
 const nodeCrypto = () => process.getBuiltinModule("node:crypto");
 
 /** The fields the chain adds to a record; an event cannot set them. */
-export const CHAIN_FIELDS = ["session", "seq", "prev", "kid", "anchor", "anchorHead", "from", "mac"] as const;
+export const CHAIN_FIELDS = [
+  "session",
+  "seq",
+  "prev",
+  "kid",
+  "anchor",
+  "anchorHead",
+  "prior",
+  "from",
+  "mac",
+] as const;
 
 /** A sealed line ends with its MAC: `...,"mac":"<64 hex>"}`. */
 const MAC_TAIL = /,"mac":"([0-9a-f]{64})"\}$/;

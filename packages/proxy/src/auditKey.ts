@@ -24,6 +24,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { UsageError } from "./args.js";
 import { AuditLog } from "./audit.js";
 import { keyId } from "./auditChain.js";
+import { openHeadsDir } from "./auditHeads.js";
 import { accountHome, stateHome } from "./stateHome.js";
 
 /** node:crypto on first use: loading it costs a start that needs none (C0 without an audit log) about 5 ms. */
@@ -234,8 +235,14 @@ export function openAuditLog(options: OpenAuditOptions): AuditLog {
       `cannot use ${options.file} as the audit log: it is the proxy's stdout, the protocol's own stream`,
     );
   }
+  let heads: string;
   try {
-    return new AuditLog(options.file, { key, kid, maxBytes: options.maxBytes, keep: options.keep });
+    heads = openHeadsDir(path);
+  } catch (error) {
+    throw new AuditSetupError((error as Error).message);
+  }
+  try {
+    return new AuditLog(options.file, { key, kid, maxBytes: options.maxBytes, keep: options.keep, heads });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw new AuditSetupError(

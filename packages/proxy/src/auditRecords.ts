@@ -14,6 +14,11 @@ export const ChainFields = z.looseObject({
   kid: z.string().max(64).optional(),
   anchor: mac.optional(),
   anchorHead: mac.optional(),
+  /** On a session's first record: the last record of each session of the log that was over (auditHeads.ts). */
+  prior: z
+    .array(z.object({ session: z.string().min(1).max(64), seq: z.number().int().nonnegative(), mac }))
+    .max(64)
+    .optional(),
   from: mac.optional(),
 });
 export type ChainFields = z.infer<typeof ChainFields>;
@@ -53,10 +58,16 @@ const KernelRecord = z.looseObject({
 const LogRecord = z.looseObject({
   type: z.literal("audit"),
   time: z.iso.datetime(),
-  event: z.enum(["rotate", "prune"]),
+  event: z.enum(["rotate", "compact", "prune", "over-budget"]),
   file: z.string().optional(),
   head: mac.nullable().optional(),
   files: z.array(z.string()).optional(),
+  sessions: z.array(z.string()).optional(),
+  dropped: z
+    .record(z.string(), z.string().regex(/^\d+(-\d+)?(,\d+(-\d+)?)*$/, "runs such as 3-5,9"))
+    .optional(),
+  count: z.number().int().nonnegative().optional(),
+  keep: z.number().int().nonnegative().optional(),
 });
 
 export const AuditRecord = z.discriminatedUnion("type", [

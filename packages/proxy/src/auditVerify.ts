@@ -1,13 +1,18 @@
 /**
  * `mcpguard audit verify`: check the audit log and its rotated files against the key. Each writer
- * session is one chain (seq, prev); a session's first record anchors on the line before it; rotate
- * and prune records account for every file that left the log. File order does not matter: where a
- * chain crosses files, its `from` names the file it came from (by the MAC of that file's first line).
+ * session is one chain (seq, prev); a session's first record anchors on the line before it; rotate,
+ * compact and prune records account for every file that left the log and every record compaction
+ * dropped. File order does not matter: where a chain crosses files, its `from` names the file it
+ * came from (by the MAC of that file's first line). The end of the log is proven by the head files
+ * beside the key and the `prior` of each session's first record (auditHeads.ts): the records they
+ * name must be there, or declared dropped or pruned.
  */
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { auditFiles } from "./audit.js";
 import { claimedMac, keyId, unseal } from "./auditChain.js";
+import { parseRanges } from "./auditCompact.js";
+import { canonicalLog, type Head, type PriorRef, readHeads } from "./auditHeads.js";
 import { AuditRecord, ChainFields, firstIssue } from "./auditRecords.js";
 
 export interface Problem {
@@ -32,7 +37,17 @@ export interface VerifyReport {
   unterminated: Unterminated[];
   /** Sessions whose first records were in files rotation has pruned. */
   continued: number;
+  /** Rotated files compacted, and the kernel records their compaction dropped (declared). */
+  compacted: number;
+  dropped: number;
+  /** Sessions whose last records were cut (a head file or a later session's `prior` names more). */
+  cut: number;
   problems: Problem[];
+}
+
+export interface VerifyOptions {
+  /** The heads directory beside the key (auditHeads.ts): the head files of this log are checked. */
+  heads?: string;
 }
 
 interface Sealed {
@@ -41,6 +56,7 @@ interface Sealed {
   prev?: string;
   anchor?: string;
   anchorHead?: string;
+  prior?: PriorRef[];
   from?: string;
   mac: string;
   /** The MAC checks out; a line that fails it is reported and kept only to avoid a cascade. */
@@ -122,23 +138,38 @@ function chainOf(c: ChainFields): Omit<Sealed, "mac" | "valid"> {
     prev: c.prev,
     anchor: c.anchor,
     anchorHead: c.anchorHead,
+    prior: c.prior,
     from: c.from,
   };
 }
 
-/** Every rotated file was rotated by a writer (and still starts where it did); every file gone was pruned. */
+/** A compacted file's name as rotation gave it. */
+const rotatedName = (file: string) => basename(file).replace(/\.compact$/, "");
+
+/**
+ * Every rotated file was rotated by a writer (and still starts where it did), and compacted by one
+ * when it says so; every file gone was pruned.
+ */
 function checkFiles(log: Log, path: string): void {
   const rotates = new Map<string, Entry>();
+  const compacts = new Set<string>();
   const pruned = new Set<string>();
   for (const e of log.entries) {
     if (!e.valid || e.record?.type !== "audit") continue;
     if (e.record.event === "rotate" && e.record.file) rotates.set(e.record.file, e);
-    if (e.record.event === "prune") for (const f of e.record.files ?? []) pruned.add(f);
+    if (e.record.event === "compact" && e.record.file) compacts.add(e.record.file);
+    if (e.record.event === "prune") for (const f of e.record.files ?? []) pruned.add(rotatedName(f));
   }
-  const present = new Set(log.files.map((f) => basename(f)));
+  const present = new Set(log.files.flatMap((f) => [basename(f), rotatedName(f)]));
   log.files.forEach((file, fi) => {
     if (file === path) return;
-    const rotate = rotates.get(basename(file));
+    if (file.endsWith(".compact") && !compacts.has(rotatedName(file)))
+      log.problems.push({
+        file,
+        line: 1,
+        what: "no compact record names this file: mcpguard did not compact it",
+      });
+    const rotate = rotates.get(rotatedName(file));
     if (!rotate) {
       log.problems.push({
         file,
@@ -171,7 +202,11 @@ function prunedAny(log: Log): boolean {
   return log.entries.some((e) => e.valid && e.record?.type === "audit" && e.record.event === "prune");
 }
 
-/** A session's records ordered by seq; a repeat of a valid record is reported and dropped. */
+/**
+ * A session's records ordered by seq; a repeat of a valid record is reported and dropped. A record
+ * sealed twice (another MAC: its writer wrote it again when its file was compacted or pruned as the
+ * first copy landed) is no replay: the later copy, which the session's next record follows, stays.
+ */
 function sessions(log: Log): Map<string, Entry[]> {
   const bySession = new Map<string, Entry[]>();
   for (const e of log.entries) {
@@ -185,7 +220,7 @@ function sessions(log: Log): Map<string, Entry[]> {
     for (const e of list) {
       const last = kept.at(-1);
       if (last?.seq !== e.seq) kept.push(e);
-      else if (e.valid && !last.valid) kept[kept.length - 1] = e;
+      else if (e.valid && (!last.valid || e.mac !== last.mac)) kept[kept.length - 1] = e;
       else if (e.valid)
         report(log, e, `record ${e.seq} of session ${session} repeats ${where(log, last)}: replayed`);
     }
@@ -207,6 +242,64 @@ interface ChainContext {
   heads: Set<string | undefined>;
   pruned: boolean;
   macs: Map<string, Entry>;
+  /** Each session's sequence numbers that compaction dropped, as its compact records declare. */
+  dropped: Map<string, [number, number][]>;
+  /** The sessions prune records name; `legacyPrune` when one names none (written before they did). */
+  prunedSessions: Set<string>;
+  legacyPrune: boolean;
+}
+
+/** Whether compaction declared every record from..to of `session` dropped. */
+function declared(ctx: ChainContext, session: string, from: number, to: number): boolean {
+  const runs = (ctx.dropped.get(session) ?? []).filter(([a, b]) => b >= from && a <= to);
+  runs.sort((x, y) => x[0] - y[0]);
+  let next = from;
+  for (const [a, b] of runs) {
+    if (a > next) return false;
+    next = Math.max(next, b + 1);
+    if (next > to) return true;
+  }
+  return next > to;
+}
+
+/** The records from..to of `session` that no compact record declared dropped, as runs ("3-5,9"). */
+function undeclared(ctx: ChainContext, session: string, from: number, to: number): string {
+  const runs = (ctx.dropped.get(session) ?? []).filter(([a, b]) => b >= from && a <= to);
+  runs.sort((x, y) => x[0] - y[0]);
+  const lost: string[] = [];
+  let next = from;
+  for (const [a, b] of runs) {
+    if (a > next) lost.push(a - 1 === next ? `${next}` : `${next}-${a - 1}`);
+    next = Math.max(next, b + 1);
+  }
+  if (next <= to) lost.push(next === to ? `${next}` : `${next}-${to}`);
+  return lost.join(",");
+}
+
+/** Whether rotation pruned files holding records of `session`. */
+const prunedSession = (ctx: ChainContext, session: string) =>
+  ctx.pruned && (ctx.legacyPrune || ctx.prunedSessions.has(session));
+
+/** The declared drops, and the sessions of pruned files, from the compact and prune records. */
+function bookkeeping(log: Log): Pick<ChainContext, "dropped" | "prunedSessions" | "legacyPrune"> {
+  const dropped = new Map<string, [number, number][]>();
+  const prunedSessions = new Set<string>();
+  let legacyPrune = false;
+  for (const e of log.entries) {
+    if (!e.valid || e.record?.type !== "audit") continue;
+    const record = e.record as { event: string; dropped?: Record<string, string>; sessions?: string[] };
+    if (record.event === "compact") {
+      for (const [session, text] of Object.entries(record.dropped ?? {})) {
+        const runs = parseRanges(text) ?? [];
+        dropped.set(session, [...(dropped.get(session) ?? []), ...runs]);
+      }
+    }
+    if (record.event === "prune") {
+      if (record.sessions) for (const s of record.sessions) prunedSessions.add(s);
+      else legacyPrune = true;
+    }
+  }
+  return { dropped, prunedSessions, legacyPrune };
 }
 
 /** A session's first record here: its anchor, or (a session older than the oldest file) its `from`. */
@@ -214,7 +307,8 @@ function checkStart(ctx: ChainContext, e: Entry): boolean {
   const { log } = ctx;
   if (!e.valid) return false; // Already reported as forged.
   if (e.seq > 0) {
-    if (e.from && !ctx.heads.has(e.from) && ctx.pruned) return true;
+    if (declared(ctx, e.session, 0, e.seq - 1)) return false;
+    if (e.from && !ctx.heads.has(e.from) && prunedSession(ctx, e.session)) return true;
     const missing = e.seq === 1 ? "record 0" : `records 0-${e.seq - 1}`;
     report(log, e, `session ${e.session} begins at record ${e.seq}: ${missing} deleted`);
     return false;
@@ -241,8 +335,11 @@ function checkStart(ctx: ChainContext, e: Entry): boolean {
 function checkLink(ctx: ChainContext, before: Entry, e: Entry): void {
   const { log } = ctx;
   const gap = e.seq - before.seq - 1;
+  // Records compaction dropped, and said so: what was around them is checked by their own chain.
+  if (gap > 0 && declared(ctx, e.session, before.seq + 1, e.seq - 1)) return;
   if (gap > 0) {
-    const missing = gap === 1 ? `record ${before.seq + 1}` : `records ${before.seq + 1}-${e.seq - 1}`;
+    const lost = undeclared(ctx, e.session, before.seq + 1, e.seq - 1);
+    const missing = /^\d+$/.test(lost) ? `record ${lost}` : `records ${lost}`;
     report(log, e, `session ${e.session} lacks ${missing} (after ${where(log, before)}): deleted`);
     return;
   }
@@ -268,8 +365,52 @@ function checkLink(ctx: ChainContext, before: Entry, e: Entry): void {
   }
 }
 
+/**
+ * The record a head file or a `prior` names (`seq`, `mac` of `ref.session`) must be there, or
+ * every record after the session's last one here declared dropped, or its files pruned. Returns
+ * whether the session was cut.
+ */
+function checkReach(
+  ctx: ChainContext,
+  chains: Map<string, Entry[]>,
+  ref: PriorRef,
+  who: string,
+  at: { file: string; line: number },
+): boolean {
+  const list = (chains.get(ref.session) ?? []).filter((e) => e.valid);
+  const named = list.find((e) => e.seq === ref.seq);
+  if (named) {
+    if (named.mac === ref.mac) return false;
+    report(
+      ctx.log,
+      named,
+      `record ${ref.seq} of session ${ref.session} is not the one ${who} names: replaced`,
+    );
+    return false;
+  }
+  const last = list.filter((e) => e.seq < ref.seq).at(-1);
+  const from = last ? last.seq + 1 : 0;
+  if (declared(ctx, ref.session, from, ref.seq)) return false;
+  if (prunedSession(ctx, ref.session)) return false;
+  const where = last ? { file: ctx.log.files[last.file] as string, line: last.line } : at;
+  const cut = last ? `was cut after record ${last.seq}` : "was cut: none of its records is left";
+  ctx.log.problems.push({
+    ...where,
+    what: `session ${ref.session} ${cut} (${who} says it wrote records 0-${ref.seq})`,
+  });
+  return true;
+}
+
+/** The head files of this log, read before the log itself (a session writes a record, then its head). */
+function headsOf(path: string, dir: string | undefined): { path: string; head: Head }[] {
+  if (!dir) return [];
+  const log = canonicalLog(path);
+  return readHeads(dir).filter(({ head }) => head.log === log);
+}
+
 /** Check the log at `path` (and its rotated files) against `key`. */
-export function verifyAuditLog(path: string, key: Buffer): VerifyReport {
+export function verifyAuditLog(path: string, key: Buffer, options: VerifyOptions = {}): VerifyReport {
+  const heads = headsOf(path, options.heads);
   const log = readLog(path, key);
   checkFiles(log, path);
   const ctx: ChainContext = {
@@ -277,6 +418,7 @@ export function verifyAuditLog(path: string, key: Buffer): VerifyReport {
     heads: new Set(log.heads.filter((h) => h !== undefined)),
     pruned: prunedAny(log),
     macs: new Map(log.entries.filter((e) => e.valid).map((e) => [e.mac, e])),
+    ...bookkeeping(log),
   };
   let continued = 0;
   const unterminated: Unterminated[] = [];
@@ -302,6 +444,23 @@ export function verifyAuditLog(path: string, key: Buffer): VerifyReport {
       });
     }
   }
+  // The end: what head files and the first records of later sessions say each session wrote.
+  const cut = new Set<string>();
+  for (const { path: file, head } of heads) {
+    if (checkReach(ctx, chains, head, `its head file ${basename(file)}`, { file, line: 1 }))
+      cut.add(head.session);
+  }
+  for (const e of log.entries) {
+    if (!e.valid || !e.prior) continue;
+    const at = { file: log.files[e.file] as string, line: e.line };
+    for (const ref of e.prior) {
+      const who = `the first record of session ${e.session}, ${where(log, e)},`;
+      if (!cut.has(ref.session) && checkReach(ctx, chains, ref, who, at)) cut.add(ref.session);
+    }
+  }
+  let dropped = 0;
+  for (const e of log.entries)
+    if (e.valid && e.record?.type === "audit" && e.record.event === "compact") dropped += e.record.count ?? 0;
   const order = new Map(log.files.map((f, i) => [f, i]));
   log.problems.sort((a, b) => (order.get(a.file) ?? 0) - (order.get(b.file) ?? 0) || a.line - b.line);
   return {
@@ -310,6 +469,9 @@ export function verifyAuditLog(path: string, key: Buffer): VerifyReport {
     sessions: [...chains.values()].filter((list) => list.some((e) => e.valid)).length,
     unterminated,
     continued,
+    compacted: log.files.filter((f) => f.endsWith(".compact")).length,
+    dropped,
+    cut: cut.size,
     problems: log.problems,
   };
 }

@@ -78,19 +78,18 @@ describe("rotation", () => {
     expect(verify.status).toBe(0);
   }, 60_000);
 
-  it("keeps only the newest rotated files", () => {
+  it("keeps the newest rotated files whole, compacts the older ones, and loses nothing of a session still writing", () => {
     const file = join(dir, "audit.ndjson");
-    const log = new AuditLog(file, { ...key, maxBytes: 600, keep: 2 });
+    const log = new AuditLog(file, { ...key, maxBytes: 600, keep: 2, settleMs: 0 });
     for (let i = 0; i < 60; i++)
       log.write({ type: "lifecycle", event: "start", server: "s", config: "C0", pid: i });
     log.close();
     const files = auditFiles(file);
-    expect(files).toHaveLength(3); // two rotated files and the current one
     expect(files.at(-1)).toBe(file);
-    const pids = events(file).map((e) => e.pid);
-    expect(pids.at(-1)).toBe(59);
-    expect(pids[0]).toBeGreaterThan(0); // the oldest lines were pruned
-    expect(pids).toEqual([...pids].sort((a, b) => a - b));
+    expect(files.filter((f) => f !== file && !f.endsWith(".compact"))).toHaveLength(2);
+    expect(files.filter((f) => f.endsWith(".compact")).length).toBeGreaterThan(2);
+    // Compaction drops kernel records only, and a session that writes is never pruned.
+    expect(events(file).map((e) => e.pid)).toEqual([...Array(60).keys()]);
   });
 });
 
@@ -271,6 +270,72 @@ describe("mcpguard audit", () => {
       { encoding: "utf8" },
     );
     expect(head.stderr).toBe("");
+  });
+
+  it("shows counted kernel records as such, and what compaction and pruning took; --json passes them through", () => {
+    const file = join(dir, "audit.ndjson");
+    const log = new AuditLog(file, key);
+    const common = { type: "kernel", server: "fs", config: "C-full", decision: "deny" } as const;
+    const sendto = {
+      ...common,
+      event: "deny",
+      backend: "cgroup-bpf",
+      op: "sendmsg4",
+      addr: "10.0.0.1",
+      port: 9,
+    };
+    log.write({ ...sendto, pid: 7, comm: "node" });
+    log.write({
+      ...sendto,
+      pid: 7,
+      comm: "node",
+      count: 4211,
+      firstTime: "2026-12-04T12:00:00.000Z",
+      lastTime: "2026-12-04T12:00:01.000Z",
+    });
+    log.write({
+      ...common,
+      event: "deny",
+      backend: "cgroup-bpf",
+      op: "sendmsg4",
+      overflow: true,
+      count: 900,
+      firstTime: "2026-12-04T12:00:00.000Z",
+      lastTime: "2026-12-04T12:00:00.500Z",
+      targets: 900,
+      samples: [
+        { addr: "10.0.0.2", port: 1 },
+        { addr: "10.0.0.2", port: 2 },
+      ],
+    });
+    log.write({ type: "audit", event: "compact", file: "audit.ndjson.x", dropped: { s1: "3-9" }, count: 7 });
+    log.write({ type: "audit", event: "prune", files: ["audit.ndjson.y.compact"], sessions: ["s1", "s2"] });
+    log.close();
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, [MCPGUARD, "audit", "--file", file, "--audit-key", key.path, ...args], {
+        encoding: "utf8",
+      });
+    const table = run();
+    expect(table.stdout).toContain("C-full  denied sendto 10.0.0.1:9 (cgroup-bpf) by node[7]\n");
+    expect(table.stdout).toContain(
+      "C-full  denied sendto 10.0.0.1:9 ×4211 in 1.0 s (cgroup-bpf) by node[7]\n",
+    );
+    expect(table.stdout).toContain(
+      "denied sendmsg4 ×900 in 0.5 s, to 900 targets past the window's keys (10.0.0.2:1, 10.0.0.2:2, ...) (cgroup-bpf)\n",
+    );
+    expect(table.stdout).toMatch(
+      / {2}- {2}- {2}audit log: compacted audit\.ndjson\.x: dropped 7 kernel records of 1 session\n/,
+    );
+    expect(table.stdout).toContain("audit log: pruned audit.ndjson.y.compact (2 sessions)\n");
+    expect(table.stdout).toMatch(/\n3 of 3 events\nintegrity: verified/);
+    // A filter by what bookkeeping has not leaves it out.
+    expect(run("--decision", "deny").stdout).not.toContain("audit log:");
+    const json = run("--json")
+      .stdout.trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(json.map((r) => r.event)).toEqual(["deny", "deny", "deny", "compact", "prune"]);
+    expect(json[1]).toMatchObject({ count: 4211 });
   });
 
   it("reads durations and ISO times for --since", () => {

@@ -150,10 +150,11 @@ describe("mcpguard audit verify", () => {
     expect(result.status).toBe(1);
   });
 
-  it("keeps each chain across rotated files, pruned ones included, and names a rotated file deleted by hand", () => {
+  it("keeps each chain across rotated and compacted files, and names a rotated file deleted by hand", () => {
     const file = join(dir, "audit.ndjson");
-    const a = new AuditLog(file, { ...key, maxBytes: 1500, keep: 3 });
-    const b = new AuditLog(file, { ...key, maxBytes: 1500, keep: 3 });
+    // Files past --audit-keep are compacted, not deleted, while their sessions write (auditCompact.ts).
+    const a = new AuditLog(file, { ...key, maxBytes: 1500, keep: 3, settleMs: 0 });
+    const b = new AuditLog(file, { ...key, maxBytes: 1500, keep: 3, settleMs: 0 });
     for (let i = 0; i < 30; i++) {
       a.write(decision(`a${i}`, "allow"));
       b.write(decision(`b${i}`, i % 5 ? "allow" : "deny"));
@@ -161,19 +162,22 @@ describe("mcpguard audit verify", () => {
     a.close();
     b.close();
     const files = auditFiles(file);
-    expect(files).toHaveLength(4);
+    expect(files.filter((f) => f.endsWith(".compact")).length).toBeGreaterThan(3);
     const records = files.flatMap((f) => lines(f).map((l) => JSON.parse(l)));
-    expect(records.some((r) => r.event === "prune")).toBe(true); // older files are gone
+    expect(records.filter((r) => r.type === "decision")).toHaveLength(60); // nothing of theirs is gone
     expect(records.filter((r) => r.from).length).toBeGreaterThan(2); // chains that crossed a file
     expect(verify(file).stdout).toMatch(
-      /^OK: .*: 2 sessions, \d+ records in 4 files, 0 unterminated, 2 begun in pruned files\n$/,
+      /^OK: .*: 2 sessions, \d+ records in \d+ files, 0 unterminated, \d+ compacted files \(0 kernel records dropped, as declared\)\n$/,
     );
 
     const middle = files[1] as string;
     unlinkSync(middle);
     const result = verify(file);
     expect(result.stdout).toContain(
-      `rotated file ${middle.split("/").at(-1)} is missing and no writer pruned it: it was deleted`,
+      `rotated file ${middle
+        .split("/")
+        .at(-1)
+        ?.replace(/\.compact$/, "")} is missing and no writer pruned it: it was deleted`,
     );
     expect(result.status).toBe(1);
   });

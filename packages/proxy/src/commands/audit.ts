@@ -1,6 +1,7 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { defineCommand, UsageError } from "../args.js";
 import { auditFiles } from "../audit.js";
+import { headsDir } from "../auditHeads.js";
 import { AuditSetupError, auditKeyPath, loadAuditKey } from "../auditKey.js";
 import { AuditRecord, firstIssue } from "../auditRecords.js";
 import { type VerifyReport, verifyAuditLog } from "../auditVerify.js";
@@ -18,7 +19,8 @@ const AUDIT = defineCommand({
   name: "mcpguard audit",
   description:
     "Read an audit log and its rotated files, oldest first: one line per event, with the kernel's " +
-    "refusals as operation and path. The last line says whether the log checks out against its key; " +
+    "refusals as operation and path (repeats counted: ×n in s seconds), and what compaction and " +
+    "pruning took out of the log. The last line says whether the log checks out against its key; " +
     "`mcpguard audit verify` says where it does not.",
   options: {
     file: { type: "string", value: "file", help: "the audit log (default: $MCPGUARD_AUDIT_LOG)" },
@@ -65,9 +67,10 @@ const VERIFY = defineCommand({
   name: "mcpguard audit verify",
   description:
     "Check every line of an audit log and its rotated files against the key: each line's MAC, each " +
-    "writer session's chain, and the files rotation renamed or pruned. Prints OK with counts, or each " +
-    "line that breaks the chain and how. Exit status 0 when intact, 1 when tampered with, 2 on a usage " +
-    "error.",
+    "writer session's chain, the files rotation renamed, compacted or pruned, and the log's end: the " +
+    "last record of each session, as its head file beside the key or a later session's first record " +
+    "names it. Prints OK with counts, or each line that breaks the chain and how. Exit status 0 when " +
+    "intact, 1 when tampered with (a session cut included), 2 on a usage error.",
   args: [["[file]", "the audit log (default: $MCPGUARD_AUDIT_LOG)"]],
   options: { "audit-key": AUDIT_KEY },
 });
@@ -126,8 +129,46 @@ function readRecords(files: string[]): AuditRecord[] {
   return records;
 }
 
+const seconds = (k: Record<string, unknown>) => {
+  const ms = Date.parse(String(k.lastTime)) - Date.parse(String(k.firstTime));
+  return Number.isFinite(ms) ? `${(ms / 1000).toFixed(1)} s` : "?";
+};
+
+/** A kernel record that counts repeats (kernelEvents.ts): `×n in s`, and an overflow's targets. */
+function repeats(k: Record<string, unknown>): string {
+  if (typeof k.count !== "number") return "";
+  const times = ` ×${k.count} in ${seconds(k)}`;
+  if (k.overflow !== true) return times;
+  const samples = Array.isArray(k.samples) ? (k.samples as Record<string, unknown>[]) : [];
+  const shown = samples
+    .map((t) => (typeof t.addr === "string" ? `${t.addr}:${t.port}` : (t.path ?? t.name ?? t.filename)))
+    .filter((t) => t !== undefined)
+    .join(", ");
+  const more = k.targetsCapped === true ? "at least " : "";
+  return `${times}, to ${more}${k.targets} targets past the window's keys${shown ? ` (${shown}, ...)` : ""}`;
+}
+
+/** The log's bookkeeping shown as events: what compaction dropped, what pruning deleted. */
+function describeLog(e: Extract<AuditRecord, { type: "audit" }>): string {
+  const r = e as Record<string, unknown>;
+  if (e.event === "compact") {
+    const dropped = Object.entries((r.dropped ?? {}) as Record<string, string>);
+    const of = dropped.length ? ` of ${plural(dropped.length, "session")}` : "";
+    return `audit log: compacted ${e.file}: dropped ${plural(Number(r.count ?? 0), "kernel record")}${of}`;
+  }
+  if (e.event === "prune") {
+    const sessions = Array.isArray(r.sessions) ? ` (${plural(r.sessions.length, "session")})` : "";
+    return `audit log: pruned ${(e.files ?? []).join(", ")}${sessions}`;
+  }
+  if (e.event === "over-budget")
+    return `audit log: over budget: ${r.count} compacted files kept past --audit-keep ${r.keep}, held by sessions still writing`;
+  return `audit log: ${e.event} ${e.file ?? ""}`;
+}
+
 function describe(e: AuditRecord): string {
   switch (e.type) {
+    case "audit":
+      return describeLog(e);
     case "decision":
       return `${e.decision} ${e.tool} by ${e.layer}${e.rule ? ` (${e.rule})` : ""}: ${e.reason}`;
     case "lifecycle": {
@@ -145,11 +186,14 @@ function describe(e: AuditRecord): string {
       const by =
         typeof k.comm === "string" ? ` by ${k.comm}${typeof k.pid === "number" ? `[${k.pid}]` : ""}` : "";
       const backend = typeof k.backend === "string" ? ` (${k.backend}${errno})` : errno;
-      if (what) return `${e.decision === "deny" ? "denied" : e.event} ${what}${backend}${by}`;
-      if (e.event === "exec" && typeof k.filename === "string") return `exec ${k.filename}${by}`;
+      const times = repeats(k);
+      if (k.overflow === true)
+        return `${e.decision === "deny" ? "denied" : e.event} ${k.op ?? k.syscall ?? e.event}${times}${backend}`;
+      if (what) return `${e.decision === "deny" ? "denied" : e.event} ${what}${times}${backend}${by}`;
+      if (e.event === "exec" && typeof k.filename === "string") return `exec ${k.filename}${times}${by}`;
       if (e.event === "exit" && typeof k.pid === "number")
-        return `process ${k.pid} exited${typeof k.code === "number" ? ` ${k.code}` : ""}`;
-      return `${e.event} ${e.decision}${backend}${by}`;
+        return `process ${k.pid} exited${typeof k.code === "number" ? ` ${k.code}` : ""}${times}`;
+      return `${e.event} ${e.decision}${times}${backend}${by}`;
     }
   }
 }
@@ -190,13 +234,23 @@ function counts(report: VerifyReport): string {
   const rotated = report.files.length - 1;
   const files = rotated > 0 ? ` in ${report.files.length} files` : "";
   const continued = report.continued ? `, ${report.continued} begun in pruned files` : "";
+  const compacted = report.compacted
+    ? `, ${plural(report.compacted, "compacted file")} (${plural(report.dropped, "kernel record")} dropped, as declared)`
+    : "";
+  const cut = report.cut ? `, ${report.cut} cut` : "";
   const { sessions, records, unterminated } = report;
-  return `${plural(sessions, "session")}, ${plural(records, "record")}${files}, ${unterminated.length} unterminated${continued}`;
+  return `${plural(sessions, "session")}, ${plural(records, "record")}${files}, ${unterminated.length} unterminated${continued}${compacted}${cut}`;
 }
 
-function check(file: string, key: Buffer, files: string[]): VerifyReport {
+/** The head files of the log's sessions lie beside the key (auditHeads.ts). */
+function heads(keyPath: string): string | undefined {
+  const dir = headsDir(keyPath);
+  return existsSync(dir) ? dir : undefined;
+}
+
+function check(file: string, key: Buffer, files: string[], keyPath: string): VerifyReport {
   try {
-    return verifyAuditLog(file, key);
+    return verifyAuditLog(file, key, { heads: heads(keyPath) });
   } catch (error) {
     for (const f of files) read(f); // Name the file that cannot be read.
     throw error;
@@ -205,17 +259,18 @@ function check(file: string, key: Buffer, files: string[]): VerifyReport {
 
 /** The reader's last line: whether the log checks out, without making a key that is not there. */
 function integrity(file: string, keyFile: string | undefined, files: string[]): string {
-  let key: Buffer;
+  let key: { key: Buffer; path: string };
   try {
-    key = loadAuditKey(auditKeyPath(keyFile), false).key;
+    key = loadAuditKey(auditKeyPath(keyFile), false);
   } catch (error) {
     if (!(error instanceof AuditSetupError)) throw error;
     return `integrity: not checked (${error.message}); see mcpguard audit verify --help`;
   }
-  const report = check(file, key, files);
+  const report = check(file, key.key, files, key.path);
   const first = report.problems[0];
   if (!first) return `integrity: verified (${counts(report)})`;
-  return `integrity: TAMPERED: ${plural(report.problems.length, "problem")}, the first at ${first.file}:${first.line}: ${first.what}; run mcpguard audit verify`;
+  const cut = report.cut ? ` (${plural(report.cut, "session")} cut)` : "";
+  return `integrity: TAMPERED: ${plural(report.problems.length, "problem")}${cut}, the first at ${first.file}:${first.line}: ${first.what}; run mcpguard audit verify`;
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -228,24 +283,37 @@ export async function main(argv: string[]): Promise<number> {
     throw new UsageError("give --file or its alias --audit-log, not both");
   const file = values.file ?? values["audit-log"] ?? process.env.MCPGUARD_AUDIT_LOG;
   const files = logFiles(file);
-  // The log's own rotate and prune records are bookkeeping, not events.
-  const events = readRecords(files).filter((e) => e.type !== "audit");
+  // The log's own bookkeeping is not events; what took records out of it (compaction, pruning) is
+  // shown among them, unless the events are filtered by what bookkeeping has not.
+  const records = readRecords(files);
+  const events = records.filter((e) => e.type !== "audit");
+  const filtered = values.decision || values.server || values.config || values.layer;
+  const bookkeeping = filtered
+    ? []
+    : records.filter(
+        (e) =>
+          e.type === "audit" && e.event !== "rotate" && (since === undefined || Date.parse(e.time) >= since),
+      );
   const matching = events
     .filter((e) => since === undefined || Date.parse(e.time) >= since)
     .filter((e) => !values.decision || e.decision === values.decision)
     .filter((e) => !values.server || e.server === values.server)
     .filter((e) => !values.config || e.config === values.config)
-    .filter((e) => !values.layer || (e.type === "decision" && e.layer === values.layer))
-    .sort((a, b) => a.time.localeCompare(b.time));
+    .filter((e) => !values.layer || (e.type === "decision" && e.layer === values.layer));
   const integrityLine = integrity(file as string, values["audit-key"], files);
+  const listed = [...matching, ...bookkeeping].sort((a, b) => a.time.localeCompare(b.time));
   if (values.json) {
-    for (const e of matching) process.stdout.write(`${JSON.stringify(e)}\n`);
+    for (const e of listed) process.stdout.write(`${JSON.stringify(e)}\n`);
     process.stderr.write(`${integrityLine}\n`);
     return 0;
   }
   const noise = values.all ? new Set<AuditRecord>() : startupNoise(events);
   const shown = matching.filter((e) => !noise.has(e));
-  for (const e of shown) process.stdout.write(`${e.time}  ${e.server}  ${e.config}  ${describe(e)}\n`);
+  for (const e of listed) {
+    if (noise.has(e)) continue;
+    const where = e.type === "audit" ? "-  -" : `${e.server}  ${e.config}`;
+    process.stdout.write(`${e.time}  ${where}  ${describe(e)}\n`);
+  }
   const grouped = matching.length - shown.length;
   const hidden = grouped
     ? `, and ${grouped} kernel refusal${grouped === 1 ? "" : "s"} of runtime start-up probes (/proc, /sys, locales; --all lists them)`
@@ -260,8 +328,8 @@ async function verify(argv: string[]): Promise<number> {
   const { values, positionals } = parsed;
   const file = positionals[0] ?? process.env.MCPGUARD_AUDIT_LOG;
   const files = logFiles(file);
-  const { key } = loadAuditKey(auditKeyPath(values["audit-key"]), false);
-  const report = check(file as string, key, files);
+  const { key, path: keyPath } = loadAuditKey(auditKeyPath(values["audit-key"]), false);
+  const report = check(file as string, key, files, keyPath);
   for (const p of report.problems.slice(0, 50)) process.stdout.write(`${p.file}:${p.line}: ${p.what}\n`);
   if (report.problems.length > 50) process.stdout.write(`... and ${report.problems.length - 50} more\n`);
   if (report.problems.length) {

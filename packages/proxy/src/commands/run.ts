@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_MESSAGE_BYTES, MAX_DEPTH_LIMIT } from "@mcpguard/protocol";
 import { defineCommand, intOption, UsageError } from "../args.js";
 import { DEFAULT_AUDIT_KEEP, DEFAULT_AUDIT_MAX_BYTES } from "../audit.js";
+import { headsDir } from "../auditHeads.js";
 import { auditKeyPath, openAuditLog, withoutAuditKeyPath } from "../auditKey.js";
 import { ConfigError, type Layer, resolveConfig } from "../configs.js";
 import { type Containment, ContainmentError, containmentName, plannedCgroupPath } from "../containment.js";
@@ -62,7 +63,13 @@ const RUN = defineCommand({
       value: "n",
       help: "rotate the audit log past n bytes (default 16 MiB)",
     },
-    "audit-keep": { type: "string", value: "n", help: "rotated audit files to keep (default 10)" },
+    "audit-keep": {
+      type: "string",
+      value: "n",
+      help:
+        "rotated audit files kept whole (default 10); older ones are compacted to what is not a kernel " +
+        "event, and as many of those kept, past which one goes once every session in it is over",
+    },
     "audit-key": {
       type: "string",
       value: "file",
@@ -167,7 +174,10 @@ function guardFilesOf(values: RunValues, layers: readonly Layer[], server: strin
   if (layers.includes("L2") && values.pins) files.push({ path: values.pins, what: "pin file" });
   if (values["audit-log"]) {
     files.push({ path: values["audit-log"], what: "audit log" });
-    files.push({ path: auditKeyPath(values["audit-key"], process.env), what: "audit key", secret: true });
+    const key = auditKeyPath(values["audit-key"], process.env);
+    files.push({ path: key, what: "audit key", secret: true });
+    // Beside the key: what proves the log's end (auditHeads.ts).
+    files.push({ path: headsDir(key), what: "audit head files" });
   }
   return files;
 }

@@ -1,0 +1,223 @@
+/**
+ * Head files: how the end of an audit log is proven (issue 29). Beside the key, in
+ * `<dirname(key)>/heads/` (0700, as private as the key's own directory), each writer session of a
+ * log keeps `<session>.head` (0600): the log's canonical path, the session, the proxy's pid, the
+ * seq and MAC of the session's last sealed record, and whether it ended. One pwrite after every
+ * record keeps it current (a fixed-width line, so one write replaces it whole); close() marks it
+ * ended.
+ *
+ * A new session of the same log takes the head files of that log whose session ended (or whose
+ * proxy is gone) into its first record, as `prior` (session, seq, mac), and unlinks them; it also
+ * removes head files whose log no longer exists (the benchmark deletes each trial's log). So
+ * `mcpguard audit verify` can tell a log whose last records were cut: the records a head file or
+ * a `prior` names must be there, or declared dropped or pruned.
+ */
+import {
+  closeSync,
+  constants,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+
+/** A session's last record as its head file (or a later session's `prior`) names it. */
+export interface PriorRef {
+  session: string;
+  seq: number;
+  mac: string;
+}
+
+export interface Head extends PriorRef {
+  /** The log's canonical path. */
+  log: string;
+  pid: number;
+  ended: boolean;
+}
+
+/** Head files a new session takes at most (the others wait for the next one). */
+const MAX_PRIOR = 64;
+
+/** The heads directory of a key: `<dirname(key)>/heads`. */
+export function headsDir(keyPath: string): string {
+  return join(dirname(keyPath), "heads");
+}
+
+/**
+ * Make the heads directory (0700) beside the key, whose directory loadAuditKey() has checked, and
+ * check it: a directory, not a link, ours alone. Throws an Error whose message says why.
+ */
+export function openHeadsDir(keyPath: string): string {
+  const dir = headsDir(keyPath);
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "EEXIST") throw new Error(`cannot create the audit head directory ${dir}: ${code}`);
+  }
+  const st = lstatSync(dir);
+  if (st.isSymbolicLink() || !st.isDirectory())
+    throw new Error(`the audit head directory ${dir} is not a directory`);
+  const uid = process.getuid?.();
+  if (uid !== undefined && st.uid !== uid)
+    throw new Error(`the audit head directory ${dir} is owned by uid ${st.uid}, not by you (uid ${uid})`);
+  if ((st.mode & 0o077) !== 0) {
+    const mode = (st.mode & 0o777).toString(8).padStart(4, "0");
+    throw new Error(`the audit head directory ${dir} is open to others (mode ${mode}): chmod 700 it`);
+  }
+  return dir;
+}
+
+/** The log's path with its directory resolved (links included), as head files name it. */
+export function canonicalLog(path: string): string {
+  const abs = resolve(path);
+  try {
+    return join(realpathSync(dirname(abs)), basename(abs));
+  } catch {
+    return abs;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function parseHead(text: string): Head | undefined {
+  try {
+    const h = JSON.parse(text) as Partial<Head>;
+    const ok =
+      typeof h.log === "string" &&
+      typeof h.session === "string" &&
+      typeof h.pid === "number" &&
+      typeof h.seq === "number" &&
+      typeof h.mac === "string" &&
+      typeof h.ended === "boolean";
+    return ok ? (h as Head) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The head files in `dir` that parse, with their paths. */
+export function readHeads(dir: string): { path: string; head: Head }[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const heads: { path: string; head: Head }[] = [];
+  for (const name of names) {
+    if (!name.endsWith(".head")) continue;
+    const path = join(dir, name);
+    try {
+      const head = parseHead(readFileSync(path, "utf8"));
+      if (head) heads.push({ path, head });
+    } catch {
+      // Taken by another session meanwhile.
+    }
+  }
+  return heads;
+}
+
+/** Whether a head file's session is still writing: not ended, and its proxy alive. */
+export function running(head: Head): boolean {
+  return !head.ended && alive(head.pid);
+}
+
+/**
+ * What a session starting on `log` takes: the head files of that log whose session is over, and
+ * (unlinked here) those whose log is gone, `logExists` telling (the log itself, or one of its
+ * rotated files). The taken files are unlinked once the session's first record is written.
+ */
+export function claimHeads(
+  dir: string,
+  log: string,
+  logExists: (log: string) => boolean,
+): { prior: PriorRef[]; files: string[] } {
+  const prior: PriorRef[] = [];
+  const files: string[] = [];
+  const exists = new Map<string, boolean>();
+  for (const { path, head } of readHeads(dir)) {
+    let there = exists.get(head.log);
+    if (there === undefined) {
+      there = logExists(head.log);
+      exists.set(head.log, there);
+    }
+    if (!there) {
+      try {
+        unlinkSync(path);
+      } catch {
+        // Removed by another session.
+      }
+    } else if (head.log === log && !running(head) && prior.length < MAX_PRIOR) {
+      prior.push({ session: head.session, seq: head.seq, mac: head.mac });
+      files.push(path);
+    }
+  }
+  return { prior, files };
+}
+
+/**
+ * A session's head file: created at its first record, rewritten in place (one pwrite of a
+ * fixed-width line) after each, marked ended by end().
+ */
+export class HeadFile {
+  readonly path: string;
+  readonly #fd: number;
+  readonly #buffer: Buffer;
+  /** The bytes before the seq: `{"log":...,"session":...,"pid":...,"seq":`, written once. */
+  readonly #prefix: number;
+  #seq = -1;
+  #mac = "";
+
+  constructor(dir: string, log: string, session: string) {
+    this.path = join(dir, `${session}.head`);
+    const prefix = `${JSON.stringify({ log, session, pid: process.pid }).slice(0, -1)},"seq":`;
+    this.#prefix = Buffer.byteLength(prefix);
+    const widest = `${Number.MAX_SAFE_INTEGER},"mac":"${"0".repeat(64)}","ended":false}`;
+    this.#buffer = Buffer.alloc(this.#prefix + widest.length + 1);
+    this.#buffer.write(prefix, 0, "utf8");
+    this.#fd = openSync(
+      this.path,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      0o600,
+    );
+  }
+
+  /** One pwrite of the whole line (JSON padded with spaces to a fixed width). */
+  update(seq: number, mac: string, ended = false): void {
+    this.#seq = seq;
+    this.#mac = mac;
+    const tail = `${seq},"mac":"${mac}","ended":${ended}}`;
+    const end = this.#prefix + this.#buffer.write(tail, this.#prefix, "latin1");
+    this.#buffer.fill(0x20, end, this.#buffer.length - 1);
+    this.#buffer[this.#buffer.length - 1] = 0x0a;
+    writeSync(this.#fd, this.#buffer, 0, this.#buffer.length, 0);
+  }
+
+  /** The session is over: say so, and close the file. */
+  end(): void {
+    try {
+      if (this.#seq >= 0) this.update(this.#seq, this.#mac, true);
+    } finally {
+      closeSync(this.#fd);
+    }
+  }
+}
+
+/** Whether a log has any file left: the log itself, or one of its rotated files. */
+export function logHasFiles(log: string, rotated: (log: string) => string[]): boolean {
+  return existsSync(log) || rotated(log).length > 0;
+}
