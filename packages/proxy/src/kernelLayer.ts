@@ -10,7 +10,6 @@
  */
 import { existsSync } from "node:fs";
 import type { KernelEvent, KernelNeeds, PendingLoader } from "@mcpguard/kernel";
-import type { AuditEvent } from "./audit.js";
 import type { Containment } from "./containment.js";
 import { LayerSetupError } from "./layers.js";
 
@@ -108,13 +107,6 @@ export interface KernelLayerOptions {
   onLauncher?: (launch: (argv: readonly string[]) => { argv: string[] }) => void;
   /** Whom the server's DNS resolver asks (`--dns-upstream`); default the host's name servers. */
   dnsUpstream?: readonly import("@mcpguard/kernel").Upstream[];
-}
-
-/** A kernel event as an audit log line. */
-export function kernelAuditEvent(event: KernelEvent, server: string, config: string): AuditEvent {
-  const { type, ...rest } = event;
-  const decision = type === "deny" || type === "denied" ? "deny" : "observe";
-  return { ...rest, type: "kernel", event: type, decision, server, config };
 }
 
 export async function startKernelLayer(options: KernelLayerOptions): Promise<KernelLayer> {
