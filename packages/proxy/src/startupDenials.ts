@@ -38,6 +38,7 @@ export function describeDenial(event: KernelEvent): string | undefined {
     if (MOVE.has(call)) return path && `${call.replace(/at2?$/, "")} ${path} to ${event.to ?? "?"}`;
     return path && `${call.replace(/at$/, "")} ${path}`;
   }
+  if (event.type === "dns-refused") return describeDns(event);
   if (event.type === "deny") {
     const op = String(event.op);
     // A datagram refused is a sendto (sendmsg4/6, socket_sendmsg), not a connection.
@@ -46,6 +47,32 @@ export function describeDenial(event: KernelEvent): string | undefined {
     return `${String(event.op)}`;
   }
   return undefined;
+}
+
+/** DNS record types by number, as people name them. */
+const QTYPES: Readonly<Record<number, string>> = {
+  1: "A",
+  2: "NS",
+  5: "CNAME",
+  6: "SOA",
+  12: "PTR",
+  15: "MX",
+  16: "TXT",
+  28: "AAAA",
+  33: "SRV",
+  64: "SVCB",
+  65: "HTTPS",
+  255: "ANY",
+};
+
+/** A refusal of the proxy's resolver (packages/kernel/src/resolver.ts) as a few words. */
+function describeDns(event: KernelEvent): string {
+  if (typeof event.name !== "string") {
+    const bytes = typeof event.bytes === "number" ? ` (${event.bytes} bytes)` : "";
+    return `a payload to port 53 over ${String(event.transport ?? "udp")} that is no DNS query${bytes}`;
+  }
+  const qtype = typeof event.qtype === "number" ? ` ${QTYPES[event.qtype] ?? `type ${event.qtype}`}` : "";
+  return `DNS${qtype} query for ${event.name}: ${String(event.reason ?? "refused")}`;
 }
 
 export class StartupDenials {
@@ -66,7 +93,7 @@ export class StartupDenials {
    */
   #ranked(): string[] {
     const rank = (text: string) =>
-      /^(exec|connect|sendto|bind) /.test(text) ? 0 : / \/(proc|sys)(\/|$)/.test(text) ? 2 : 1;
+      /^(exec|connect|sendto|bind|DNS) /.test(text) ? 0 : / \/(proc|sys)(\/|$)/.test(text) ? 2 : 1;
     return [...this.#seen].sort((a, b) => rank(a) - rank(b));
   }
 

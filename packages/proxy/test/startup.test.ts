@@ -108,6 +108,19 @@ describe("start-up refusals", () => {
     expect(describeDenial({ type: "deny", backend: "cgroup-bpf", op: "bind6", addr: "::", port: 8000 })).toBe(
       "bind :::8000",
     );
+    // The proxy's resolver: a name it does not answer, and bytes that are no query.
+    expect(
+      describeDenial({
+        type: "dns-refused",
+        backend: "proxy-resolver",
+        name: "…(1 labels).attacker.example",
+        qtype: 1,
+        reason: "the policy does not grant this name",
+      }),
+    ).toBe("DNS A query for …(1 labels).attacker.example: the policy does not grant this name");
+    expect(
+      describeDenial({ type: "dns-refused", transport: "tcp", bytes: 18, reason: "not a DNS query" }),
+    ).toBe("a payload to port 53 over tcp that is no DNS query (18 bytes)");
     expect(
       describeDenial({
         type: "denied",
