@@ -13,7 +13,6 @@ import {
   constants,
   existsSync,
   openSync,
-  readFileSync,
   readSync,
   realpathSync,
   statSync,
@@ -22,7 +21,7 @@ import { isIP } from "node:net";
 import { basename, delimiter, dirname, isAbsolute, join } from "node:path";
 import { TRUST_VARIABLES } from "@mcpguard/protocol";
 import { LANDLOCK_MIN_ABI } from "./probe.js";
-import type { Upstream } from "./resolver.js";
+import { systemNameServers, type Upstream } from "./resolver.js";
 
 export interface KernelNeeds {
   /** Canonical absolute files or directories the server may read. */
@@ -576,18 +575,9 @@ const RESOLVER_FILES = [
 /**
  * A policy that names a host lets the server resolve it, as it must to reach it: read access to the
  * resolver's settings and the name servers of /etc/resolv.conf (the C library's default, the local
- * host, when it lists none). Returns those name servers.
+ * host, when it lists none). Returns those name servers. Used where no resolver of mcpguard's runs.
  */
 function resolverNeeds(rules: Rules): string[] {
   for (const path of RESOLVER_FILES) if (existsSync(path)) rules.add(real(path), "read_file");
-  let text = "";
-  try {
-    text = readFileSync("/etc/resolv.conf", "utf8");
-  } catch {
-    // None: the C library asks the local host.
-  }
-  const servers = [...text.matchAll(/^\s*nameserver\s+(\S+)/gm)]
-    .map((m) => (m[1] as string).replace(/%.*$/, ""))
-    .filter((a) => isIP(a) > 0);
-  return servers.length > 0 ? [...new Set(servers)] : ["127.0.0.1", "::1"];
+  return systemNameServers().map((s) => s.address);
 }
