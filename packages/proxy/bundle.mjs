@@ -8,7 +8,7 @@
  *   code. Each `import.meta.url` becomes the URL of the module's own file in dist/ (computed from
  *   the bundle's directory at run time), so that every lookup relative to a module (package.json
  *   for --version, bpf/.output, node_modules/.bin, bin/mcpguard.js, and acorn and mvdan-sh, which
- *   the policy package requires through code caches of its own) finds the same file as from dist/
+ *   the readers package requires through code caches of its own) finds the same file as from dist/
  *   unbundled.
  *   zod's error messages are bundled in English only (scripts/zod-english.mjs): its other languages
  *   were a quarter of the bundle, read at every start for nothing.
@@ -59,8 +59,8 @@ const importMetaUrl = {
       const source = readFileSync(args.path, "utf8");
       // The workspace's modules only (dependencies from node_modules are left to esbuild).
       if (args.path.includes(`${sep}node_modules${sep}`)) return undefined;
-      // In a package folder the policy package's own dependencies (acorn, mvdan-sh) are not beside
-      // it: bundled, lazily. In the checkout they are required through the policy package's code
+      // In a package folder the readers package's own dependencies (acorn, mvdan-sh) are not beside
+      // it: bundled, lazily. In the checkout they are required through the readers package's code
       // caches (requireCached).
       const own = PACK ? source.replace(/\brequireCached\(("[\w-]+")\)/g, "require($1)") : source;
       if (!own.includes("import.meta")) return own === source ? undefined : { contents: own, loader: "js" };
@@ -148,7 +148,7 @@ async function bundle() {
     platform: "node",
     format: "cjs",
     target: "node20",
-    // acorn and mvdan-sh stay run-time requires, from the policy package's files and code caches.
+    // acorn and mvdan-sh stay run-time requires, from the readers package's files and code caches.
     banner: {
       js:
         '"use strict";\nconst __mcpguardModuleUrl = (rel) => require("node:url").pathToFileURL(' +

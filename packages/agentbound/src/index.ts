@@ -15,9 +15,9 @@ import {
   loadValidated,
   PathSet,
   PolicyError,
-  parseCommand,
   type Variables,
 } from "@mcpguard/policy";
+import { parseCommand } from "@mcpguard/readers";
 import type { Manifest, Permission } from "./manifest.js";
 
 export type { Manifest, Permission } from "./manifest.js";

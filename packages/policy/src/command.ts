@@ -9,10 +9,22 @@
  * refuses what it can see is outside the policy, under every config.
  */
 import { basename, posix } from "node:path";
-import { analyzeCode, type CodeUse } from "./code/index.js";
+import {
+  analyzeCode,
+  type CodeUse,
+  type Confinement,
+  envPrefixCommand,
+  type Field,
+  gitKeyKind,
+  gitSubcommand,
+  globFiles,
+  type Invocation,
+  readShell,
+  type ShellContext,
+  UNKNOWN_MARK,
+} from "@mcpguard/readers";
 import { ALLOW, type Decision, destinationAllowed } from "./decide.js";
 import { WORLD_VARIABLES } from "./env.js";
-import { globFiles } from "./glob.js";
 import type { ResolvedTool, Variables } from "./load.js";
 import type { PathResolver } from "./paths.js";
 import { canonicalPath } from "./paths.js";
@@ -24,26 +36,7 @@ import {
   NO_FILE_OPERANDS,
   PATH_VARIABLES,
 } from "./programs.js";
-import {
-  envPrefixCommand,
-  type Field,
-  gitKeyKind,
-  gitSubcommand,
-  type Invocation,
-  readShell,
-  type ShellContext,
-  UNKNOWN_MARK,
-} from "./shell/index.js";
 import { symlinkTargets } from "./symlinkTargets.js";
-
-/** Which effects a kernel layer confines in this run (the backends that really enforce). */
-export interface Confinement {
-  files: boolean;
-  exec: boolean;
-  network: boolean;
-}
-
-export const UNCONFINED: Confinement = { files: false, exec: false, network: false };
 
 export interface CommandCheck {
   tool: ResolvedTool;

@@ -4,10 +4,10 @@
  * form, URLs by host and port, commands by every program they run and every file they name.
  */
 
-import { type Confinement, checkCommand, UNCONFINED } from "./command.js";
+import { type Confinement, readSql, UNCONFINED } from "@mcpguard/readers";
+import { checkCommand } from "./command.js";
 import type { ResolvedPolicy, ResolvedTool } from "./load.js";
 import { canonicalPath, type PathResolver } from "./paths.js";
-import { readSql } from "./sql.js";
 
 export type Decision = { allow: true } | { allow: false; rule: string; reason: string };
 

@@ -1,4 +1,6 @@
-export * from "./code/index.js";
+// The language readers are their own package: @mcpguard/readers.
+
+export { type Confinement, UNCONFINED } from "@mcpguard/readers";
 export * from "./command.js";
 export * from "./decide.js";
 export * from "./derive.js";
@@ -17,5 +19,3 @@ export type {
   SqlClass,
   ToolPolicy,
 } from "./schema.js";
-export * from "./shell.js";
-export * from "./sql.js";

@@ -8,10 +8,10 @@
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import type { StatementClass } from "@mcpguard/readers";
 import type { z } from "zod";
 import { canonicalPath, PathSet } from "./paths.js";
 import type { ArgRole, OverrideFile, Policy, SqlClass, SqlStatements } from "./schema.js";
-import type { StatementClass } from "./sql.js";
 
 export class PolicyError extends Error {
   override readonly name = "PolicyError";

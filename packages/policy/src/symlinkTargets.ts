@@ -12,7 +12,7 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { posix } from "node:path";
-import type { Field } from "./shell/index.js";
+import type { Field } from "@mcpguard/readers";
 
 /** Options of GNU ln that take a value as the next word. */
 const WITH_VALUE = new Set(["-S", "--suffix", "-t", "--target-directory"]);

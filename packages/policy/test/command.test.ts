@@ -9,8 +9,8 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type Confinement, UNCONFINED } from "@mcpguard/readers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Confinement, UNCONFINED } from "../src/command.ts";
 import { type Decision, decide } from "../src/decide.ts";
 import { type ResolvedPolicy, resolvePolicy } from "../src/load.ts";
 import { Policy } from "../src/schema.ts";

@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseCommand } from "@mcpguard/readers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decide, destinationAllowed } from "../src/decide.ts";
 import { derivePolicy } from "../src/derive.ts";
@@ -9,7 +10,6 @@ import { loadOverrides, PolicyError, resolvePolicy } from "../src/load.ts";
 import { callPathResolver, canonicalPath, globToRegExp, isWithin, PathSet } from "../src/paths.ts";
 import { knownServerData, serverRoots } from "../src/roots.ts";
 import { type Policy, Policy as PolicySchema } from "../src/schema.ts";
-import { parseCommand } from "../src/shell.ts";
 
 let root: string;
 let work: string;

@@ -1,7 +1,7 @@
+import { readSql, type SqlStatement } from "@mcpguard/readers";
 import { describe, expect, it } from "vitest";
 import { resolvePolicy } from "../src/load.ts";
 import { Policy } from "../src/schema.ts";
-import { readSql, type SqlStatement } from "../src/sql.ts";
 
 /** The statements of a text that must parse. */
 function statements(sql: string): SqlStatement[] {

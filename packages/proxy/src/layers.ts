@@ -135,6 +135,7 @@ function sampleArgument(role: string, cwd: string): unknown {
  */
 function warmLayers(
   policyLib: PolicyLib,
+  readers: typeof import("@mcpguard/readers"),
   resolved: import("@mcpguard/policy").ResolvedPolicy,
   toolCall: Interceptor["toolCall"],
   sanitize: ((tool: string, message: Message) => unknown) | undefined,
@@ -144,7 +145,7 @@ function warmLayers(
   return () =>
     setImmediate(() => {
       try {
-        if (shell) policyLib.warmShellGrammar();
+        if (shell) readers.warmShellGrammar();
         for (const [name, tool] of resolved.tools) {
           const roles = Object.entries(tool.args ?? {});
           const args = Object.fromEntries(
@@ -276,6 +277,7 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
   if (!appLayers && !kernel && !layers.includes("AB")) return { env, withheld: [], grants: [] };
 
   const policyLib = await import("@mcpguard/policy");
+  const readers = await import("@mcpguard/readers");
   try {
     if (layers.includes("AB")) {
       if (!options.manifest)
@@ -297,7 +299,7 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
         ],
         // The baseline reads a command's first program with the shell grammar: load it off the call's path.
         warm: manifest.permissions.includes("mcp.ac.system.exec")
-          ? () => setImmediate(() => policyLib.warmShellGrammar())
+          ? () => setImmediate(() => readers.warmShellGrammar())
           : undefined,
         interceptor: {
           toolCall(call: ToolCall): Verdict {
@@ -403,6 +405,7 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
       draft,
       warm: warmLayers(
         policyLib,
+        readers,
         resolved,
         warmCall,
         validator

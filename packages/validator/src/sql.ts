@@ -10,7 +10,7 @@
  * which is why identifiers must be plain words (`identifiers.ts`); in a `sql` argument, whose whole
  * point is a query, they are SQL.
  */
-import { readSql } from "@mcpguard/policy";
+import { readSql } from "@mcpguard/readers";
 import type { Finding, Scope } from "./context.js";
 
 export function checkSql(value: string, scope: Scope): Finding | undefined {

@@ -6,7 +6,7 @@
  * Constructs only the shell knows at run time are L1's business, by config; L2 refuses the
  * techniques visible in the arguments whatever the config.
  */
-import { analyzeCode, type FullReading, readShell, type ShellContext } from "@mcpguard/policy";
+import { analyzeCode, type FullReading, readShell, type ShellContext } from "@mcpguard/readers";
 import type { Finding, Scope } from "../context.js";
 import { describeSensitivity, display, sensitivity } from "../sensitive.js";
 import { checkCommandUrl } from "../urls.js";

@@ -8,7 +8,7 @@
  * Interpreters handed code that is part of the call are L1's business, by config: read with a
  * grammar where no kernel layer confines them (C-app), left to the kernel where one does (C-full).
  */
-import type { Field } from "@mcpguard/policy";
+import type { Field } from "@mcpguard/readers";
 import type { Invocation } from "./invocations.js";
 import type { CommandRule, CommandView } from "./view.js";
 import { place } from "./view.js";

@@ -4,7 +4,7 @@
  * its base name and its words; a word known only at run time holds "\u0000".
  */
 import { basename } from "node:path";
-import type { FullReading, Invocation as Read } from "@mcpguard/policy";
+import type { FullReading, Invocation as Read } from "@mcpguard/readers";
 
 export interface Invocation {
   /** The program's base name (`/usr/bin/env` -> `env`); "\u0000" when it is known only at run time. */

@@ -4,7 +4,7 @@
  * shell start-up files, `authorized_keys`, autostart, systemd, cron or git hook locations.
  */
 import { basename } from "node:path";
-import { gitKeyKind } from "@mcpguard/policy";
+import { gitKeyKind } from "@mcpguard/readers";
 import { SHELL_RC } from "../sensitive.js";
 import type { Invocation } from "./invocations.js";
 import { type CommandRule, type CommandView, fileWord, place } from "./view.js";

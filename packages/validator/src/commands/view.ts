@@ -4,7 +4,7 @@
  * file a word may name.
  */
 import { resolve } from "node:path";
-import type { FullReading, Redirect } from "@mcpguard/policy";
+import type { FullReading, Redirect } from "@mcpguard/readers";
 import type { Scope } from "../context.js";
 import type { Invocation } from "./invocations.js";
 

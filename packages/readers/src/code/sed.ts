@@ -4,7 +4,7 @@
  * L1's path checks under every config; running a command is refused where the kernel does not
  * confine programs (C-app), and so is a script sed reads from a file.
  */
-import type { Confinement } from "../command.js";
+import type { Confinement } from "../confinement.js";
 import type { Field } from "../shell/index.js";
 import { STANDARD_STREAMS } from "./awk.js";
 import { type CodeUse, emptyUse } from "./index.js";

@@ -1,5 +1,5 @@
 /**
- * The policy package's two large dependencies, mvdan-sh (the shell grammar, 1.5 MB of GopherJS) and
+ * The readers package's two large dependencies, mvdan-sh (the shell grammar, 1.5 MB of GopherJS) and
  * acorn, required through a V8 code cache written at build (prime.mjs), the way the proxy's CLI
  * starts (scripts/code-cache.cjs). Compiling mvdan-sh from source and running its first parses is
  * most of what a shell server's proxy spends at start: measured on a 2-core VM here, loading it and

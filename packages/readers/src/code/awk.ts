@@ -5,7 +5,7 @@
  * under every config; commands, code and non-literal files are refused where the kernel does not
  * confine programs and files (C-app).
  */
-import type { Confinement } from "../command.js";
+import type { Confinement } from "../confinement.js";
 import type { Field } from "../shell/index.js";
 import { type CodeUse, emptyUse } from "./index.js";
 

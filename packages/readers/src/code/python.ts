@@ -5,7 +5,7 @@
  * dynamic code is refused, naming the capability. Under every config the literal files it opens
  * are returned for L1's path checks.
  */
-import type { Confinement } from "../command.js";
+import type { Confinement } from "../confinement.js";
 import type { Field, Invocation } from "../shell/index.js";
 import { type CodeUse, confinedAll, emptyUse, type Source, sourceTexts, stdinSource } from "./index.js";
 import { type PyToken, PyTokenError, tokenizePython } from "./pytokens.js";

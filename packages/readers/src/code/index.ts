@@ -7,7 +7,7 @@
  * want of a grammar. Under every config the files the code names literally are returned, for L1
  * to check like any other path.
  */
-import type { Confinement } from "../command.js";
+import type { Confinement } from "../confinement.js";
 import type { Field, Invocation } from "../shell/index.js";
 import { UNKNOWN_MARK } from "../shell/index.js";
 import { awkUse } from "./awk.js";

@@ -1,5 +1,5 @@
 /**
- * Second half of the policy package's build, after tsc: the code caches of mvdan-sh and acorn
+ * Second half of the readers package's build, after tsc: the code caches of mvdan-sh and acorn
  * (src/moduleCache.ts), written into dist/code-cache/<node version>-<arch>/ after loading each
  * from source and reading a few command lines and programs of the shapes tools get, so that the
  * cache holds the functions those compile too, not only the module's top level.

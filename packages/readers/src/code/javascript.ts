@@ -8,7 +8,7 @@
  * returned for L1's path checks. This is a check of the code's text, not a JavaScript sandbox:
  * DESIGN.md says what it does not follow.
  */
-import type { Confinement } from "../command.js";
+import type { Confinement } from "../confinement.js";
 import { requireCached } from "../moduleCache.js";
 import type { Field, Invocation } from "../shell/index.js";
 import { type CodeUse, confinedAll, emptyUse, type Source, sourceTexts, stdinSource } from "./index.js";

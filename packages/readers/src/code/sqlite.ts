@@ -8,7 +8,7 @@
  * describe the database, and hold no statement that SQL's own rules call dangerous. The database
  * file is an ordinary operand, checked by L1's path rules under every config.
  */
-import type { Confinement } from "../command.js";
+import type { Confinement } from "../confinement.js";
 import type { Field, Invocation } from "../shell/index.js";
 import { readSql } from "../sql.js";
 import { type CodeUse, confinedAll, emptyUse, sourceTexts, stdinSource } from "./index.js";
