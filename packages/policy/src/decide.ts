@@ -4,6 +4,7 @@
  * form, URLs by host and port, commands by every program they run and every file they name.
  */
 
+import { isAbsolute, resolve } from "node:path";
 import { type Confinement, readSql, UNCONFINED } from "@mcpguard/readers";
 import { checkCommand } from "./command.js";
 import type { ResolvedPolicy, ResolvedTool } from "./load.js";
@@ -51,6 +52,52 @@ function checkPath(
       access === "read" ? tool.read.match(path) || tool.write.match(path) : tool.write.match(path);
     if (!allowed) return deny(`l1.path.${access}`, `${path} is outside what ${tool.name} may ${access}`);
   }
+  return ALLOW;
+}
+
+/**
+ * The folder a relative path argument resolves against, as the server resolves it: another
+ * argument's value where the tool's `base` says so (mcp-server-git's files, relative to repo_path),
+ * else the policy's `relativeTo`; refused where the server's folder is unknown.
+ */
+function relativeBase(
+  policy: ResolvedPolicy,
+  tool: ResolvedTool,
+  arg: string,
+  args: Record<string, unknown>,
+): { dir: string } | { refuse: Decision } {
+  const baseArg = Object.hasOwn(tool.base, arg) ? tool.base[arg] : undefined;
+  if (baseArg !== undefined) {
+    const given = Object.hasOwn(args, baseArg) ? args[baseArg] : undefined;
+    if (typeof given !== "string" || given === "")
+      return {
+        refuse: deny(
+          "l1.path.base",
+          `${tool.name} resolves ${arg} against ${baseArg}, which the call does not give as a path`,
+        ),
+      };
+    // The base is itself judged as its own argument; here it only places the relative path.
+    return { dir: resolve(policy.relativeTo, given) };
+  }
+  if (policy.relativePaths === "refuse")
+    return {
+      refuse: deny(
+        "l1.path.relative",
+        `${arg} is a relative path, and the folder ${policy.server} resolves it against is not known: give an absolute path`,
+      ),
+    };
+  return { dir: policy.relativeTo };
+}
+
+/**
+ * A version control name (branch, tag, commit): git reads one that starts with "-" as an option
+ * (`--output=FILE` writes a file; mcp-server-git's argument injection), and a NUL or a line break
+ * is no name.
+ */
+function checkRef(value: string, tool: ResolvedTool, arg: string): Decision {
+  if (value.startsWith("-"))
+    return deny("l1.ref.option", `${arg} of ${tool.name} starts with "-": git would read it as an option`);
+  if (/[\0\n\r]/.test(value)) return deny("l1.ref.invalid", `${arg} of ${tool.name} is no ref name`);
   return ALLOW;
 }
 
@@ -114,14 +161,17 @@ export function decide(
       const access = role === "path.read" ? "read" : "write";
       for (const item of Array.isArray(value) ? value : [value]) {
         if (typeof item !== "string") continue;
-        const decision = checkPath(item, access, tool, policy.relativeTo, resolvePath);
+        const base = isAbsolute(item) ? { dir: policy.relativeTo } : relativeBase(policy, tool, arg, args);
+        if ("refuse" in base) return base.refuse;
+        const decision = checkPath(item, access, tool, base.dir, resolvePath);
         if (!decision.allow) return decision;
       }
       continue;
     }
     if (typeof value !== "string") continue;
     let decision: Decision = ALLOW;
-    if (role === "url") decision = checkUrl(value, tool);
+    if (role === "ref") decision = checkRef(value, tool, arg);
+    else if (role === "url") decision = checkUrl(value, tool);
     else if (role === "command") {
       const confined = options.confined ?? UNCONFINED;
       decision = checkCommand(value, {

@@ -8,7 +8,15 @@
  * absolute grants: never `{{cwd}}`, which is wherever the client starts the proxy (`/` for a
  * desktop client). Tools that take no path get the files the server keeps its data in.
  */
-import type { ArgRole, Policy, ToolPolicy } from "./schema.js";
+import type { z } from "zod";
+import type { ArgRole, Policy as PolicySchema, ToolPolicy as ToolPolicySchema } from "./schema.js";
+
+/**
+ * A draft as written: only what it sets (no `sqlStatements` on a tool that takes no SQL, no empty
+ * `base`), so that a reviewer reads what derive found, not the schema's defaults.
+ */
+export type DraftTool = z.input<typeof ToolPolicySchema>;
+export type Draft = z.input<typeof PolicySchema>;
 
 /** What a draft is made from beyond the listing: where the server works, and what was left out. */
 export interface DeriveContext {
@@ -24,6 +32,8 @@ export interface DeriveContext {
   notes?: readonly string[];
   /** The folder the server resolves relative paths against, when it is not its working directory. */
   relativeTo?: string;
+  /** The server's folder for relative paths could not be found out: the draft refuses relative paths. */
+  relativeUnknown?: boolean;
 }
 
 export interface ListedTool {
@@ -41,7 +51,23 @@ const SQL = /^(sql|statement)$|_sql$/i;
 const KEY = /^(key|setting|variable|env_?var)$/i;
 const IDENTIFIER = /^(table|column|schema)$/i;
 const WRITE_TOOL =
-  /(write|create|save|put|update|append|edit|move|rename|copy|mkdir|upload|delete|remove|set|add|insert|store|patch|replace|modify)/i;
+  /(write|create|save|put|update|append|edit|move|rename|copy|mkdir|upload|delete|remove|set|add|insert|store|patch|replace|modify|commit|checkout|reset|stage|init|merge|rebase|stash)/i;
+/** A version control name (branch, tag, commit, revision), in a tool of a repository. */
+const REF =
+  /^(ref|refs|branch|branch_name|base|base_branch|head|head_branch|tag|tag_name|commit|commit_sha|sha|revision|rev|target|from_ref|to_ref)$/i;
+/** The argument that names a local repository, against which the tool's other paths resolve. */
+const REPO_PATH = /^(repo_path|repository_path|repo_dir|repository|git_dir)$/i;
+/** Arguments that name a remote repository by its owner and name (GitHub, GitLab). */
+const OWNER = /^(owner|org|organization|namespace)$/i;
+const REPO = /^(repo|repository|repo_name|project)$/i;
+
+/** What kind of repository tool it is, from its arguments: a local one (repo_path), a remote one (owner + repo). */
+function repositoryOf(tool: ListedTool): { local?: string; remote: boolean } {
+  const names = Object.keys(tool.inputSchema?.properties ?? {});
+  const local = names.find((n) => REPO_PATH.test(n));
+  const remote = !local && names.some((n) => OWNER.test(n)) && names.some((n) => REPO.test(n));
+  return { ...(local ? { local } : {}), remote };
+}
 
 function roleOf(name: string, schema: Record<string, unknown>, tool: ListedTool): ArgRole {
   const type = schema.type;
@@ -49,7 +75,12 @@ function roleOf(name: string, schema: Record<string, unknown>, tool: ListedTool)
     return "scalar";
   if (type === "object") return "record";
   if (schema.format === "uri" || URL.test(name)) return "url";
-  if (PATH.test(name)) {
+  const repository = repositoryOf(tool);
+  // In a repository's tool a branch, tag or revision is a name in git, never a file.
+  if ((repository.local || repository.remote) && REF.test(name)) return "ref";
+  // A path in a remote repository is not a file of this machine.
+  if (repository.remote && PATH.test(name)) return "path.remote";
+  if (PATH.test(name) || name === repository.local) {
     const writes = tool.annotations?.readOnlyHint !== true && WRITE_TOOL.test(tool.name);
     return writes ? "path.write" : "path.read";
   }
@@ -67,10 +98,34 @@ export function takesPath(tool: ListedTool): boolean {
   );
 }
 
+/**
+ * The tool policy derive asks where the server resolves a relative path (the proxy's probeBase.ts):
+ * one that reads one path and needs no other argument, and writes nothing; one named for reading a
+ * file first (read, get, info, stat), then any. Undefined when none fits.
+ */
+export function probeTool(tools: readonly ListedTool[]): { tool: string; arg: string } | undefined {
+  const fitting = tools.flatMap((tool) => {
+    if (tool.annotations?.destructiveHint === true) return [];
+    const props = Object.entries(tool.inputSchema?.properties ?? {});
+    const roles = props.map(([name, schema]) => [
+      name,
+      roleOf(name, (schema ?? {}) as Record<string, unknown>, tool),
+    ]);
+    const reads = roles.filter(([, role]) => role === "path.read").map(([name]) => name as string);
+    if (reads.length !== 1 || roles.some(([, role]) => role === "path.write")) return [];
+    const required = (tool.inputSchema as { required?: unknown } | undefined)?.required;
+    const needs = Array.isArray(required) ? required.filter((r): r is string => typeof r === "string") : [];
+    if (needs.some((name) => name !== reads[0])) return [];
+    return [{ tool: tool.name, arg: reads[0] as string }];
+  });
+  const rank = (name: string) => (/(^|_)(read|get|info|stat|cat|show|view)(_|$)/i.test(name) ? 0 : 1);
+  return fitting.sort((a, b) => rank(a.tool) - rank(b.tool))[0];
+}
+
 /** A grant of everything beneath `dir`. */
 const beneath = (dir: string) => `${dir.replace(/\/$/, "")}/**`;
 
-export function deriveTool(tool: ListedTool, context: DeriveContext = { roots: [] }): ToolPolicy {
+export function deriveTool(tool: ListedTool, context: DeriveContext = { roots: [] }): DraftTool {
   const notes: string[] = [];
   // fromEntries defines own properties: an argument the server names "__proto__" stays an argument.
   const args: Record<string, ArgRole> = Object.fromEntries(
@@ -80,7 +135,7 @@ export function deriveTool(tool: ListedTool, context: DeriveContext = { roots: [
     ]),
   );
   const roles = new Set(Object.values(args));
-  const policy: ToolPolicy = {
+  const policy: DraftTool & { read: string[]; write: string[] } = {
     args,
     read: [],
     write: [],
@@ -88,8 +143,19 @@ export function deriveTool(tool: ListedTool, context: DeriveContext = { roots: [
     exec: [],
     env: [],
     sql: ["read"],
-    sqlStatements: "many",
   };
+  // Statements: only where the tool takes SQL (the schema's default, "many", is the safe reading).
+  if (roles.has("sql")) policy.sqlStatements = "many";
+  // A local repository's tool resolves its other paths (git_add's files) against the repository.
+  const repository = repositoryOf(tool).local;
+  if (repository && (args[repository] === "path.read" || args[repository] === "path.write")) {
+    const base = Object.fromEntries(
+      Object.entries(args)
+        .filter(([name, role]) => name !== repository && (role === "path.read" || role === "path.write"))
+        .map(([name]) => [name, repository]),
+    );
+    if (Object.keys(base).length) policy.base = base;
+  }
   const paths = roles.has("path.read") || roles.has("path.write");
   if (paths) {
     policy.read = context.roots.map(beneath);
@@ -128,7 +194,7 @@ export function derivePolicy(
   tools: ListedTool[],
   source?: string,
   context: DeriveContext = { roots: [] },
-): Policy {
+): Draft & { environment: { keep: string[] }; tools: Record<string, DraftTool> } {
   const review = [
     `Draft derived from tools/list${source ? ` of ${source}` : ""} by mcpguard policy derive: review every tool before use.`,
     context.roots.length && tools.some(takesPath)
@@ -136,6 +202,9 @@ export function derivePolicy(
       : "",
     context.dataFiles?.length ? `Its data: ${context.dataFiles.join(", ")}.` : "",
     ...(context.notes ?? []).map((n) => `${n.replace(/\.$/, "")}.`),
+    context.relativeUnknown && tools.some(takesPath)
+      ? "The folder it resolves relative paths against could not be found out, so relative paths are refused (relativePaths); set relativeTo once you know it."
+      : "",
     context.skipped?.length
       ? `Left out (the listing does not fit the MCP schema): ${context.skipped.map((s) => s.name).join(", ")}.`
       : "",
@@ -147,6 +216,7 @@ export function derivePolicy(
     description: review.filter(Boolean).join(" "),
     draft: true,
     ...(context.relativeTo === undefined ? {} : { relativeTo: context.relativeTo }),
+    ...(context.relativeUnknown && tools.some(takesPath) ? { relativePaths: "refuse" as const } : {}),
     environment: { keep: [...new Set(context.keepEnv ?? [])] },
     tools: Object.fromEntries(tools.map((t) => [t.name, deriveTool(t, context)])),
   };

@@ -119,6 +119,8 @@ export interface ResolvedTool {
   sqlStatements: SqlStatements;
   /** L2 rules an override turned off for this tool (argument checks and sanitizer rules). */
   disabledRules: Set<string>;
+  /** Path arguments relative to another argument's value: argument -> its base argument. */
+  base: Readonly<Record<string, string>>;
 }
 
 export interface ResolvedPolicy {
@@ -131,6 +133,8 @@ export interface ResolvedPolicy {
   variables: Variables;
   /** The folder relative path arguments resolve against (the policy's `relativeTo`, else cwd). */
   relativeTo: string;
+  /** "refuse": the server's folder for relative paths is unknown, and a relative path is refused. */
+  relativePaths: "resolve" | "refuse";
 }
 
 function expand(pattern: string, vars: Variables, where: string): string {
@@ -265,6 +269,7 @@ export function resolvePolicy(
       sql: statementClasses(tool.sql),
       sqlStatements: tool.sqlStatements,
       disabledRules: new Set(scoped.flatMap((o) => o.disableRules)),
+      base: tool.base,
     };
     for (const name of resolved.env) keepEnv.add(name);
     tools.set(name, resolved);
@@ -275,5 +280,6 @@ export function resolvePolicy(
   const relativeTo = policy.relativeTo
     ? expand(policy.relativeTo, vars, `policy "${policy.server}", relativeTo`)
     : vars.cwd;
-  return { server: policy.server, tools, disabledRules, keepEnv, variables: vars, relativeTo };
+  const relativePaths = policy.relativePaths ?? "resolve";
+  return { server: policy.server, tools, disabledRules, keepEnv, variables: vars, relativeTo, relativePaths };
 }

@@ -20,6 +20,13 @@ export const ARG_ROLES = [
   "text",
   /** A number, boolean or enum: nothing to inspect beyond its type. */
   "scalar",
+  /**
+   * A name in a version control system (a branch, tag, commit or revision): never a local path, and
+   * never an option (git reads a ref that starts with "-" as one: `--output=FILE`).
+   */
+  "ref",
+  /** A path in a remote store (a file in a GitHub repository): not a file of this machine. */
+  "path.remote",
 ] as const;
 export type ArgRole = (typeof ARG_ROLES)[number];
 
@@ -88,6 +95,24 @@ export const ToolPolicy = Capabilities.extend({
    * Python's `execute` does) or "many" (the default: assume it runs all of them).
    */
   sqlStatements: z.enum(SQL_STATEMENTS).default("many"),
+  /**
+   * Path arguments whose relative values the server resolves against another argument's value, not
+   * its working directory: `{"files": "repo_path"}` (mcp-server-git's git_add takes files relative
+   * to the repository). Both must be path arguments; the base must be given, and allowed, in the call.
+   */
+  base: z.record(z.string(), z.string()).default({}),
+}).superRefine((tool, ctx) => {
+  for (const [arg, base] of Object.entries(tool.base)) {
+    for (const name of [arg, base]) {
+      const role = Object.hasOwn(tool.args, name) ? tool.args[name] : undefined;
+      if (role !== "path.read" && role !== "path.write")
+        ctx.addIssue({
+          code: "custom",
+          path: ["base", arg],
+          message: `"${name}" must be a path argument (path.read or path.write) of the tool`,
+        });
+    }
+  }
 });
 export type ToolPolicy = z.infer<typeof ToolPolicy>;
 
@@ -134,7 +159,7 @@ export const Policy = z.strictObject({
   allowBroadGrants: z.boolean().optional(),
   /**
    * The folder the server resolves a relative path argument against: its working directory
-   * (`{{cwd}}`, the default) or a folder it is given (server-filesystem since 2025.7 resolves
+   * (`{{cwd}}`, the default) or a folder it is given (server-filesystem since 2026.7.4 resolves
    * against its first allowed folder). L1 and L2 judge relative paths where the server opens them.
    */
   relativeTo: z
@@ -143,6 +168,12 @@ export const Policy = z.strictObject({
       message: "expected an absolute folder or one starting with {{cwd}}, {{home}} or {{tmp}}",
     })
     .optional(),
+  /**
+   * "refuse": the folder the server resolves relative paths against is not known (policy derive could
+   * not find it out), so L1 refuses a relative path argument rather than judge another file than
+   * the one the server would open. Default "resolve": against `relativeTo`.
+   */
+  relativePaths: z.enum(["resolve", "refuse"]).optional(),
   /** Environment variables the server keeps at spawn, beyond the world's (HOME, PATH, ...). */
   environment: z.strictObject({ keep: z.array(EnvName).default([]) }).default({ keep: [] }),
   limits: Limits.optional(),

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { parseCommand } from "@mcpguard/readers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decide, destinationAllowed } from "../src/decide.ts";
-import { derivePolicy } from "../src/derive.ts";
+import { derivePolicy, probeTool } from "../src/derive.ts";
 import { filterEnvironment, tokenShaped } from "../src/env.ts";
 import { loadOverrides, PolicyError, resolvePolicy } from "../src/load.ts";
 import { callPathResolver, canonicalPath, globToRegExp, isWithin, PathSet } from "../src/paths.ts";
@@ -569,5 +569,128 @@ describe("relativeTo", () => {
     expect(decide(p, "read_file", { path: "readme.txt" })).toEqual({ allow: true });
     expect(decide(p, "read_file", { path: "../work_evil/x" })).toMatchObject({ rule: "l1.path.read" });
     expect(() => policy("relative/dir")).toThrow(/absolute folder/);
+  });
+});
+
+describe("paths as the server resolves them (issue 30)", () => {
+  // mcp-server-git's tools: files relative to repo_path, refs that are names in git, never paths.
+  const git = (): Policy =>
+    PolicySchema.parse({
+      version: 1,
+      server: "git",
+      tools: {
+        git_add: {
+          args: { repo_path: "path.write", files: "path.write" },
+          base: { files: "repo_path" },
+          read: [`${work}/**`],
+          write: [`${work}/**`],
+        },
+        git_diff: { args: { repo_path: "path.read", target: "ref" }, read: [`${work}/**`] },
+        get_file_contents: { args: { owner: "text", repo: "text", path: "path.remote" } },
+      },
+    });
+
+  it("judges a path relative to another argument against that argument, wherever the server starts", () => {
+    const p = resolvePolicy(git(), undefined, { cwd: "/" });
+    expect(decide(p, "git_add", { repo_path: work, files: ["readme.txt"] })).toEqual({ allow: true });
+    // Against the repository it is outside; against the working directory it would have been /etc.
+    expect(decide(p, "git_add", { repo_path: work, files: ["../outside.txt"] })).toMatchObject({
+      rule: "l1.path.write",
+    });
+    expect(decide(p, "git_add", { files: ["readme.txt"] })).toMatchObject({ rule: "l1.path.base" });
+    // The base itself is judged as its own argument.
+    expect(decide(p, "git_add", { repo_path: "/etc", files: ["passwd"] })).toMatchObject({
+      rule: "l1.path.write",
+    });
+  });
+
+  it("refuses a ref that git would read as an option, and treats a remote path as no local file", () => {
+    const p = resolvePolicy(git(), undefined, { cwd: work });
+    expect(decide(p, "git_diff", { repo_path: work, target: "main~2" })).toEqual({ allow: true });
+    expect(decide(p, "git_diff", { repo_path: work, target: "--output=/tmp/x" })).toMatchObject({
+      rule: "l1.ref.option",
+    });
+    expect(decide(p, "get_file_contents", { owner: "o", repo: "r", path: "/etc/passwd" })).toEqual({
+      allow: true,
+    });
+  });
+
+  it("refuses a relative path where the folder the server reads it against is unknown, never an absolute one", () => {
+    const unknown = PolicySchema.parse({
+      version: 1,
+      server: "files",
+      relativePaths: "refuse",
+      tools: { read_file: { args: { path: "path.read" }, read: [`${work}/**`] } },
+    });
+    const p = resolvePolicy(unknown, undefined, { cwd: work });
+    expect(decide(p, "read_file", { path: "readme.txt" })).toMatchObject({ rule: "l1.path.relative" });
+    expect(decide(p, "read_file", { path: join(work, "readme.txt") })).toEqual({ allow: true });
+  });
+
+  it("checks that a base names path arguments of the tool", () => {
+    expect(() =>
+      PolicySchema.parse({
+        version: 1,
+        server: "git",
+        tools: { git_add: { args: { files: "path.write", repo: "text" }, base: { files: "repo" } } },
+      }),
+    ).toThrow(/repo.{0,2} must be a path argument/);
+  });
+
+  it("derives refs, remote paths and paths relative to the repository from mcp-server-git's and a GitHub server's schemas", () => {
+    const schema = (properties: Record<string, unknown>, required: string[]) => ({
+      type: "object",
+      properties,
+      required,
+    });
+    const s = { type: "string" };
+    const tools = [
+      {
+        name: "git_add",
+        inputSchema: schema({ repo_path: s, files: { type: "array", items: s } }, ["repo_path", "files"]),
+      },
+      {
+        name: "git_diff",
+        inputSchema: schema({ repo_path: s, target: s, context_lines: { type: "integer" } }, [
+          "repo_path",
+          "target",
+        ]),
+      },
+      {
+        name: "git_checkout",
+        inputSchema: schema({ repo_path: s, branch_name: s }, ["repo_path", "branch_name"]),
+      },
+      {
+        name: "get_file_contents",
+        inputSchema: schema({ owner: s, repo: s, path: s, branch: s }, ["owner", "repo", "path"]),
+      },
+      { name: "run_query", inputSchema: schema({ sql: s }, ["sql"]) },
+      { name: "read_file", inputSchema: schema({ path: s }, ["path"]) },
+    ];
+    const draft = derivePolicy("s", tools, "s", { roots: [work] });
+    expect(draft.tools.git_add).toMatchObject({
+      args: { repo_path: "path.write", files: "path.write" },
+      base: { files: "repo_path" },
+    });
+    expect(draft.tools.git_diff?.args).toEqual({
+      repo_path: "path.read",
+      target: "ref",
+      context_lines: "scalar",
+    });
+    expect(draft.tools.git_checkout?.args).toEqual({ repo_path: "path.write", branch_name: "ref" });
+    expect(draft.tools.get_file_contents?.args).toEqual({
+      owner: "text",
+      repo: "text",
+      path: "path.remote",
+      branch: "ref",
+    });
+    // The number of statements matters only where SQL runs; a base only where one is found.
+    expect(draft.tools.run_query?.sqlStatements).toBe("many");
+    expect(draft.tools.read_file).not.toHaveProperty("sqlStatements");
+    expect(draft.tools.read_file).not.toHaveProperty("base");
+    // The draft parses, with the schema's defaults filled in.
+    expect(PolicySchema.parse(draft).tools.read_file?.sqlStatements).toBe("many");
+    // The tool a derive asks where relative paths go: one path read, nothing else needed.
+    expect(probeTool(tools)).toEqual({ tool: "read_file", arg: "path" });
   });
 });

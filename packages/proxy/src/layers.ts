@@ -3,7 +3,7 @@
  * server's environment at spawn. L1 decides first, then L2 inspects; AB stands alone. The layer
  * packages are loaded only when a config uses them, so C0 starts without them.
  */
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { KernelNeeds } from "@mcpguard/kernel";
 import type { Message } from "@mcpguard/protocol";
 import { type Layer, listLayers } from "./configs.js";
@@ -80,6 +80,23 @@ function sanitized(outcome: {
 }
 
 type PolicyLib = typeof import("@mcpguard/policy");
+
+/**
+ * The folders the tool's relative-to-an-argument paths resolve against in this call (the policy's
+ * `base`): each base argument's value, absolute; none where the call gives no such value (L1 has
+ * refused it then).
+ */
+function argumentBases(
+  base: Readonly<Record<string, string>>,
+  args: Record<string, unknown>,
+  relativeTo: string,
+): Record<string, string> | undefined {
+  const entries = Object.entries(base).flatMap(([arg, from]) => {
+    const value = Object.hasOwn(args, from) ? args[from] : undefined;
+    return typeof value === "string" && value !== "" ? [[arg, resolve(relativeTo, value)] as const] : [];
+  });
+  return entries.length ? Object.fromEntries(entries) : undefined;
+}
 
 /**
  * The environment L1 leaves the server, as L2 reads commands against it: the variables it holds
@@ -351,6 +368,7 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
           const finding = validator.inspectArguments(call.arguments, tool?.args ?? {}, {
             cwd,
             pathBase: resolved.relativeTo,
+            pathBases: tool && argumentBases(tool.base, call.arguments, resolved.relativeTo),
             home: vars.home,
             roots: roots.length ? roots : [policyLib.canonicalPath(cwd, "/").canonical],
             disabledRules: tool?.disabledRules,

@@ -13,6 +13,11 @@ export interface ValidatorContext {
    * working directory (the policy's `relativeTo`); default `cwd`.
    */
   pathBase?: string;
+  /**
+   * Arguments whose relative paths the server resolves against another argument's value (the
+   * policy's `base`, mcp-server-git's files against repo_path): argument -> that folder, absolute.
+   */
+  pathBases?: Readonly<Record<string, string>>;
   /** The server's HOME. */
   home?: string;
   /** Canonical absolute directories that path arguments may resolve into (e.g. the workspace). */

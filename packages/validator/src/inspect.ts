@@ -73,9 +73,13 @@ export function inspectArguments(
   ctx: ValidatorContext,
 ): Finding | undefined {
   const call = new Scope(ctx);
+  const bases = ctx.pathBases;
   for (const [name, value] of Object.entries(args)) {
     const role = (Object.hasOwn(roles, name) && roles[name]) || "text";
-    const finding = inspectValue(value, role, call.at(name), 1);
+    // A path relative to another argument is read where the server reads it.
+    const base = bases && Object.hasOwn(bases, name) ? bases[name] : undefined;
+    const scope = base === undefined ? call.at(name) : new Scope({ ...ctx, pathBase: base }, name);
+    const finding = inspectValue(value, role, scope, 1);
     if (finding) return finding;
   }
   return undefined;
