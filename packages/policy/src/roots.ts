@@ -90,25 +90,16 @@ export interface ServerData {
   /** The variables that choose the location: the server must keep them at spawn. */
   keepEnv: string[];
   notes: string[];
-  /** The server resolves a relative path against its first folder, not its working directory. */
-  relativeToFirstRoot?: boolean;
 }
 
-/**
- * The npm package a script belongs to (the nearest package.json with a name): its name, folder and
- * version as numbers (`2026.8.31` -> [2026, 8, 31]) when it has one.
- */
-export function packageOf(script: string): { name: string; dir: string; version?: number[] } | undefined {
+/** The npm package a script belongs to (the nearest package.json with a name): its name and folder. */
+export function packageOf(script: string): { name: string; dir: string } | undefined {
   for (let dir = dirname(script); ; dir = dirname(dir)) {
     const manifest = join(dir, "package.json");
     if (existsSync(manifest)) {
       try {
-        const { name, version } = JSON.parse(readFileSync(manifest, "utf8")) as {
-          name?: unknown;
-          version?: unknown;
-        };
-        const numbers = typeof version === "string" ? /^(\d+)\.(\d+)\.(\d+)/.exec(version) : null;
-        if (typeof name === "string") return { name, dir, version: numbers?.slice(1).map(Number) };
+        const { name } = JSON.parse(readFileSync(manifest, "utf8")) as { name?: unknown };
+        if (typeof name === "string") return { name, dir };
       } catch {
         // Not JSON: keep looking up.
       }
@@ -121,18 +112,7 @@ export function packageOf(script: string): { name: string; dir: string; version?
  * Servers whose purpose is clear from their tools but whose store is not: where it is, from the
  * same variables and defaults the server uses.
  */
-const KNOWN: Record<string, (script: string, env: NodeJS.ProcessEnv, version?: number[]) => ServerData> = {
-  // Since 2025.7 it resolves a relative path against its first allowed folder (its lib.js,
-  // resolveRelativePathAgainstAllowedDirectories); before, against its working directory.
-  "@modelcontextprotocol/server-filesystem": (_script, _env, version) => {
-    const relative = version !== undefined && compareVersions(version, [2025, 7, 0]) >= 0;
-    return {
-      files: [],
-      keepEnv: [],
-      notes: relative ? ["it resolves a relative path against its first folder: relativeTo names it"] : [],
-      relativeToFirstRoot: relative,
-    };
-  },
+const KNOWN: Record<string, (script: string, env: NodeJS.ProcessEnv) => ServerData> = {
   // Its knowledge graph, in MEMORY_FILE_PATH (relative to its own code) or beside its code.
   "@modelcontextprotocol/server-memory": (script, env) => {
     const set = env.MEMORY_FILE_PATH;
@@ -147,17 +127,9 @@ const KNOWN: Record<string, (script: string, env: NodeJS.ProcessEnv, version?: n
   },
 };
 
-function compareVersions(a: readonly number[], b: readonly number[]): number {
-  for (let i = 0; i < Math.max(a.length, b.length); i++) {
-    const d = (a[i] ?? 0) - (b[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
-}
-
 /** The data of a server known by its package (the script's), or nothing. */
 export function knownServerData(script: string | undefined, env: NodeJS.ProcessEnv): ServerData {
   const pkg = script && isAbsolute(script) ? packageOf(script) : undefined;
   const known = pkg && Object.hasOwn(KNOWN, pkg.name) ? KNOWN[pkg.name] : undefined;
-  return known ? known(script as string, env, pkg?.version) : { files: [], keepEnv: [], notes: [] };
+  return known ? known(script as string, env) : { files: [], keepEnv: [], notes: [] };
 }

@@ -12,6 +12,7 @@ import { spawn } from "node:child_process";
 import { pathToFileURL } from "node:url";
 import { classify, decodeMessage, encodeMessage, LineFramer, type Message } from "@mcpguard/protocol";
 import { InitializeResult, Tool } from "@mcpguard/protocol/mcp";
+
 import { z } from "zod";
 import { createContainment } from "./containment.js";
 
@@ -109,7 +110,30 @@ const CAPABILITIES = {
   },
 };
 
-export async function listTools(argv: readonly string[], options: ListOptions = {}): Promise<ServerListing> {
+/** A server started for a short exchange: its handshake done, requests answered in turn, then stopped. */
+export interface ShortSession {
+  init: z.infer<typeof InitializeResult>;
+  /** Send a request; its result, or a {@link ListingError} (the server refused, exited or timed out). */
+  request(method: string, params: unknown): Promise<unknown>;
+  /** Send a notification. */
+  notify(method: string): void;
+  /** How many times the server said its tools changed. */
+  toolsChanged(): number;
+  /** Settles once the server has asked for the client's roots (a server that never asks: never). */
+  rootsAsked: Promise<void>;
+  onToolsChanged: (() => void) | undefined;
+  /** Stop the server and everything it started. */
+  close(): Promise<void>;
+}
+
+/**
+ * Start `argv` in a containment of its own, complete the MCP handshake (the client declaring
+ * `roots` and answering them), and hand back a session. `clientName` names the client to the server.
+ */
+export async function openShortSession(
+  argv: readonly string[],
+  options: ListOptions & { cwd?: string; clientName?: string } = {},
+): Promise<ShortSession> {
   const { roots = [], timeoutMs = 15_000 } = options;
   const containment = createContainment();
   const [command, ...args] = containment.wrap(argv);
@@ -117,10 +141,17 @@ export async function listTools(argv: readonly string[], options: ListOptions = 
     stdio: ["pipe", "pipe", "inherit"],
     detached: true,
     env: options.env ?? process.env,
+    ...(options.cwd ? { cwd: options.cwd } : {}),
   });
   const waiting = new Map<number, (message: Message) => void>();
-  let toolsChanged = 0;
-  let onToolsChanged: (() => void) | undefined;
+  let changed = 0;
+  let rootsAsked!: () => void;
+  const asked = new Promise<void>((resolve) => {
+    rootsAsked = resolve;
+  });
+  const session: Partial<ShortSession> & { onToolsChanged: (() => void) | undefined } = {
+    onToolsChanged: undefined,
+  };
   const framer = new LineFramer({
     frame: ({ body }) => {
       const decoded = decodeMessage(body);
@@ -130,9 +161,10 @@ export async function listTools(argv: readonly string[], options: ListOptions = 
       else if (c.kind === "request") {
         const reply = answerServer(c.method, roots);
         child.stdin.write(encodeMessage({ jsonrpc: "2.0", id: c.id, ...reply } as Message));
+        if (c.method === "roots/list") rootsAsked();
       } else if (c.kind === "notification" && c.method === "notifications/tools/list_changed") {
-        toolsChanged++;
-        onToolsChanged?.();
+        changed++;
+        session.onToolsChanged?.();
       }
     },
     error: () => {},
@@ -169,6 +201,12 @@ export async function listTools(argv: readonly string[], options: ListOptions = 
     }, timeoutMs);
   });
   timedOut.catch(() => {});
+  const close = async () => {
+    clearTimeout(timer);
+    child.stdin.end();
+    if (child.pid) await containment.killAll(child.pid);
+    containment.dispose();
+  };
   const request = (method: string, params: unknown): Promise<unknown> => {
     const id = ++nextId;
     step = method;
@@ -185,7 +223,7 @@ export async function listTools(argv: readonly string[], options: ListOptions = 
       await request("initialize", {
         protocolVersion: PROTOCOL_VERSION,
         capabilities: CAPABILITIES,
-        clientInfo: { name: "mcpguard-policy-derive", version: "1.0.0" },
+        clientInfo: { name: options.clientName ?? "mcpguard-policy-derive", version: "1.0.0" },
       }),
     );
     if (!init.success) {
@@ -194,15 +232,33 @@ export async function listTools(argv: readonly string[], options: ListOptions = 
       );
     }
     child.stdin.write(encodeMessage({ jsonrpc: "2.0", method: "notifications/initialized" }));
+    return Object.assign(session, {
+      init: init.data,
+      request,
+      notify: (method: string) => child.stdin.write(encodeMessage({ jsonrpc: "2.0", method })),
+      toolsChanged: () => changed,
+      rootsAsked: asked,
+      close,
+    }) as ShortSession;
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+export async function listTools(argv: readonly string[], options: ListOptions = {}): Promise<ServerListing> {
+  const session = await openShortSession(argv, options);
+  try {
+    const { init } = session;
     // A server may register tools once it knows the client (after initialized, or once it has
     // the client's roots): list again when it says its tools changed, a few times at most. A
     // server that can say so gets a moment to say it after each listing.
     const announces =
-      (init.data.capabilities as { tools?: { listChanged?: boolean } }).tools?.listChanged === true;
+      (init.capabilities as { tools?: { listChanged?: boolean } }).tools?.listChanged === true;
     let listing: ServerListing;
     for (let round = 0; ; round++) {
-      const seen = toolsChanged;
-      listing = { serverInfo: init.data.serverInfo, tools: [], skipped: [] };
+      const seen = session.toolsChanged();
+      listing = { serverInfo: init.serverInfo, tools: [], skipped: [] };
       let cursor: string | undefined;
       let pages = 0;
       do {
@@ -210,25 +266,22 @@ export async function listTools(argv: readonly string[], options: ListOptions = 
           throw new ListingError(
             `the server's tools/list goes on past ${MAX_PAGES} pages or ${MAX_TOOLS.toLocaleString("en")} tools`,
           );
-        cursor = readPage(await request("tools/list", cursor ? { cursor } : {}), listing);
+        cursor = readPage(await session.request("tools/list", cursor ? { cursor } : {}), listing);
       } while (cursor);
-      if (announces && toolsChanged === seen && round < 3) {
+      if (announces && session.toolsChanged() === seen && round < 3) {
         await new Promise<void>((resolve) => {
           const quiet = setTimeout(resolve, SETTLE_MS);
-          onToolsChanged = () => {
+          session.onToolsChanged = () => {
             clearTimeout(quiet);
             resolve();
           };
         });
-        onToolsChanged = undefined;
+        session.onToolsChanged = undefined;
       }
-      if (toolsChanged === seen || round === 3) break;
+      if (session.toolsChanged() === seen || round === 3) break;
     }
     return listing;
   } finally {
-    clearTimeout(timer);
-    child.stdin.end();
-    if (child.pid) await containment.killAll(child.pid);
-    containment.dispose();
+    await session.close();
   }
 }

@@ -164,9 +164,10 @@ describe("policy derive", () => {
     expect(r.status, r.stderr).toBe(0);
     const draft = Policy.parse(JSON.parse(r.stdout));
     expect(draft.tools.write_file).toMatchObject({ write: [`${ws}/**`] });
-    // This version reads a relative path against its first folder, and so does L1 with the draft.
+    // Asked in a scratch world (the client's root replaced too), this version reads a relative
+    // path against its first folder, and so does L1 with the draft.
     expect(draft.relativeTo).toBe(ws);
-    expect(draft.description).toMatch(/resolves a relative path against its first folder/);
+    expect(draft.description).toMatch(new RegExp(`resolved a relative path against ${ws}`));
     // 2025.3.28 reads it against its working directory: no relativeTo.
     const old = join(
       ROOT,

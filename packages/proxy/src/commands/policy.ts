@@ -2,6 +2,8 @@ import { existsSync, readdirSync, realpathSync, statSync, writeFileSync } from "
 import { basename, dirname, join, resolve } from "node:path";
 import { defineCommand, dispatch, intOption, UsageError } from "../args.js";
 import { ListingError, listTools } from "../listTools.js";
+import { probeRelativeBase } from "../probeBase.js";
+import { ownBin } from "../self.js";
 
 const DERIVE = defineCommand({
   name: "mcpguard policy derive",
@@ -65,6 +67,14 @@ async function launchOf(command: string[], cwd: string): Promise<{ script?: stri
   }
 }
 
+/** Whether every L3 capability has a backend here: the probe of a server runs under C-ebpf. */
+async function kernelReady(): Promise<boolean> {
+  const kernel = await import("@mcpguard/kernel");
+  const probe = await kernel.probeBackends();
+  const backends = { ...kernel.capabilityBackends(probe), ...kernel.hardeningBackends(probe) };
+  return [...kernel.CAPABILITIES, ...kernel.HARDENING].every((c) => backends[c].backend !== null);
+}
+
 async function derive(argv: string[]): Promise<number> {
   const parsed = DERIVE.parse(argv);
   if (!parsed) return 0;
@@ -106,14 +116,35 @@ async function derive(argv: string[]): Promise<number> {
     }
   }
   const server = values.server ?? listing.serverInfo.name;
+  // Where it resolves a relative path: asked of the server itself, in a scratch world (probeBase.ts).
+  const relative = listing.tools.some(policyLib.takesPath)
+    ? await probeRelativeBase({
+        bin: ownBin(),
+        argv: command,
+        cwd,
+        env: process.env,
+        roots: found.roots,
+        clientRoots,
+        tools: listing.tools,
+        probe: policyLib.probeTool(listing.tools),
+        timeoutMs: intOption(values["timeout-ms"], "timeout-ms", 15_000),
+        kernelReady: await kernelReady(),
+      })
+    : undefined;
+  if (relative && "unknown" in relative)
+    notes.push(`where it resolves a relative path is not known (${relative.unknown})`);
+  else if (relative)
+    notes.push(
+      `asked in a scratch world, ${relative.tool} resolved a relative path against ${relative.base === "root" ? relative.root : "its working directory"}`,
+    );
   const policy = policyLib.derivePolicy(server, listing.tools, listing.serverInfo.name, {
     roots,
     dataFiles: [...found.files, ...data.files],
     keepEnv: data.keepEnv,
     skipped: listing.skipped,
     notes,
-    // Its first folder: the client's roots replace those on its command line.
-    relativeTo: data.relativeToFirstRoot ? (clientRoots[0] ?? found.roots[0]) : undefined,
+    relativeTo: relative && "base" in relative && relative.base === "root" ? relative.root : undefined,
+    relativeUnknown: relative !== undefined && "unknown" in relative,
   });
   for (const { name, reason } of listing.skipped) {
     process.stderr.write(`mcpguard policy derive: skipped tool "${name}": ${reason}\n`);
@@ -135,12 +166,12 @@ async function derive(argv: string[]): Promise<number> {
 /** A line for each grant of the draft that `mcpguard run` will refuse as too broad. */
 function broadWarnings(
   policyLib: typeof import("@mcpguard/policy"),
-  policy: import("@mcpguard/policy").Policy,
+  policy: ReturnType<typeof import("@mcpguard/policy").derivePolicy>,
 ): string[] {
   const dirs = ["/", "/home", "/root", ...(process.env.HOME ? [process.env.HOME] : [])];
   const seen = new Set<string>();
   for (const tool of Object.values(policy.tools)) {
-    for (const pattern of [...tool.read, ...tool.write]) {
+    for (const pattern of [...(tool.read ?? []), ...(tool.write ?? [])]) {
       const dir = policyLib.broadCoverage(pattern, dirs);
       if (dir) seen.add(`${pattern} covers ${dir}`);
     }

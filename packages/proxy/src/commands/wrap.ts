@@ -21,12 +21,12 @@ import {
 } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { defineCommand, intOption, UsageError } from "../args.js";
 import { auditFiles } from "../audit.js";
 import { ConfigError, resolveConfig } from "../configs.js";
 import { canonical, within } from "../guardFiles.js";
+import { ownBin } from "../self.js";
 import { stateHome } from "../stateHome.js";
 import {
   type ClientConfig,
@@ -181,12 +181,6 @@ export function wrapStateDir(file: string): string {
 /** Make a folder of wrap's (and its parents) private to the user: 0700. */
 function makePrivateDir(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-}
-
-/** This mcpguard's own bin script: what the wrapped entries start, by absolute path. */
-function ownBin(): string {
-  const bin = fileURLToPath(new URL("../../bin/mcpguard.js", import.meta.url));
-  return existsSync(bin) ? realpathSync(bin) : realpathSync(process.argv[1] as string);
 }
 
 /** Write `bytes` beside `file` and rename it over, with `mode`. */
