@@ -11,7 +11,9 @@
  * - drop (destructive): DROP TABLE / INDEX / VIEW / TRIGGER, ALTER TABLE DROP COLUMN.
  *
  * A statement needs the classes of every statement inside it: a trigger's body, a CTE, the
- * statement after EXPLAIN. Dangerous whatever the policy, because it reaches beyond the
+ * statement after EXPLAIN. An INSERT, UPDATE or DELETE that names a column in an expression
+ * (WHERE, SET, an upsert, RETURNING) or returns whole rows reads the table too, and needs read, as
+ * SQLite's authorizer says (SQLITE_READ). Dangerous whatever the policy, because it reaches beyond the
  * database or weakens it: ATTACH / DETACH, VACUUM INTO, functions and tables that reach files,
  * load code or edit raw pages (load_extension, readfile, writefile, edit, fts3_tokenizer, fsdir,
  * zipfile, sqlite_dbpage, ...), virtual tables of other modules than FTS and R*Tree, writes to
@@ -137,6 +139,10 @@ function tableDanger(name: string): string | undefined {
   return FILE_TABLES.has(name) ? DANGEROUS_FUNCTIONS.get(name) : undefined;
 }
 
+function need(statement: SqlStatement, sqlClass: StatementClass, verb: string): void {
+  if (!statement.needs.some((n) => n.sqlClass === sqlClass)) statement.needs.push({ sqlClass, verb });
+}
+
 /** One top-level statement: its verb, the classes of every statement in it, and the first danger. */
 function judge(read: SqlStatementRead): SqlStatement {
   const statement: SqlStatement = { verb: verbOf(read.head), needs: [] };
@@ -145,9 +151,8 @@ function judge(read: SqlStatementRead): SqlStatement {
     if (effect === "unknown") statement.unknown ??= verbOf(head);
     else if (typeof effect === "object")
       statement.dangerous ??= { verb: verbOf(head), reason: effect.dangerous };
-    else if (!statement.needs.some((n) => n.sqlClass === effect)) {
-      statement.needs.push({ sqlClass: effect, verb: verbOf(head) });
-    }
+    else need(statement, effect, verbOf(head));
+    if (head.reads && typeof effect !== "object") need(statement, "read", verbOf(head));
   }
   for (const call of read.calls) {
     const reason = DANGEROUS_FUNCTIONS.get(call.name);

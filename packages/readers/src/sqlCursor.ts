@@ -20,6 +20,12 @@ export interface SqlHead {
   action?: string;
   /** VACUUM INTO a file. */
   into?: boolean;
+  /**
+   * INSERT, REPLACE, UPDATE, DELETE: it names a column in an expression (WHERE, SET, an upsert,
+   * RETURNING) or returns whole rows (`RETURNING *`), so it reads the table too (SQLite's
+   * authorizer says SQLITE_READ).
+   */
+  reads?: boolean;
 }
 
 /** A function or a table named in a statement: its name, lower case and dequoted, and where. */
@@ -63,6 +69,8 @@ export class SqlCursor {
   pos = 0;
   depth = 0;
   read: SqlStatementRead = SqlCursor.fresh();
+  /** The INSERT, REPLACE, UPDATE or DELETE being read, whose column names make it read. */
+  writer: SqlHead | undefined;
   readonly #end: SqlToken;
 
   constructor(

@@ -145,8 +145,29 @@ function target(c: SqlCursor, head: SqlHead): SqlName {
   return table;
 }
 
-/** INSERT [OR x] | REPLACE INTO t [AS a] [(cols)] (VALUES ... | select | DEFAULT VALUES) [upsert] [RETURNING]. */
+/** Read a write statement with `head` as the statement its column names make read. */
+function writing(c: SqlCursor, head: SqlHead, read: (c: SqlCursor, head: SqlHead) => void): void {
+  const outer = c.writer;
+  c.writer = head;
+  try {
+    read(c, head);
+  } finally {
+    c.writer = outer;
+  }
+}
+
 function insert(c: SqlCursor, head: SqlHead): void {
+  writing(c, head, insertStatement);
+}
+function update(c: SqlCursor, head: SqlHead): void {
+  writing(c, head, updateStatement);
+}
+function deleteFrom(c: SqlCursor, head: SqlHead): void {
+  writing(c, head, deleteStatement);
+}
+
+/** INSERT [OR x] | REPLACE INTO t [AS a] [(cols)] (VALUES ... | select | DEFAULT VALUES) [upsert] [RETURNING]. */
+function insertStatement(c: SqlCursor, head: SqlHead): void {
   head.verb = c.take().keyword === "REPLACE" ? "REPLACE" : "INSERT";
   if (head.verb === "INSERT" && c.acceptKw("OR")) conflictResolution(c);
   c.expectKw("INTO");
@@ -218,7 +239,7 @@ function orderAndLimit(c: SqlCursor): void {
 }
 
 /** UPDATE [OR x] t SET ... [FROM ...] [WHERE ...] [RETURNING ...]. */
-function update(c: SqlCursor, head: SqlHead): void {
+function updateStatement(c: SqlCursor, head: SqlHead): void {
   head.verb = "UPDATE";
   c.take();
   if (c.acceptKw("OR")) conflictResolution(c);
@@ -232,7 +253,7 @@ function update(c: SqlCursor, head: SqlHead): void {
 }
 
 /** DELETE FROM t [WHERE ...] [RETURNING ...]. */
-function deleteFrom(c: SqlCursor, head: SqlHead): void {
+function deleteStatement(c: SqlCursor, head: SqlHead): void {
   head.verb = "DELETE";
   c.take();
   c.expectKw("FROM");

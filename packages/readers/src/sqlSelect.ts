@@ -35,9 +35,11 @@ export function exprList(c: SqlCursor): void {
 function operand(c: SqlCursor): void {
   const token = c.peek();
   if (token.type === "number" || token.type === "blob" || token.type === "variable") c.take();
-  // 'a'.'b' names a column, as a string may name a table.
-  else if (token.type === "string") column(c);
-  else if (token.type === "op" && token.text === "(") parenthesized(c);
+  // 'a'.'b' names a column, as a string may name a table; alone, a string is a literal.
+  else if (token.type === "string") {
+    if (c.isOp(".", 1)) column(c);
+    else c.take();
+  } else if (token.type === "op" && token.text === "(") parenthesized(c);
   else if (token.type === "op") c.fail("an expression");
   else wordOperand(c);
 }
@@ -66,6 +68,7 @@ function wordOperand(c: SqlCursor): void {
 
 /** `column`, `table.column`, `schema.table.column`. */
 function column(c: SqlCursor): void {
+  if (c.writer) c.writer.reads = true;
   c.take();
   for (let i = 0; i < 2 && c.acceptOp("."); i++) c.name(NM, "a column name");
 }
@@ -344,8 +347,12 @@ export function parenthesizedList(c: SqlCursor): void {
 /** Result columns (of a SELECT, of RETURNING): `*`, `table.*`, `expr [[AS] alias]`. */
 export function resultColumns(c: SqlCursor): void {
   do {
-    if (c.acceptOp("*")) continue;
+    if (c.acceptOp("*")) {
+      if (c.writer) c.writer.reads = true;
+      continue;
+    }
     if (c.isName(NM) && c.isOp(".", 1) && c.isOp("*", 2)) {
+      if (c.writer) c.writer.reads = true;
       c.pos += 3;
       continue;
     }
