@@ -6,7 +6,8 @@
  * quoted name is a name, never a keyword; blobs are x'..' with an even count of hex digits;
  * numbers take `1e5`, `.5`, `5.`, `0x1F` and digit separators (`1_000`); parameters are `?`,
  * `?NNN`, `:name`, `@name`, `$name` and `#name`, with the TCL forms SQLite accepts (`$a::b`,
- * `$a(x)`, in which a `;` or a quote is part of the parameter).
+ * `$a(x)`, in which a `;` or a quote is part of the parameter); `#` and a digit is a register
+ * of SQLite's own nested statements, which its parser refuses in a statement of the text.
  *
  * Where SQLite would refuse a text (`unrecognized token`), so does this: a string or a quoted name
  * left open, a malformed number or blob, a character SQLite does not know. A NUL is refused too:
@@ -200,6 +201,9 @@ function namedVariable(sql: string, i: number, out: SqlToken[]): number {
     }
   }
   if (n === 0) throw new SqlSyntaxError("a parameter without a name", i);
+  // `#1` is a register of SQLite's own nested statements: in a statement of the text, a syntax error.
+  if (sql[i] === "#" && isDigit(sql.charCodeAt(i + 1)))
+    throw new SqlSyntaxError("a register (#N), not a parameter", i);
   return push(out, sql, "variable", i, j);
 }
 
