@@ -11,6 +11,7 @@ export { globFiles } from "./glob.js";
 export {
   type Dialect,
   type Dynamic,
+  type Effect,
   type EnvSetting,
   envPrefixCommand,
   type Field,
@@ -20,6 +21,11 @@ export {
   gitSubcommand,
   type Invocation,
   known,
+  type OptionFact,
+  type OptionUse,
+  optionUses,
+  PROGRAM_FACTS,
+  type ProgramFacts,
   programName,
   type ReadResult,
   type RedirectAt,
@@ -32,6 +38,7 @@ export {
   UNKNOWN_MARK,
   type Unknown,
   unknownField,
+  VARIABLE_FACTS,
   warmShellGrammar,
 } from "./shell/index.js";
 export { type ParsedCommand, parseCommand, type Redirect, type SimpleCommand } from "./shell.js";

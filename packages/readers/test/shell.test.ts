@@ -231,7 +231,13 @@ describe("the shell reading: what runs other code", () => {
       "find src -name *.py -exec wc -l {} ;",
       "wc -l <within /w/src>",
     ]);
-    expect(runs("ls | xargs -0 grep -c def")).toEqual(["ls", "xargs -0 grep -c def", "grep -c def <text>"]);
+    // Without -r xargs runs its command once even when its input holds no word.
+    expect(runs("ls | xargs -0 grep -c def")).toEqual([
+      "ls",
+      "xargs -0 grep -c def",
+      "grep -c def <text>",
+      "grep -c def",
+    ]);
     expect(runs("git -c core.pager='less -R' log")).toEqual(["git -c core.pager=less -R log", "less -R"]);
     expect(runs("git rebase -x 'make test' main")).toContain("make test");
   });

@@ -209,7 +209,7 @@ function programRuns(r: Reader, inv: Invocation, scope: Scope, stdin: Stdin): vo
         const producers = script.producers?.length ? { producers: script.producers } : {};
         r.dynamics.push({
           what: script.unknownWhat ?? `runs ${script.what}, known only at run time`,
-          escapes: ["exec", "files"],
+          escapes: script.escapes ?? ["exec", "files"],
           ...producers,
         });
         continue;

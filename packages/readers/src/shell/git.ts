@@ -78,7 +78,7 @@ export function gitRuns(args: Field[], runs: Runs): void {
     if (f.text === "-c") settingRuns(args[i + 1], runs);
     else if (f.text === "--exec-path" || f.text.startsWith("--exec-path="))
       elsewhere(runs, "points git at another directory of its programs (--exec-path)");
-    else if (f.text === "--config-env")
+    else if (f.text === "--config-env" || f.text.startsWith("--config-env="))
       elsewhere(runs, "gives git a setting from an environment variable (--config-env)");
   }
   if (!name) return;

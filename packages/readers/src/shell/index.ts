@@ -9,6 +9,14 @@ import { Scope } from "./scope.js";
 export { gitKeyKind, gitSubcommand } from "./git.js";
 export { shellGrammar, warmShellGrammar } from "./grammar.js";
 export * from "./model.js";
+export { type OptionUse, optionUses } from "./options.js";
+export {
+  type Effect,
+  type OptionFact,
+  PROGRAM_FACTS,
+  type ProgramFacts,
+  VARIABLE_FACTS,
+} from "./programOptions.js";
 export { programName, type RedirectAt } from "./reader.js";
 export { envPrefixCommand } from "./wrappers.js";
 

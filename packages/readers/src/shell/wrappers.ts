@@ -8,6 +8,8 @@ import { posix } from "node:path";
 import { gitRuns } from "./git.js";
 import type { Dialect, EnvSetting, Field, ShellContext, Stdin, Unknown } from "./model.js";
 import { UNKNOWN_MARK } from "./model.js";
+import { type OptionSyntax, optionUses, readOptions, runsThroughOptions } from "./options.js";
+import { PROGRAM_FACTS } from "./programOptions.js";
 
 export interface InnerRun {
   argv: Field[];
@@ -31,6 +33,8 @@ export interface InnerScript {
   /** Finishes "the command ..." when the text is not known. */
   unknownWhat?: string;
   producers?: readonly string[];
+  /** What it escapes when its text is not known (exec and files unless said). */
+  escapes?: readonly ("exec" | "files")[];
 }
 
 export interface Runs {
@@ -48,9 +52,7 @@ const SHELLS: Record<string, Dialect> = {
   zsh: "bash",
 };
 
-interface Wrapper {
-  /** Options whose value is the next word (or the rest of the word). */
-  valued?: string[];
+interface Wrapper extends OptionSyntax {
   /** Operands of the wrapper's own before the command (`timeout`'s duration). */
   positional?: number;
   /** `NAME=value` words before the command (`env`). */
@@ -59,28 +61,88 @@ interface Wrapper {
   fallback?: string;
 }
 
+/**
+ * Programs that exec their operands, with the options that take a value (so that the command is
+ * found where the program finds it: `timeout -vs KILL 1 cmd`, `env -iS'cmd'`, `flock -w 5 lock cmd`).
+ */
 const WRAPPERS: Record<string, Wrapper> = {
-  env: { valued: ["-u", "--unset", "-C", "--chdir", "-S", "--split-string"], assignments: true },
-  nice: { valued: ["-n", "--adjustment"] },
+  env: {
+    short: "uCSa",
+    long: ["unset", "chdir", "split-string", "argv0"],
+    optionalLong: ["block-signal", "default-signal", "ignore-signal"],
+    flags: ["ignore-environment", "null", "debug", "list-signal-handling"],
+    assignments: true,
+  },
+  nice: { short: "n", long: ["adjustment"] },
   nohup: {},
-  timeout: { valued: ["-s", "--signal", "-k", "--kill-after"], positional: 1 },
-  stdbuf: { valued: ["-i", "-o", "-e", "--input", "--output", "--error"] },
+  timeout: { short: "sk", long: ["signal", "kill-after"], positional: 1 },
+  stdbuf: { short: "ioe", long: ["input", "output", "error"] },
   setsid: {},
-  ionice: { valued: ["-c", "-n", "-p", "-P", "-u", "--class", "--classdata"] },
-  taskset: { positional: 1, valued: ["-c"] },
-  time: { valued: ["-o", "-f", "--output", "--format"] },
+  ionice: { short: "cnpPu", long: ["class", "classdata", "pid", "pgid", "uid"] },
+  taskset: { positional: 1 },
+  time: { short: "fo", long: ["format", "output"] },
   unbuffer: {},
-  sudo: { valued: ["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-R", "--user", "--group"] },
-  doas: { valued: ["-u", "-C"] },
-  chroot: { positional: 1, fallback: "sh" },
-  runuser: { valued: ["-u", "-g", "-G", "--user", "--group"] },
-  strace: { valued: ["-o", "-e", "-p", "-s", "-u", "-E", "-P", "-a", "-I", "-b", "-X"] },
-  ltrace: { valued: ["-o", "-e", "-p", "-s", "-u", "-n", "-a", "-l", "-x"] },
-  nsenter: { valued: ["-t", "--target"] },
-  unshare: {},
+  sudo: {
+    short: "ugCDhprtUR",
+    long: ["user", "group", "close-from", "chdir", "host", "prompt", "role", "type", "other-user", "chroot"],
+  },
+  doas: { short: "uC" },
+  chroot: { long: ["userspec", "groups"], positional: 1, fallback: "sh" },
+  runuser: { short: "ugG", long: ["user", "group", "supp-group"] },
+  strace: { short: "abeIoOpPsuEXU", long: ["output", "trace", "signal", "status", "attach", "user"] },
+  ltrace: { short: "aeEnopsuxlF", long: ["output"] },
+  nsenter: {
+    short: "tSG",
+    optional: "muinpUCTrw",
+    long: ["target", "setuid", "setgid"],
+    optionalLong: ["mount", "uts", "ipc", "net", "pid", "user", "cgroup", "time", "root", "wd"],
+  },
+  unshare: {
+    short: "SGRw",
+    optional: "muinpUCT",
+    long: [
+      "setuid",
+      "setgid",
+      "root",
+      "wd",
+      "propagation",
+      "setgroups",
+      "map-user",
+      "map-group",
+      "map-users",
+      "map-groups",
+      "monotonic",
+      "boottime",
+    ],
+    optionalLong: ["mount", "uts", "ipc", "net", "pid", "user", "cgroup", "time", "kill-child", "mount-proc"],
+  },
   busybox: {},
   chronic: {},
-  fakeroot: {},
+  fakeroot: { short: "lfsi", long: ["lib", "faked", "save-file", "load-file"] },
+  flock: { short: "wE", long: ["timeout", "wait", "conflict-exit-code"], positional: 1 },
+  // From GTFOBins' entries of programs that run their operands.
+  "aa-exec": { short: "pn", long: ["profile", "namespace"] },
+  chrt: { short: "TPD", long: ["sched-runtime", "sched-period", "sched-deadline"], positional: 1 },
+  choom: { short: "np", long: ["adjust", "pid"] },
+  cpulimit: { short: "lpe", long: ["limit", "pid", "exe"] },
+  logsave: { positional: 1 },
+  multitime: { short: "nsqi" },
+  setarch: { long: ["uname-2.6"] },
+  linux32: {},
+  linux64: {},
+  sshpass: { short: "fdpPe" },
+  "ssh-agent": { short: "aEOPt" },
+  torsocks: { short: "upaP", long: ["user", "pass", "address", "port"] },
+  torify: {},
+  valgrind: {},
+  catchsegv: {},
+  eatmydata: {},
+  "dbus-run-session": {},
+  firejail: {},
+  cgexec: { short: "g" },
+  setlock: { positional: 1 },
+  softlimit: { short: "mdsalfoptrc" },
+  rlwrap: { short: "bCDfFHlOpPqsStwz", optional: "a" },
 };
 
 function unknownText(origin: string, producers?: readonly string[]): Field {
@@ -103,8 +165,9 @@ export function innerRuns(argv: Field[], stdin: Stdin, cwd: string | undefined, 
   else if (name === "xargs") xargsRuns(args, stdin, runs);
   else if (name === "find") findRuns(args, cwd, runs);
   else if (name === "git") gitRuns(args, runs);
+  else if (name === "watch") watchRuns(args, runs);
   else if (Object.hasOwn(WRAPPERS, name)) wrapperRuns(name, WRAPPERS[name] as Wrapper, args, cwd, runs);
-  else optionRuns(name, args, runs);
+  optionRuns(name, args, stdin, runs);
   void ctx;
   return runs;
 }
@@ -112,6 +175,7 @@ export function innerRuns(argv: Field[], stdin: Stdin, cwd: string | undefined, 
 /** `sh -c 'script' arg0 args...`, `bash script.sh`, or a script read from standard input. */
 function shellRuns(name: string, dialect: Dialect, args: Field[], stdin: Stdin, runs: Runs): void {
   let command = false;
+  let fromStdin = false;
   let i = 0;
   for (; i < args.length; i++) {
     const word = (args[i] as Field).text;
@@ -122,6 +186,7 @@ function shellRuns(name: string, dialect: Dialect, args: Field[], stdin: Stdin, 
     if (!/^[-+]/.test(word) || (args[i] as Field).unknown) break;
     if (["-o", "+o", "-O", "+O", "--rcfile", "--init-file"].includes(word)) i++;
     else if (/^-[A-Za-z]*c[A-Za-z]*$/.test(word)) command = true;
+    else if (/^-[A-Za-z]*s[A-Za-z]*$/.test(word)) fromStdin = true;
   }
   const operands = args.slice(i);
   const base = { dialect, what: `the script given to ${name}` };
@@ -138,7 +203,7 @@ function shellRuns(name: string, dialect: Dialect, args: Field[], stdin: Stdin, 
     runs.scripts.push({ ...base, texts: [script.text], positional: operands.slice(2), stdin });
     return;
   }
-  if (operands.length > 0) {
+  if (operands.length > 0 && !fromStdin) {
     const file = operands[0] as Field;
     const shown = file.unknown ? "named only at run time" : file.text;
     runs.scripts.push({
@@ -147,12 +212,19 @@ function shellRuns(name: string, dialect: Dialect, args: Field[], stdin: Stdin, 
     });
     return;
   }
-  stdinScript(name, base, stdin, runs);
+  // `sh -s a b`: the script comes from standard input, the operands are its $1, $2...
+  stdinScript(name, base, stdin, runs, operands);
 }
 
-function stdinScript(name: string, base: { dialect: Dialect; what: string }, stdin: Stdin, runs: Runs): void {
+function stdinScript(
+  name: string,
+  base: { dialect: Dialect; what: string },
+  stdin: Stdin,
+  runs: Runs,
+  positional: Field[],
+): void {
   if (stdin.kind === "text" && stdin.texts) {
-    runs.scripts.push({ ...base, texts: stdin.texts, stdin: { kind: "inherit" } });
+    runs.scripts.push({ ...base, texts: stdin.texts, stdin: { kind: "inherit" }, positional });
   } else if (stdin.kind === "pipe" || stdin.kind === "text") {
     const producers = stdin.kind === "pipe" ? stdin.producers : stdin.unknown?.producers;
     runs.scripts.push({
@@ -168,44 +240,27 @@ function stdinScript(name: string, base: { dialect: Dialect; what: string }, std
   }
 }
 
-const XARGS_VALUED = [
-  "-a",
-  "--arg-file",
-  "-d",
-  "--delimiter",
-  "-E",
-  "-e",
-  "-I",
-  "-i",
-  "-L",
-  "-l",
-  "-n",
-  "--max-args",
-  "-P",
-  "--max-procs",
-  "-s",
-  "--max-chars",
-  "--process-slot-var",
-];
+const XARGS: OptionSyntax = {
+  ...(PROGRAM_FACTS.xargs as OptionSyntax),
+  flags: ["null", "no-run-if-empty", "open-tty", "interactive", "verbose", "exit", "show-limits"],
+};
 
-/** `xargs [options] command args`: the command gets words read from xargs's input. */
+/**
+ * `xargs [options] command args`: the command gets words read from xargs's input, none or more
+ * (without -I it runs once even on no input, unless -r). Its standard input is /dev/null, unless
+ * the words come from a file (-a) or it reopens the terminal (-o).
+ */
 function xargsRuns(args: Field[], stdin: Stdin, runs: Runs): void {
-  let replace: string | undefined;
-  let i = 0;
-  for (; i < args.length; i++) {
-    const word = (args[i] as Field).text;
-    if (word === "--") {
-      i++;
-      break;
-    }
-    if (!word.startsWith("-") || word === "-") break;
-    const option = word.startsWith("--") ? (word.split("=")[0] as string) : word.slice(0, 2);
-    if (option === "-I" || option === "-i" || option === "--replace")
-      replace = word.length > 2 && !word.startsWith("--") ? word.slice(2) : (args[i + 1]?.text ?? "{}");
-    if (XARGS_VALUED.includes(option) && word === option && !word.startsWith("--")) i++;
-  }
+  let replace: Field | undefined;
+  let own: Stdin = { kind: "text", texts: [""] };
+  const { operands } = readOptions(XARGS, args, (option, value) => {
+    if (option === "-I") replace = value ?? { text: "{}" };
+    else if (option === "-i" || option === "--replace") replace = value ?? { text: "{}" };
+    else if (option === "-a" || option === "--arg-file") own = stdin;
+    else if (option === "-o" || option === "--open-tty") own = { kind: "inherit" };
+  });
   const producers = stdin.kind === "pipe" ? stdin.producers : undefined;
-  const command = args.slice(i);
+  const command = args.slice(operands);
   const inner = command.length ? command : [{ text: "echo" }];
   // Lines of a find that prints only paths are files within its start directories.
   const inputs =
@@ -217,18 +272,22 @@ function xargsRuns(args: Field[], stdin: Stdin, runs: Runs): void {
           }),
         )
       : [unknownText("the words xargs reads from its input", producers)];
+  const mark = replace as Field | undefined;
   for (const input of inputs) {
-    const argv = replace
+    const argv = mark
       ? inner.map((f) =>
-          f.text === replace
-            ? { ...input }
-            : f.text.includes(replace as string)
-              ? unknownText("a word xargs builds", producers)
-              : f,
+          mark.unknown
+            ? unknownText("a word xargs builds", producers)
+            : f.text === mark.text
+              ? { ...input }
+              : f.text.includes(mark.text)
+                ? unknownText("a word xargs builds", producers)
+                : f,
         )
       : [...inner, input];
-    runs.argvs.push({ argv, via: "xargs" });
+    runs.argvs.push({ argv, via: "xargs", stdin: own });
   }
+  if (!mark) runs.argvs.push({ argv: [...inner], via: "xargs", stdin: own });
 }
 
 const FIND_EXEC = new Set(["-exec", "-execdir", "-ok", "-okdir"]);
@@ -272,6 +331,18 @@ function foundFile(dir: Field, cwd: string | undefined): Field {
   };
 }
 
+const stopping = new Map<string, OptionSyntax>();
+
+/** A wrapper's options end at its first operand (`nice -n 5 cmd -n`): getopt's `+`. */
+function wrapperSyntax(name: string, wrapper: Wrapper): OptionSyntax {
+  let syntax = stopping.get(name);
+  if (!syntax) {
+    syntax = { ...wrapper, stopAtOperand: true };
+    stopping.set(name, syntax);
+  }
+  return syntax;
+}
+
 function wrapperRuns(
   name: string,
   wrapper: Wrapper,
@@ -280,38 +351,60 @@ function wrapperRuns(
   runs: Runs,
 ): void {
   let positional = wrapper.positional ?? 0;
+  // `setarch [arch] [options] program`: the architecture is optional.
+  if (name === "setarch" && args[0] && !args[0].unknown && !args[0].text.startsWith("-")) positional = 1;
   let chdir: string | null | undefined;
+  let split: { value: Field | undefined; at: number } | undefined;
   const env: EnvSetting[] = [];
+  const syntax = wrapperSyntax(name, wrapper);
   let i = 0;
-  for (; i < args.length; i++) {
-    const f = args[i] as Field;
-    if (f.text === "--") {
+  let options = true;
+  while (i < args.length) {
+    if (options) {
+      const read = readOptions(
+        syntax,
+        args,
+        (option, value, _valued, at) => {
+          if (name !== "env") return;
+          if ((option === "-S" || option === "--split-string") && !split) split = { value, at };
+          if (option === "-C" || option === "--chdir")
+            chdir = value?.unknown || cwd === undefined ? null : posix.resolve(cwd, value?.text ?? ".");
+        },
+        i,
+      );
+      if (read.operands > i && args[read.operands - 1]?.text === "--" && !args[read.operands - 1]?.unknown)
+        options = false;
+      i = read.operands;
+    }
+    if (split) {
+      splitString(split.value, args.slice(split.at + 1), runs);
+      return;
+    }
+    const f = args[i];
+    if (!f) break;
+    if (name === "env" && options && f.text === "-" && !f.unknown) {
       i++;
-      break;
-    }
-    if (f.text.startsWith("-") && f.text.length > 1 && !f.unknown) {
-      if (name === "env" && (f.text === "-S" || f.text.startsWith("--split-string"))) {
-        splitString(args.slice(i), runs);
-        return;
-      }
-      if (name === "env" && (f.text === "-C" || f.text === "--chdir"))
-        chdir =
-          args[i + 1]?.unknown || cwd === undefined ? null : posix.resolve(cwd, args[i + 1]?.text ?? ".");
-      if (wrapper.valued?.includes(f.text)) i++;
       continue;
     }
-    if (wrapper.assignments && ASSIGNMENT.test(f.text)) {
+    if (wrapper.assignments && !f.unknown && ASSIGNMENT.test(f.text)) {
       env.push(assignment(f));
+      i++;
       continue;
     }
-    if (positional > 0) {
+    if (positional > 0 && !f.unknown) {
       positional--;
+      i++;
       continue;
     }
     break;
   }
   const command = args.slice(i);
   if (name === "busybox" && command.length === 0) return;
+  // `flock [options] lock -c 'command'`: the lock's command is a shell's.
+  if (name === "flock" && command[0] && ["-c", "--command"].includes(command[0].text)) {
+    commandScript(runs, "flock -c", command[1]);
+    return;
+  }
   const argv = command.length ? command : wrapper.fallback ? [{ text: wrapper.fallback }] : [];
   if (argv.length)
     runs.argvs.push({
@@ -354,12 +447,9 @@ export function envPrefixCommand(argv: readonly Field[]): number | undefined {
   return undefined;
 }
 
-/** `env -S 'prog args'`: the string is split into words. */
-function splitString(args: Field[], runs: Runs): void {
-  const value = args[0]?.text.startsWith("--split-string=")
-    ? { ...args[0], text: args[0].text.slice(15) }
-    : args[1];
-  if (!value || value.unknown) {
+/** `env -S 'prog args'`: the string is split into words, the words after it added. */
+function splitString(value: Field | undefined, rest: Field[], runs: Runs): void {
+  if (!value || value.unknown || rest.some((f) => f.unknown)) {
     runs.scripts.push({
       dialect: "posix",
       what: "the string given to env -S",
@@ -367,12 +457,11 @@ function splitString(args: Field[], runs: Runs): void {
     });
     return;
   }
-  const rest = args.slice(args[0]?.text.startsWith("--") ? 1 : 2).map((f) => f.text);
   runs.scripts.push({
     dialect: "posix",
     what: "the string given to env -S",
     unknownWhat: "",
-    texts: [[value.text, ...rest.map(quote)].join(" ")],
+    texts: [[value.text, ...rest.map((f) => quote(f.text))].join(" ")],
   });
 }
 
@@ -380,89 +469,145 @@ function quote(text: string): string {
   return `'${text.replace(/'/g, "'\\''")}'`;
 }
 
-/** Options that hand a program a command: each is read as the shell would run it. */
-const COMMAND_OPTIONS: Record<string, { script?: string[]; program?: string[]; argv?: string[] }> = {
-  tar: {
-    script: ["--to-command", "--info-script", "--new-volume-script", "-F"],
-    program: ["--use-compress-program", "-I", "--rsh-command", "--rmt-command"],
-  },
-  sort: { program: ["--compress-program"] },
-  flock: { script: ["-c", "--command"] },
-  su: { script: ["-c", "--command"] },
-  script: { script: ["-c", "--command"] },
-  watch: {},
-  rsync: { script: ["-e", "--rsh"] },
-  zip: { script: ["-TT", "--unzip-command"] },
-};
-
-function optionRuns(name: string, args: Field[], runs: Runs): void {
-  if (name === "watch") {
-    watchRuns(args, runs);
+/** A command line an option hands a program, read as `sh -c` would run it. */
+function commandScript(
+  runs: Runs,
+  label: string,
+  value: Field | undefined,
+  more: { program?: boolean; stdin?: Stdin; appends?: readonly string[] } = {},
+): void {
+  const what = `the command given to ${label}`;
+  if (!value || value.unknown) {
+    runs.scripts.push({
+      dialect: "posix",
+      what,
+      unknownWhat: `gives ${label} a command known only at run time`,
+      ...(value?.unknown?.producers ? { producers: value.unknown.producers } : {}),
+    });
     return;
   }
-  const table = Object.hasOwn(COMMAND_OPTIONS, name) ? COMMAND_OPTIONS[name] : undefined;
-  if (!table) return;
-  args.forEach((f, i) => {
-    for (const [kind, options] of [
-      ["script", table.script ?? []],
-      ["program", table.program ?? []],
-    ] as const) {
-      for (const option of options) {
-        const value =
-          f.text === option
-            ? args[i + 1]
-            : f.text.startsWith(`${option}=`)
-              ? { ...f, text: f.text.slice(option.length + 1) }
-              : undefined;
-        if (!value) continue;
-        const what = `the command given to ${name} ${option}`;
-        if (value.unknown)
-          runs.scripts.push({
-            dialect: "posix",
-            what,
-            unknownWhat: `gives ${name} ${option} a command known only at run time`,
-          });
-        else
-          runs.scripts.push({
-            dialect: "posix",
-            what,
-            unknownWhat: "",
-            texts: [kind === "program" ? quote(value.text) : value.text],
-          });
-      }
-    }
-    if (name === "tar" && f.text.startsWith("--checkpoint-action=exec=")) {
-      runs.scripts.push({
-        dialect: "posix",
-        what: "the command of tar --checkpoint-action",
-        unknownWhat: "",
-        texts: [f.text.slice(25)],
-      });
-    }
+  // Words the program adds: literal ones quoted, `<name>` ones known only at run time ("$1"...).
+  const positional: Field[] = [];
+  const added = (more.appends ?? []).map((word) => {
+    if (!word.startsWith("<")) return quote(word);
+    positional.push(unknownText(`the ${word.slice(1, -1)} ${label} adds`));
+    return `"$${positional.length}"`;
+  });
+  const head = more.program ? quote(value.text) : value.text;
+  runs.scripts.push({
+    dialect: "posix",
+    what,
+    unknownWhat: "",
+    texts: [[head, ...added].join(" ")],
+    ...(positional.length ? { positional } : {}),
+    ...(more.stdin ? { stdin: more.stdin } : {}),
   });
 }
 
-/** `watch [options] command...`: the words are joined and run with `sh -c`. */
-function watchRuns(args: Field[], runs: Runs): void {
-  let i = 0;
-  for (; i < args.length; i++) {
-    const word = (args[i] as Field).text;
-    if (!word.startsWith("-")) break;
-    if (["-n", "--interval", "-q", "--equexit", "-g"].includes(word)) i++;
+/** What the table says a program's options run: commands, programs, script files, code. */
+function optionRuns(name: string, args: Field[], stdin: Stdin, runs: Runs): void {
+  const facts = Object.hasOwn(PROGRAM_FACTS, name) ? PROGRAM_FACTS[name] : undefined;
+  if (!facts) return;
+  const { uses, unknownOption } = optionUses(name, args);
+  const data: Stdin = { kind: "pipe", producers: [name] };
+  for (const use of uses) {
+    const label = `${name} ${use.option}`;
+    const value = use.value;
+    const shownValue = value ? (value.unknown ? "a file named only at run time" : value.text) : "";
+    if (use.does === "command" || use.does === "program") {
+      if (!value) {
+        runs.scripts.push({
+          dialect: "posix",
+          what: label,
+          unknownWhat: `runs a program of its own choosing (${label}), which is not part of the call`,
+        });
+        continue;
+      }
+      commandScript(runs, label, value, {
+        program: use.does === "program",
+        ...(use.fact.data ? { stdin: data } : {}),
+        ...(use.fact.appends ? { appends: use.fact.appends } : {}),
+      });
+    } else if (use.does === "script") {
+      runs.scripts.push({
+        dialect: "posix",
+        what: label,
+        unknownWhat: `runs the code of ${shownValue} (${label}), which is not part of the call`,
+      });
+    } else if (use.does === "code") {
+      runs.scripts.push({
+        dialect: "posix",
+        what: label,
+        unknownWhat: `hands ${name} code of its own (${label}), which can run commands`,
+      });
+    } else if (use.does === "anywhere") {
+      runs.scripts.push({
+        dialect: "posix",
+        what: label,
+        unknownWhat: `writes the files its input names, wherever they are (${label})`,
+        escapes: ["files"],
+      });
+    }
   }
-  const words = args.slice(i);
+  if (unknownOption && runsThroughOptions(name)) {
+    runs.scripts.push({
+      dialect: "posix",
+      what: name,
+      unknownWhat: `gives ${name} an option known only at run time, which may make it run a command`,
+    });
+  }
+  const input = facts.input;
+  if (input && (!facts.inputWith || uses.some((u) => facts.inputWith?.includes(u.option)))) {
+    const plain = stdin.kind === "text" && stdin.texts?.every((t) => !input.runs.test(t));
+    if (!plain)
+      runs.scripts.push({
+        dialect: "posix",
+        what: name,
+        unknownWhat: `reads ${input.what} from its input`,
+      });
+  }
+}
+
+const WATCH: OptionSyntax = {
+  ...(PROGRAM_FACTS.watch as OptionSyntax),
+  flags: [
+    "beep",
+    "color",
+    "no-color",
+    "errexit",
+    "chgexit",
+    "exec",
+    "precise",
+    "no-rerun",
+    "no-title",
+    "no-wrap",
+  ],
+};
+
+/** `watch [options] command...`: the words are joined and run with `sh -c`; with -x, run as they are. */
+function watchRuns(args: Field[], runs: Runs): void {
+  let exec = false;
+  const { operands } = readOptions(WATCH, args, (option) => {
+    if (option === "-x" || option === "--exec") exec = true;
+  });
+  const words = args.slice(operands);
+  if (words.length === 0) return;
+  if (exec) {
+    runs.argvs.push({ argv: words, via: "watch" });
+    return;
+  }
   if (words.some((f) => f.unknown)) {
     runs.scripts.push({
       dialect: "posix",
       what: "the command given to watch",
       unknownWhat: "runs watch with a command known only at run time",
     });
-  } else if (words.length) {
-    runs.scripts.push({
-      dialect: "posix",
-      what: "the command given to watch",
-      unknownWhat: "",
-      texts: [words.map((f) => f.text).join(" ")],
-    });
+    return;
   }
+  runs.scripts.push({
+    dialect: "posix",
+    what: "the command given to watch",
+    unknownWhat: "",
+    texts: [words.map((f) => f.text).join(" ")],
+  });
 }
