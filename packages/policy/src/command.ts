@@ -19,6 +19,7 @@ import {
   gitSubcommand,
   globFiles,
   type Invocation,
+  optionUses,
   readShell,
   type ShellContext,
   UNKNOWN_MARK,
@@ -166,6 +167,8 @@ function checkProgram(argv: Field[], inv: Invocation, c: CommandCheck): Decision
   if (use.refusal) return deny("l1.code", use.refusal);
   const d = checkCodeUse(use, inv, c);
   if (!d.allow) return d;
+  const files = checkOptionFiles(name, argv, inv, c);
+  if (!files.allow) return files;
   if (NO_FILE_OPERANDS.has(name)) return ALLOW;
   const links = name === "ln" ? symlinkTargets(argv, inv.cwd) : undefined;
   if (!links) return checkOperands(argv, inv, c, use.codeOperands);
@@ -174,6 +177,20 @@ function checkProgram(argv: Field[], inv: Invocation, c: CommandCheck): Decision
     if (!target.allow) return target;
   }
   return checkOperands(argv, inv, c, new Set([...use.codeOperands, ...links.skip]));
+}
+
+/**
+ * Files an option names for the program to read or write (`sort -o FILE`, `date -fFILE`), or to run
+ * as code (`awk -f FILE`, read like any file it reads), by the readers' table.
+ */
+function checkOptionFiles(name: string, argv: Field[], inv: Invocation, c: CommandCheck): Decision {
+  for (const use of optionUses(name, argv.slice(1)).uses) {
+    if (!["read", "write", "script"].includes(use.does) || !use.value) continue;
+    const what = `the file ${name} ${use.option} names`;
+    const d = checkField(use.value, use.does === "write" ? "write" : "read", inv.cwd, c, what);
+    if (!d.allow) return d;
+  }
+  return ALLOW;
 }
 
 function checkCodeUse(use: CodeUse, inv: Invocation, c: CommandCheck): Decision {

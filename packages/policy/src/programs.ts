@@ -3,6 +3,7 @@
  * builtins that reach beyond the shell, the variables that change what code a program loads, and
  * git's subcommands that contact another host.
  */
+import { VARIABLE_FACTS } from "@mcpguard/readers";
 
 /**
  * Programs that open no file named by an operand or an option, whatever their words: a word
@@ -41,7 +42,9 @@ export const CAPABILITY_BUILTINS = new Map([
 
 /**
  * Variables that change which program a name runs or what code a program loads. Setting one is
- * running code the layers cannot see, unless the kernel confines what may run.
+ * running code the layers cannot see, unless the kernel confines what may run. The readers' table
+ * of programs' options adds the variables that hand a program a command or options
+ * (`VARIABLE_FACTS`: `LESSOPEN`, `TAR_OPTIONS`, `MANOPT`, `RSYNC_RSH`, ...).
  */
 export const CODE_VARIABLES = new Set([
   "PATH",
@@ -107,7 +110,11 @@ export const PATH_VARIABLES = new Set([
 ]);
 
 export function codeVariable(name: string): boolean {
-  return CODE_VARIABLES.has(name) || /^GIT_CONFIG_(?:KEY|VALUE)_\d+$/.test(name);
+  return (
+    CODE_VARIABLES.has(name) ||
+    Object.hasOwn(VARIABLE_FACTS, name) ||
+    /^GIT_CONFIG_(?:KEY|VALUE)_\d+$/.test(name)
+  );
 }
 
 /**
