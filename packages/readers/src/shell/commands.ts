@@ -47,6 +47,25 @@ export function readCall(r: Reader, cmd: ShNode, scope: Scope, stdin: Stdin, fil
   dispatch(r, argvs, env, scope, stdin, files, {});
 }
 
+/**
+ * `time cmd args` where /bin/sh is dash: no keyword there, but the program time, whose words are
+ * the words after it (`time -o FILE cmd` writes FILE; bash's keyword runs `-o`). Read beside the
+ * keyword's reading.
+ */
+export function readTimeProgram(
+  r: Reader,
+  cmd: ShNode,
+  scope: Scope,
+  stdin: Stdin,
+  files: FileRedirect[],
+): void {
+  const inner = cmd.Stmt.Cmd;
+  if (!inner || r.g.type(inner) !== "CallExpr" || (inner.Args as ShNode[]).length === 0) return;
+  const head: Field[][][] = [[[{ text: "time" }]], ...(cmd.PosixFormat ? [[[{ text: "-p" }]]] : [])];
+  const words = (inner.Args as ShNode[]).map((w) => r.expand(w, scope));
+  dispatch(r, crossProduct([...head, ...words]), [], scope, stdin, files, { programOnly: true });
+}
+
 /** The value an assignment gives (`x=1`, `x+=y`, `a=(1 2)`). */
 function assignValue(r: Reader, assign: ShNode, scope: Scope): Value {
   if (assign.Array) {

@@ -6,7 +6,7 @@
  * them the reading stops with {@link ReadLimit}.
  */
 
-import { readCall } from "./commands.js";
+import { readCall, readTimeProgram } from "./commands.js";
 import { type Grammar, type ShNode, shellGrammar } from "./grammar.js";
 import type {
   Dialect,
@@ -170,6 +170,10 @@ export class Reader {
         readCall(this, cmd, scope, stdin, files);
         return;
       case "TimeClause":
+        // dash has no `time` keyword: there it is the program, and its words are the program's.
+        if (cmd.Stmt && scope.dialect === "posix") readTimeProgram(this, cmd, scope, stdin, files);
+        if (cmd.Stmt) this.stmt(cmd.Stmt, scope, stdin);
+        return;
       case "CoprocClause":
         if (cmd.Stmt) this.stmt(cmd.Stmt, scope, stdin);
         return;
