@@ -264,3 +264,13 @@ describe("the shell reading: refusals", () => {
     expect(refusal(`eval ${"'eval ".repeat(20)}ls${"'".repeat(20)}`)).toMatch(/./);
   });
 });
+
+describe("the shell reading agrees with dash and bash (lines the differential test found)", () => {
+  it("takes $0 of sh -c 'script' name from the name, and of the line itself as unknown", () => {
+    expect(runs(`sh -c 'tool "$1" $0' s0 a`)).toEqual([`sh -c tool "$1" $0 s0 a`, "tool a s0"]);
+    expect(runs(`bash -c 'grep "$1" $0' s0 x`)).toContain("grep x s0");
+    expect(runs(`sh -c 'cat $0'`)).toContain("cat sh");
+    expect(runs("cat $0")).toEqual(["cat <text>"]);
+  });
+
+});

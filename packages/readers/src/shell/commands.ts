@@ -235,7 +235,12 @@ function programRuns(r: Reader, inv: Invocation, scope: Scope, stdin: Stdin): vo
       }
       // A new shell process: it inherits exported variables, not functions or the rest, and the
       // variables set for it alone (`F=x sh -c 'cat "$F"'`, `env F=x sh -c ...`).
-      const child = scope.child(script.dialect, script.positional ?? [], runCwd(script.cwd, inv.cwd));
+      const child = scope.child(
+        script.dialect,
+        script.positional ?? [],
+        runCwd(script.cwd, inv.cwd),
+        script.arg0,
+      );
       withEnvironment(child, inv.env);
       for (const text of script.texts.slice(0, MAX_WAYS))
         r.script(text, child.fork(), script.stdin ?? stdin, script.what);

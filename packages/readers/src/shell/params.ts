@@ -39,7 +39,8 @@ function text(origin: string): Unknown {
 export function lookup(r: Reader, scope: Scope, name: string): Value {
   r.expanded.add(name);
   if (/^\d+$/.test(name)) {
-    if (name === "0") return scalar({ text: scope.dialect === "bash" ? "bash" : "sh" });
+    if (name === "0")
+      return scope.arg0 ? scalar(scope.arg0) : unknownValue(text("$0, the name the shell was started with"));
     if (!scope.positional) return unknownValue(text(`the positional parameter $${name}`));
     return scalar(scope.positional[Number(name) - 1] ?? { text: "" });
   }

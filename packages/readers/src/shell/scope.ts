@@ -40,13 +40,16 @@ export class Scope {
     readonly exported: Set<string>,
   ) {}
 
+  /** `$0`: the name the shell was started with (`sh -c 'script' name`), unknown at the top. */
+  arg0: Field | undefined;
+
   static top(cwd: string, dialect: Dialect, positional: Field[] = []): Scope {
     return new Scope(new Map(), new Map(), cwd, positional, dialect, new Set());
   }
 
   /** A copy for a subshell, a substitution or one branch of a conditional. */
   fork(): Scope {
-    return new Scope(
+    const copy = new Scope(
       new Map(this.vars),
       new Map(this.functions),
       this.cwd,
@@ -54,16 +57,20 @@ export class Scope {
       this.dialect,
       new Set(this.exported),
     );
+    copy.arg0 = this.arg0;
+    return copy;
   }
 
   /** A new shell process (`bash -c`): it inherits the exported variables and the directory. */
-  child(dialect: Dialect, positional: Field[], cwd: string | undefined): Scope {
+  child(dialect: Dialect, positional: Field[], cwd: string | undefined, arg0?: Field): Scope {
     const vars = new Map<string, Value>();
     for (const name of this.exported) {
       const value = this.vars.get(name);
       if (value) vars.set(name, value);
     }
-    return new Scope(vars, new Map(), cwd, positional, dialect, new Set(this.exported));
+    const child = new Scope(vars, new Map(), cwd, positional, dialect, new Set(this.exported));
+    child.arg0 = arg0;
+    return child;
   }
 
   /** After a branch that may or may not have run: each variable may hold what either left. */

@@ -26,6 +26,8 @@ export interface InnerScript {
   texts?: string[];
   dialect: Dialect;
   positional?: Field[];
+  /** `$0` in the script: `sh -c 'script' name`'s name, else the shell's own word. */
+  arg0?: Field;
   stdin?: Stdin;
   cwd?: string;
   /** Names the script in a parse error: "the script given to bash -c". */
@@ -161,7 +163,8 @@ export function innerRuns(argv: Field[], stdin: Stdin, cwd: string | undefined, 
   const name = baseName(argv[0] as Field);
   if (!name) return runs;
   const args = argv.slice(1);
-  if (Object.hasOwn(SHELLS, name)) shellRuns(name, SHELLS[name] as Dialect, args, stdin, runs);
+  if (Object.hasOwn(SHELLS, name))
+    shellRuns(name, SHELLS[name] as Dialect, argv[0] as Field, args, stdin, runs);
   else if (name === "xargs") xargsRuns(args, stdin, runs);
   else if (name === "find") findRuns(args, cwd, runs);
   else if (name === "git") gitRuns(args, runs);
@@ -173,7 +176,14 @@ export function innerRuns(argv: Field[], stdin: Stdin, cwd: string | undefined, 
 }
 
 /** `sh -c 'script' arg0 args...`, `bash script.sh`, or a script read from standard input. */
-function shellRuns(name: string, dialect: Dialect, args: Field[], stdin: Stdin, runs: Runs): void {
+function shellRuns(
+  name: string,
+  dialect: Dialect,
+  program: Field,
+  args: Field[],
+  stdin: Stdin,
+  runs: Runs,
+): void {
   let command = false;
   let fromStdin = false;
   let i = 0;
@@ -200,7 +210,8 @@ function shellRuns(name: string, dialect: Dialect, args: Field[], stdin: Stdin, 
       });
       return;
     }
-    runs.scripts.push({ ...base, texts: [script.text], positional: operands.slice(2), stdin });
+    const arg0 = operands[1] ?? program;
+    runs.scripts.push({ ...base, texts: [script.text], positional: operands.slice(2), arg0, stdin });
     return;
   }
   if (operands.length > 0 && !fromStdin) {
@@ -213,7 +224,7 @@ function shellRuns(name: string, dialect: Dialect, args: Field[], stdin: Stdin, 
     return;
   }
   // `sh -s a b`: the script comes from standard input, the operands are its $1, $2...
-  stdinScript(name, base, stdin, runs, operands);
+  stdinScript(name, base, stdin, runs, operands, program);
 }
 
 function stdinScript(
@@ -222,9 +233,10 @@ function stdinScript(
   stdin: Stdin,
   runs: Runs,
   positional: Field[],
+  arg0: Field,
 ): void {
   if (stdin.kind === "text" && stdin.texts) {
-    runs.scripts.push({ ...base, texts: stdin.texts, stdin: { kind: "inherit" }, positional });
+    runs.scripts.push({ ...base, texts: stdin.texts, stdin: { kind: "inherit" }, positional, arg0 });
   } else if (stdin.kind === "pipe" || stdin.kind === "text") {
     const producers = stdin.kind === "pipe" ? stdin.producers : stdin.unknown?.producers;
     runs.scripts.push({
