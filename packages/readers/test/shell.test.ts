@@ -273,4 +273,12 @@ describe("the shell reading agrees with dash and bash (lines the differential te
     expect(runs("cat $0")).toEqual(["cat <text>"]);
   });
 
+  it("expands bash's braces in a word of several parts, and drops the empty word of a plain {a,}", () => {
+    expect(runs(`bash -c "cat {a,}'' y"`)).toContain("cat a  y");
+    expect(runs(`bash -c 'cat {a..c}"{a,b}-"'`)).toContain("cat a{a,b}- b{a,b}- c{a,b}-");
+    expect(runs("bash -c 'cat {a,b}{1,2} {a,}'")).toContain("cat a1 a2 b1 b2 a");
+    expect(runs("cat {a,}x {a,}")).toEqual(["cat {a,}x {a,} | cat {a,}x a | cat ax x {a,} | cat ax x a"]);
+    // A brace across a quoted part: bash's way is not followed.
+    expect(runs(`cat a{"b",c}`)).toEqual(["cat a{b,c} | cat <text>"]);
+  });
 });

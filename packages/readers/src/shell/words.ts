@@ -10,7 +10,7 @@ import { UNKNOWN_MARK } from "./model.js";
 import { expandParam } from "./params.js";
 import type { Reader } from "./reader.js";
 import { MAX_WAYS, type Scope } from "./scope.js";
-import { decodeAnsiC, doubleQuoted, expandBraces, unquoted } from "./text.js";
+import { decodeAnsiC, doubleQuoted, expandBraces, MAX_BRACE_WORDS, unquoted } from "./text.js";
 
 /** A piece of a word before fields are made of it. */
 export interface Seg {
@@ -75,31 +75,78 @@ function ifsOf(scope: Scope): string {
   return " \t\n";
 }
 
-/** bash's brace expansion of a word that is one unquoted literal (`mkdir -p a/{b,c}`). */
+/**
+ * bash's brace expansion, done on the word's text before anything else: each unquoted literal
+ * part with a `{a,b}` or `{1..3}` takes each of its values, and the word becomes one word per
+ * combination (`{a,}''` is `a` and an empty word; a plain `{a,}` only `a`, the empty one making no
+ * field). dash has none: its way is the word as it stands. A brace that spans quoted parts
+ * (`{a,"b c"}`) is not followed: bash's way is unknown.
+ */
 function braceWays(r: Reader, word: ShNode, scope: Scope): Field[][] | undefined {
   const parts = word.Parts as ShNode[];
-  if (parts.length !== 1 || r.g.type(parts[0]) !== "Lit") return undefined;
-  const raw = parts[0].Value as string;
-  if (!raw.includes("{") || !/[,.]/.test(raw)) return undefined;
-  const words = expandBraces(raw);
-  const literal = unquoted(raw);
-  const dash = [{ text: literal.text, pattern: literal.glob || undefined }];
-  const bash = words
-    ? words.map((w) => {
-        const u = unquoted(w);
-        return { text: u.text, pattern: u.glob || undefined };
-      })
-    : [{ text: UNKNOWN_MARK, unknown: TOO_MANY }];
-  if (words && words.length === 1 && words[0] === raw) return undefined;
-  return scope.dialect === "bash" ? [bash] : [dash, bash];
+  const lits = parts.map((p) => (r.g.type(p) === "Lit" ? (p.Value as string) : undefined));
+  if (!lits.some((raw) => raw?.includes("{"))) return undefined;
+  const values = lits.map((raw) => (raw === undefined ? undefined : expandBraces(raw)));
+  const changes = values.some((v, i) => lits[i] !== undefined && !(v?.length === 1 && v[0] === lits[i]));
+  const spans = parts.length > 1 && bracesSpan(lits);
+  if (!changes && !spans) return undefined;
+  const ifs = ifsOf(scope);
+  let bash: Field[][] | undefined;
+  const combos = values.reduce((n, v) => n * (v?.length ?? 1), 1);
+  if (!spans && values.every((v, i) => lits[i] === undefined || v) && combos <= MAX_BRACE_WORDS) {
+    // Every combination of the literal parts' values, each read as a word of its own.
+    let choices: Map<number, string>[] = [new Map()];
+    values.forEach((v, i) => {
+      if (!v) return;
+      choices = choices.flatMap((c) => v.map((text) => new Map([...c, [i, text]])));
+    });
+    const words = choices.map((override) =>
+      partsWays(r, parts, scope, false, override).map((segs) => toFields(segs, ifs)),
+    );
+    const count = words[0]?.length ?? 0;
+    if (words.every((w) => w.length === count))
+      bash = [...Array(count).keys()].map((k) => words.flatMap((w) => w[k] as Field[]));
+  }
+  bash ??= [[{ text: UNKNOWN_MARK, unknown: { kind: "text", origin: "a brace expansion bash makes" } }]];
+  if (scope.dialect === "bash") return bash;
+  const dash = partsWays(r, parts, scope, false).map((segs) => toFields(segs, ifs));
+  return [...dash, ...bash];
+}
+
+/** Whether a `{` of one literal part may close in a later one, across quoted parts. */
+function bracesSpan(lits: readonly (string | undefined)[]): boolean {
+  let open = 0;
+  for (const raw of lits) {
+    if (raw === undefined) continue;
+    for (let i = 0; i < raw.length; i++) {
+      if (raw[i] === "\\") i++;
+      else if (raw[i] === "{") open++;
+      else if (raw[i] === "}" && open > 0) {
+        open--;
+        if (open === 0 && !raw.slice(0, i).includes("{")) return true;
+      }
+    }
+  }
+  return false;
 }
 
 /** The ways of a list of parts: the cross product of each part's ways, at most {@link MAX_WAYS}. */
-export function partsWays(r: Reader, parts: ShNode[], scope: Scope, quote: Quote): Ways {
+export function partsWays(
+  r: Reader,
+  parts: ShNode[],
+  scope: Scope,
+  quote: Quote,
+  /** Literal parts read with another text (a value of bash's brace expansion). */
+  override?: ReadonlyMap<number, string>,
+): Ways {
   let ways: Ways = [[]];
   const quoted = quote !== false;
   parts.forEach((part, i) => {
-    const options = partWays(r, part, scope, quote, i === 0);
+    const text = override?.get(i);
+    const options =
+      text === undefined
+        ? partWays(r, part, scope, quote, i === 0)
+        : [litSegs(r, text, scope, quote, i === 0)];
     if (options.length === 1) {
       // One way (most parts): appended to each way in place, so a word of many parts costs its
       // length, not its length squared (the ways are this function's own arrays).
