@@ -13,6 +13,8 @@ import {
   constants,
   existsSync,
   openSync,
+  readdirSync,
+  readFileSync,
   readSync,
   realpathSync,
   statSync,
@@ -136,18 +138,122 @@ function isShim(candidate: string): boolean {
 }
 
 export function which(name: string, path: string | undefined): string | undefined {
-  if (isAbsolute(name)) return real(name);
+  const found = findProgram(name, path);
+  return found && real(found);
+}
+
+/**
+ * The file a program name stands for, as found (a symlink not followed): a Python interpreter at
+ * `<venv>/bin/python` is the venv's, though it links to the system's.
+ */
+function findProgram(name: string, path: string | undefined): string | undefined {
+  if (isAbsolute(name)) return existsSync(name) ? name : undefined;
   for (const dir of (path ?? "").split(delimiter)) {
     if (!dir || !isAbsolute(dir)) continue;
     const candidate = join(dir, name);
     try {
       accessSync(candidate, constants.X_OK);
-      if (statSync(candidate).isFile() && !isShim(candidate)) return real(candidate);
+      if (statSync(candidate).isFile() && !isShim(candidate)) return candidate;
     } catch {
       // Not here.
     }
   }
   return undefined;
+}
+
+const PYTHON = /^python(\d+(\.\d+)?)?$/;
+
+/** The virtual environment an interpreter path (as invoked) belongs to: the folder holding pyvenv.cfg. */
+export function venvOf(interpreter: string): string | undefined {
+  for (const dir of [dirname(dirname(interpreter)), dirname(interpreter)]) {
+    if (existsSync(join(dir, "pyvenv.cfg"))) return dir;
+  }
+  return undefined;
+}
+
+/** A pyvenv.cfg's `key = value` lines. */
+function venvConfig(venv: string): Map<string, string> {
+  const config = new Map<string, string>();
+  try {
+    for (const line of readFileSync(join(venv, "pyvenv.cfg"), "utf8").split("\n")) {
+      const m = /^\s*([\w-]+)\s*=\s*(.*?)\s*$/.exec(line);
+      if (m) config.set((m[1] as string).toLowerCase(), m[2] as string);
+    }
+  } catch {
+    // Unreadable: the interpreter's own prefix still counts.
+  }
+  return config;
+}
+
+/**
+ * What a Python interpreter reads to start, by the path it is started from: its prefix's `lib` (the
+ * standard library, and libpython for a build that links it, as pyenv's and uv's do); and, for a
+ * virtual environment (venv, virtualenv, pipx's and uv's tool environments: a `pyvenv.cfg` beside
+ * or above `bin/`), that file, the environment's `lib` and `lib64` (its site-packages), the base
+ * interpreter's prefix from the file's `home`, and the folders its `.pth` files add to the path
+ * (an editable install's project). Nothing else of the environment: its `bin` holds only the
+ * scripts, which are granted as the programs they are.
+ */
+export function pythonNeeds(interpreter: string): { read: string[]; notes: string[] } {
+  const read: string[] = [];
+  const notes: string[] = [];
+  const add = (path: string | undefined) => {
+    const r = path && existsSync(path) ? real(path) : undefined;
+    if (r && !read.includes(r)) read.push(r);
+  };
+  const prefixLib = (bin: string) => add(join(dirname(bin), "lib"));
+  const resolved = real(interpreter);
+  if (resolved && basename(dirname(resolved)) === "bin") prefixLib(dirname(resolved));
+  const venv = venvOf(interpreter);
+  if (!venv) return { read, notes };
+  add(join(venv, "pyvenv.cfg"));
+  const config = venvConfig(venv);
+  const home = config.get("home");
+  if (home && isAbsolute(home)) prefixLib(home);
+  for (const lib of ["lib", "lib64"]) {
+    const dir = join(venv, lib);
+    if (!existsSync(dir)) continue;
+    add(dir);
+    for (const pth of sitePackagesPth(dir)) add(pth);
+  }
+  notes.push(
+    `${interpreter} is the Python of the virtual environment ${venv}: its site-packages and its base interpreter's standard library may be read`,
+  );
+  return { read, notes };
+}
+
+/** The absolute folders the `.pth` files of an environment's site-packages add to sys.path. */
+function sitePackagesPth(lib: string): string[] {
+  const found: string[] = [];
+  let versions: string[];
+  try {
+    versions = readdirSync(lib).filter((name) => /^python\d/.test(name));
+  } catch {
+    return found;
+  }
+  for (const version of versions) {
+    const site = join(lib, version, "site-packages");
+    let names: string[];
+    try {
+      names = readdirSync(site).filter((name) => name.endsWith(".pth"));
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      try {
+        for (const line of readFileSync(join(site, name), "utf8").split("\n")) {
+          const entry = line.trim();
+          // `import ...` lines run code at start; other lines are folders, relative to site-packages.
+          if (!entry || entry.startsWith("#") || /^import[\s\t]/.test(entry)) continue;
+          const dir = isAbsolute(entry) ? entry : join(site, entry);
+          if (existsSync(dir) && statSync(dir).isDirectory()) found.push(dir);
+        }
+      } catch {
+        // An unreadable .pth adds nothing here, as it adds nothing for Python.
+      }
+    }
+  }
+  return found;
 }
 
 /** The most of a `#!` line the kernel reads (BINPRM_BUF_SIZE). */
@@ -251,8 +357,12 @@ class Rules {
     if (shebang && depth < 4) {
       const interp = real(shebang[0] as string);
       if (interp) this.program(interp, basename(interp), depth + 1);
+      // A console script's `#!<venv>/bin/python`: the environment, known by the path as written.
+      if (PYTHON.test(basename(shebang[0] as string))) this.python(shebang[0] as string);
       const target = envTarget(shebang, this.path);
       if (target) this.program(target, basename(target), depth + 1);
+      const found = envProgram(shebang, this.path);
+      if (found && PYTHON.test(basename(found))) this.python(found);
     } else {
       const interp = interpreterOf(path);
       if (interp) this.add(real(interp), EXEC);
@@ -261,6 +371,23 @@ class Rules {
     for (const r of extras?.read ?? []) if (existsSync(r)) this.add(real(r), READ);
     for (const x of extras?.exec ?? []) if (existsSync(x)) this.add(real(x), `${EXEC},read_dir`);
   }
+
+  /** A Python interpreter by the path it is started from (pythonNeeds). */
+  python(interpreter: string): void {
+    const needs = pythonNeeds(interpreter);
+    for (const path of needs.read) this.add(path, READ);
+    for (const note of needs.notes) if (!this.notes.includes(note)) this.notes.push(note);
+  }
+}
+
+/** What `#!/usr/bin/env [-S] NAME` runs, as found on PATH (links not followed), or undefined. */
+function envProgram(words: readonly string[], path: string | undefined): string | undefined {
+  if (basename(words[0] ?? "") !== "env") return undefined;
+  const name = words
+    .slice(1)
+    .flatMap((w) => w.split(/\s+/))
+    .find((w) => !w.startsWith("-") && !w.includes("="));
+  return name ? findProgram(name, path) : undefined;
 }
 
 /** Read access to a script and the packages beside it (`node_modules` and `package.json` up the tree). */
@@ -280,14 +407,12 @@ function scriptNeeds(rules: Rules, script: string): void {
 
 function interpreterNeeds(rules: Rules, argv: readonly string[], env: NodeJS.ProcessEnv): void {
   const [command = "", ...args] = argv;
-  const exe = which(command, env.PATH);
-  if (!exe) throw new Error(`cannot find the server's program "${command}" on its PATH`);
+  const found = findProgram(command, env.PATH);
+  const exe = found && real(found);
+  if (!found || !exe) throw new Error(`cannot find the server's program "${command}" on its PATH`);
   rules.program(exe, basename(command));
-  // A Python prefix keeps its standard library in <prefix>/lib.
-  if (/^python/.test(basename(exe)) && basename(dirname(exe)) === "bin") {
-    const lib = join(dirname(dirname(exe)), "lib");
-    if (existsSync(lib)) rules.add(lib, READ);
-  }
+  // A Python interpreter: its standard library, and its virtual environment by the path it is run from.
+  if (PYTHON.test(basename(found)) || PYTHON.test(basename(exe))) rules.python(found);
   // The script is the interpreter's first argument that is not an option; later arguments are
   // the server's own and grant nothing, whatever files they name.
   const script = args.find((arg) => !arg.startsWith("-"));

@@ -1,0 +1,164 @@
+/**
+ * Issue 31: Python servers as people install them, under the kernel layer. A stdlib-only MCP server
+ * installed with pip into a virtual environment (Debian's python3 and pyenv's, whose libpython sits
+ * in its own prefix) starts under C-full with a raw `policy derive` draft, from `/`, as its console
+ * script and as `python -m`: the launcher grants pyvenv.cfg, the environment's site-packages and the
+ * base interpreter's standard library, and nothing else of the environment. A start refused before
+ * any server runs answers the client's initialize with the reason instead of a closed connection.
+ */
+import { spawnSync } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MCPGUARD, RawProxy } from "./helpers.ts";
+
+const FIXTURE = join(import.meta.dirname, "fixtures", "py-echo");
+const doctor = spawnSync(process.execPath, [MCPGUARD, "doctor", "--json"], { encoding: "utf8" });
+const l3 = doctor.status === 0;
+if (!l3)
+  console.warn(
+    `Python venv tests under L3 skipped: mcpguard doctor says L3 cannot run here:\n${doctor.stdout}`,
+  );
+
+/** The interpreters to make environments with: Debian's, and pyenv's where pyenv is installed. */
+function interpreters(): { name: string; python: string }[] {
+  const found = [{ name: "debian", python: "/usr/bin/python3" }];
+  const pyenv = spawnSync("sh", ["-c", "command -v pyenv >/dev/null && pyenv which python3"], {
+    encoding: "utf8",
+  });
+  const target = pyenv.stdout.trim();
+  if (pyenv.status === 0 && target && target !== "/usr/bin/python3")
+    found.push({ name: "pyenv", python: target });
+  return found;
+}
+
+/**
+ * Install the fixture as pip installs a wheel: the package in site-packages, a dist-info folder,
+ * and a console script in the environment's bin whose `#!` names the environment's python.
+ */
+function installByLayout(venv: string, source: string): void {
+  const site = spawnSync(
+    join(venv, "bin", "python"),
+    ["-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+    {
+      encoding: "utf8",
+    },
+  ).stdout.trim();
+  cpSync(join(source, "mcp_echo_server"), join(site, "mcp_echo_server"), { recursive: true });
+  const info = join(site, "mcp_echo_server-0.1.0.dist-info");
+  mkdirSync(info);
+  writeFileSync(join(info, "METADATA"), "Metadata-Version: 2.1\nName: mcp-echo-server\nVersion: 0.1.0\n");
+  writeFileSync(join(info, "INSTALLER"), "pip\n");
+  writeFileSync(
+    join(info, "entry_points.txt"),
+    "[console_scripts]\nmcp-echo-server = mcp_echo_server.server:main\n",
+  );
+  writeFileSync(join(info, "RECORD"), "");
+  const script = join(venv, "bin", "mcp-echo-server");
+  writeFileSync(
+    script,
+    `#!${join(venv, "bin", "python3")}\n# -*- coding: utf-8 -*-\nimport re\nimport sys\nfrom mcp_echo_server.server import main\nif __name__ == '__main__':\n    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n    sys.exit(main())\n`,
+    { mode: 0o755 },
+  );
+}
+
+let scratch: string;
+const venvs = new Map<string, string>();
+beforeAll(() => {
+  scratch = realpathSync(mkdtempSync(join(tmpdir(), "mcpguard-venv-")));
+  for (const { name, python } of interpreters()) {
+    const venv = join(scratch, `venv-${name}`);
+    const made = spawnSync(python, ["-m", "venv", venv], { encoding: "utf8" });
+    if (made.status !== 0) throw new Error(`${python} -m venv: ${made.stderr}`);
+    // pip builds in the source folder: a copy of the fixture. The legacy setup.py install needs no
+    // wheel package (no index is reachable here), but setuptools, which Debian's venv has and a
+    // venv of pyenv's 3.11 lacks: there the files go where pip puts them (installByLayout).
+    const source = join(scratch, `src-${name}`);
+    cpSync(FIXTURE, source, { recursive: true });
+    const pip = spawnSync(
+      join(venv, "bin", "pip"),
+      ["install", "-q", "--no-index", "--no-build-isolation", "--no-use-pep517", source],
+      { encoding: "utf8", env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: "1" } },
+    );
+    if (pip.status !== 0) installByLayout(venv, source);
+    venvs.set(name, venv);
+  }
+}, 180_000);
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** A raw draft of `mcpguard policy derive` for the command, derived from `/`. */
+function derive(command: string[]): string {
+  const r = spawnSync(process.execPath, [MCPGUARD, "policy", "derive", "--", ...command], {
+    cwd: "/",
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  expect(r.status, r.stderr).toBe(0);
+  const file = join(scratch, `policy-${venvs.size}-${Math.random().toString(36).slice(2)}.json`);
+  writeFileSync(file, r.stdout);
+  return file;
+}
+
+const text = (message: unknown) =>
+  ((message as { result: { content: { text: string }[] } }).result.content[0] as { text: string }).text;
+
+describe.skipIf(!l3)("a Python server in a virtual environment, under C-full", () => {
+  for (const { name } of interpreters()) {
+    for (const how of ["console script", "python -m"]) {
+      it(`${name}'s python, ${how}, with a raw draft, started from /`, async () => {
+        const venv = venvs.get(name) as string;
+        const command =
+          how === "console script"
+            ? [join(venv, "bin", "mcp-echo-server")]
+            : [join(venv, "bin", "python"), "-m", "mcp_echo_server"];
+        const policy = derive(command);
+        const proxy = new RawProxy(["--config", "C-full", "--policy", policy, "--", ...command], {
+          cwd: "/",
+        });
+        await proxy.initialize();
+        proxy.request(1, "tools/call", { name: "echo", arguments: { text: "hello from the venv" } });
+        expect(text(await proxy.next())).toBe("hello from the venv");
+        proxy.request(2, "tools/call", { name: "where", arguments: {} });
+        const where = JSON.parse(text(await proxy.next())) as { prefix: string; module: string };
+        expect(where.prefix).toBe(venv);
+        expect(where.module.startsWith(join(venv, "lib"))).toBe(true);
+        proxy.child.stdin.end();
+        expect((await proxy.exited).code, proxy.stderr).toBe(0);
+      });
+    }
+  }
+
+  it("grants the environment's files to read, and nothing of its bin folder or HOME", () => {
+    const venv = venvs.get("debian") as string;
+    const command = [join(venv, "bin", "mcp-echo-server")];
+    const policy = derive(command);
+    const r = spawnSync(
+      process.execPath,
+      [MCPGUARD, "policy", "export", "--format", "landlock", "--policy", policy, "--", ...command],
+      { cwd: "/", encoding: "utf8" },
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain(join(venv, "pyvenv.cfg"));
+    expect(r.stdout).toContain(join(venv, "lib"));
+    expect(r.stdout).not.toMatch(new RegExp(`read[^\\n]*${join(venv, "bin")}\\n`));
+  });
+});
+
+describe("a start refused before any server runs", () => {
+  it("answers the client's initialize with the reason, and exits 2", async () => {
+    const policy = join(scratch, "broken.json");
+    writeFileSync(policy, "{ not json");
+    const proxy = new RawProxy(["--config", "C-app", "--policy", policy, "--", "/usr/bin/true"]);
+    proxy.request(0, "initialize", {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "t", version: "1" },
+    });
+    const answer = (await proxy.next()) as { id: number; error: { code: number; message: string } };
+    expect(answer.id).toBe(0);
+    expect(answer.error.message).toMatch(/^mcpguard did not start the server: config C-app: .*broken.json/);
+    expect((await proxy.exited).code).toBe(2);
+    expect(proxy.stderr).toMatch(/^mcpguard run: config C-app: .*broken.json/);
+  });
+});
