@@ -130,6 +130,8 @@ export async function main(argv: string[]): Promise<number> {
   } catch (error) {
     if (error instanceof UsageError) {
       process.stderr.write(`mcpguard ${name}: ${error.message}\n`);
+      // A client waiting on `initialize` gets the reason too, not only a closed connection.
+      if (name === "run") await (await import("./refusedStart.js")).answerRefusedStart(error.message);
       return 2;
     }
     // Not the user's mistake: still one line, and the stack only when asked for.
