@@ -9,7 +9,9 @@
  * npx is resolved from the npm cache first (`--offline`), so a server whose package is cached
  * starts without the network; only a package missing from the cache is fetched, as npx would,
  * unless npm is told to stay offline. Install scripts never run (`--ignore-scripts`): they would
- * run outside the sandbox.
+ * run outside the sandbox. `uvx` (and `uv tool run`) is resolved the same way: uv prepares the
+ * tool's environment, from its cache first, and the command's console script in it runs confined,
+ * with the environment's interpreter (compile.ts, pythonNeeds).
  */
 import { execFile } from "node:child_process";
 import { accessSync, constants, existsSync, readFileSync, realpathSync, statSync } from "node:fs";
@@ -303,11 +305,20 @@ async function resolveNpx(
   return { ...scriptLaunch(entry, npx.args, options.env), via: `npx ${packages.join(" ")}` };
 }
 
-/** Run `script` as the kernel would: through the program its `#!` line names, found on PATH. */
+/**
+ * Run `script` as the kernel would: through the program its `#!` line names, found on PATH. A
+ * Python interpreter keeps the path the line gives (a virtual environment's `bin/python` links to
+ * the system's, but started as the link it is that environment's).
+ */
 function scriptLaunch(script: string, args: string[], env: NodeJS.ProcessEnv): Launch {
   const shebang = shebangOf(script);
+  const named = shebang?.[0];
+  const asWritten =
+    named && isAbsolute(named) && /^python(\d+(\.\d+)?)?$/.test(basename(named)) && existsSync(named)
+      ? named
+      : undefined;
   const interpreter = shebang
-    ? (envTarget(shebang, env.PATH) ?? which(shebang[0] as string, env.PATH))
+    ? (asWritten ?? envTarget(shebang, env.PATH) ?? which(named as string, env.PATH))
     : undefined;
   if (interpreter && interpreterOf(interpreter)) {
     return { argv: [interpreter, script, ...args], script, args };
@@ -315,7 +326,95 @@ function scriptLaunch(script: string, args: string[], env: NodeJS.ProcessEnv): L
   return { argv: [script, ...args], args };
 }
 
-const UNRESOLVED = new Set(["uvx", "bunx", "pipx", "pnpx"]);
+interface UvCommand {
+  /** The package spec the tool comes from (`--from`, or the command's own `name@version`). */
+  from: string;
+  /** The command to run from the tool's environment (its console script). */
+  command: string;
+  args: string[];
+  /** uv options to pass on to the resolution (`--python 3.12`, `--with x`, `--offline`, ...). */
+  flags: string[];
+}
+
+/** uv options of `uvx`/`uv tool run` that take a value. */
+const UV_VALUED = new Set([
+  "--from",
+  "--with",
+  "--with-requirements",
+  "--with-editable",
+  "-p",
+  "--python",
+  "--index",
+  "--default-index",
+  "--index-url",
+  "--extra-index-url",
+  "-i",
+  "--cache-dir",
+  "--directory",
+  "--project",
+  "--config-file",
+  "--env-file",
+]);
+
+/** `uvx [options] <command>[@version] [args...]` (also `uv tool run`), or undefined. */
+export function parseUvx(argv: readonly string[]): UvCommand | undefined {
+  const name = basename(argv[0] ?? "");
+  let rest: string[];
+  if (name === "uvx") rest = argv.slice(1);
+  else if (name === "uv" && argv[1] === "tool" && (argv[2] === "run" || argv[2] === "uvx"))
+    rest = argv.slice(3);
+  else return undefined;
+  const flags: string[] = [];
+  let from: string | undefined;
+  for (let i = 0; i < rest.length; i++) {
+    const word = rest[i] as string;
+    if (word === "--") break;
+    if (!word.startsWith("-")) {
+      const command = word.replace(/@.*$/, "");
+      return { from: from ?? word, command, args: rest.slice(i + 1), flags };
+    }
+    const [option = "", inline] = word.startsWith("--") ? word.split(/=(.*)/s) : [word];
+    if (UV_VALUED.has(option)) {
+      const value = inline ?? rest[++i];
+      if (value === undefined) throw new LaunchError(`uvx: ${option} needs a value`);
+      if (option === "--from") from = value;
+      else flags.push(option, value);
+    } else flags.push(word);
+  }
+  throw new LaunchError("uvx names no command to run");
+}
+
+/**
+ * What `uvx` would run: the tool's environment (uv keeps it in its cache, a virtual environment)
+ * and the command's console script in it. uv is asked the way npx is: run Python in that
+ * environment to print its scripts folder, from uv's cache first (`--offline`), so that a cached
+ * tool starts without the network.
+ */
+async function resolveUvx(
+  uv: UvCommand,
+  uvxPath: string,
+  options: { env: NodeJS.ProcessEnv; cwd: string },
+  viaUv: boolean,
+): Promise<Launch> {
+  const code = "import sysconfig; print(sysconfig.get_path('scripts'))";
+  const ask = (flags: string[]) =>
+    run(uvxPath, [...(viaUv ? ["tool", "run"] : []), ...flags, "--from", uv.from, "python", "-c", code], {
+      env: options.env,
+      cwd: options.cwd,
+      timeoutMs: 120_000,
+    });
+  const chooses = uv.flags.includes("--offline") || uv.flags.includes("--no-offline");
+  let answer = await ask(chooses ? uv.flags : [...uv.flags, "--offline"]);
+  if (!answer.ok && !chooses) answer = await ask(uv.flags);
+  if (!answer.ok) throw new LaunchError(`uvx could not prepare ${uv.from}: ${lastLine(answer.stderr)}`);
+  const scripts = answer.stdout.trim().split("\n").at(-1) ?? "";
+  const entry = join(scripts, uv.command);
+  if (!isAbsolute(scripts) || !existsSync(entry))
+    throw new LaunchError(`uvx prepared ${uv.from} but its environment has no ${uv.command} to run`);
+  return { ...scriptLaunch(entry, uv.args, options.env), via: `uvx ${uv.from}` };
+}
+
+const UNRESOLVED = new Set(["bunx", "pipx", "pnpx"]);
 
 /**
  * What `argv` runs, resolved before confinement: a shim to the interpreter it stands for, npx to
@@ -332,10 +431,12 @@ export async function resolveLaunch(
   const shim = await resolveShim(exe, name, options);
   const npx = parseNpx([name, ...rest]);
   if (npx) return resolveNpx(npx, shim ?? realpathSync(exe), options, name === "npm");
+  const uvx = parseUvx([name, ...rest]);
+  if (uvx) return resolveUvx(uvx, shim ?? realpathSync(exe), options, name === "uv");
   if (
     UNRESOLVED.has(name) ||
     (name === "pnpm" && rest[0] === "dlx") ||
-    (name === "uv" && rest[0] === "tool")
+    (name === "uv" && rest[0] === "run")
   ) {
     throw new LaunchError(
       `${name} is a launcher that mcpguard does not resolve before confinement yet; ` +

@@ -4,7 +4,14 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { LaunchError, packageName, parseNpx, resolveLaunch, splitCommand } from "../src/launchers.ts";
+import {
+  LaunchError,
+  packageName,
+  parseNpx,
+  parseUvx,
+  resolveLaunch,
+  splitCommand,
+} from "../src/launchers.ts";
 
 const root = mkdtempSync(join(tmpdir(), "mcpguard-launchers-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -132,11 +139,50 @@ describe("resolveLaunch", () => {
   it("refuses a launcher it cannot resolve, saying what to do instead", async () => {
     const bin = join(root, "bin");
     mkdirSync(bin, { recursive: true });
-    writeFileSync(join(bin, "uvx"), "#!/bin/sh\n", { mode: 0o755 });
-    const error = await resolveLaunch(["uvx", "mcp-server-git"], { env: { PATH: bin }, cwd: root }).catch(
+    writeFileSync(join(bin, "bunx"), "#!/bin/sh\n", { mode: 0o755 });
+    const error = await resolveLaunch(["bunx", "some-server"], { env: { PATH: bin }, cwd: root }).catch(
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(LaunchError);
-    expect(String(error)).toMatch(/uvx is a launcher that mcpguard does not resolve before confinement yet/);
+    expect(String(error)).toMatch(/bunx is a launcher that mcpguard does not resolve before confinement yet/);
+  });
+
+  /**
+   * uv cannot be installed here (no Python package index): its tool environment is laid out as uv
+   * lays it out (a venv in its cache, `archive-v0/<id>/`, with the tool's console script), and a
+   * stand-in `uvx` answers as uv does: it runs Python in that environment, and logs how it was asked.
+   */
+  it("resolves uvx to the tool's console script in uv's cache, asking uv offline first", async () => {
+    const env = join(root, "uv-cache", "archive-v0", "q3xw9");
+    execFileSync("/usr/bin/python3", ["-m", "venv", "--without-pip", env]);
+    const script = join(env, "bin", "mcp-server-time");
+    writeFileSync(script, `#!${join(env, "bin", "python")}\nimport sys\nprint("time")\n`, { mode: 0o755 });
+    const bin = join(root, "uvbin");
+    mkdirSync(bin, { recursive: true });
+    const log = join(root, "uvx.log");
+    writeFileSync(
+      join(bin, "uvx"),
+      `#!/bin/sh\necho "$*" >> ${log}\nwhile [ "$1" != python ]; do shift; done\nshift\nexec ${join(env, "bin", "python")} "$@"\n`,
+      { mode: 0o755 },
+    );
+    const launch = await resolveLaunch(
+      ["uvx", "--python", "3.11", "mcp-server-time@2025.1.1", "--local-timezone", "UTC"],
+      {
+        env: { PATH: `${bin}:/usr/bin:/bin` },
+        cwd: root,
+      },
+    );
+    expect(launch.via).toBe("uvx mcp-server-time@2025.1.1");
+    // The environment's interpreter, as the script names it: started as the link, it is the venv's.
+    expect(launch.argv).toEqual([join(env, "bin", "python"), script, "--local-timezone", "UTC"]);
+    expect(readFileSync(log, "utf8").split("\n")[0]).toBe(
+      "--python 3.11 --offline --from mcp-server-time@2025.1.1 python -c import sysconfig; print(sysconfig.get_path('scripts'))",
+    );
+    expect(parseUvx(["uv", "tool", "run", "--from", "git+https://x/y", "serve", "-v"])).toEqual({
+      from: "git+https://x/y",
+      command: "serve",
+      args: ["-v"],
+      flags: [],
+    });
   });
 });

@@ -299,7 +299,7 @@ function packageRunner(argv: readonly string[], kernel: boolean): Finding[] {
         reason: `${runner.name} ${spec} installs from a repository or URL, not a registry release: pin a commit or use a released version`,
       });
   }
-  if (kernel && !["npx", "npm exec", "npm x"].includes(runner.name))
+  if (kernel && !["npx", "npm exec", "npm x", "uvx", "uv tool run"].includes(runner.name))
     findings.push({
       severity: "medium",
       rule: "l3-launcher",
