@@ -323,6 +323,8 @@ interface Walk {
   computed: Set<string>;
   /** Identifier nodes that declare a name. */
   declarations: Set<Node>;
+  /** Each node's parent and the key it is under. */
+  parents: Map<Node, [Node | null, string]>;
   use: CodeUse;
 }
 
@@ -331,10 +333,12 @@ export function readJavaScript(code: string, module: boolean, use: CodeUse): str
   const ast = parse(code, module);
   if (typeof ast === "string") return ast;
   const nodes: [Node, Node | null, string][] = [];
+  const parents = new Map<Node, [Node | null, string]>();
   const stack: [Node, Node | null, string][] = [[ast, null, ""]];
   while (stack.length > 0) {
     const item = stack.pop() as [Node, Node | null, string];
     nodes.push(item);
+    parents.set(item[0], [item[1], item[2]]);
     if (nodes.length > MAX_NODES) return "is too large to check";
     for (const key of Object.keys(item[0])) {
       const value = item[0][key];
@@ -348,11 +352,18 @@ export function readJavaScript(code: string, module: boolean, use: CodeUse): str
     bindings: new Map(),
     computed: new Set(),
     declarations: new Set(),
+    parents,
     use,
   };
   for (const [node] of nodes) collectBindings(node, walk);
   // Names and properties first, so that a reason names what the code reaches (`Function`), then calls.
-  const early = new Set(["Identifier", "MemberExpression", "ImportExpression", "ImportDeclaration"]);
+  const early = new Set([
+    "Identifier",
+    "MemberExpression",
+    "ImportExpression",
+    "ImportDeclaration",
+    "ThisExpression",
+  ]);
   for (const pass of [true, false]) {
     for (const [node, parent, key] of nodes) {
       if (early.has(node.type) !== pass) continue;
@@ -456,6 +467,8 @@ function nodeRule(node: Node, parent: Node | null, key: string, walk: Walk): str
       return importSource(node.source, walk);
     case "ImportDeclaration":
       return importSource(node.source, walk);
+    case "ThisExpression":
+      return thisRule(node, walk);
     case "WithStatement":
       return "uses with, which makes names dynamic";
     case "MetaProperty":
@@ -467,6 +480,17 @@ function nodeRule(node: Node, parent: Node | null, key: string, walk: Walk): str
     default:
       return undefined;
   }
+}
+
+/**
+ * `this` outside a class may be the global object: at the top of a script, in an arrow function
+ * there, in a function called without an object. Class code is strict, where it never is.
+ */
+function thisRule(node: Node, walk: Walk): string | undefined {
+  for (let at = walk.parents.get(node); at?.[0]; at = walk.parents.get(at[0])) {
+    if (at[0].type === "ClassBody") return undefined;
+  }
+  return "uses this outside a class, where it may be the global object (this.process, this.require)";
 }
 
 function importSource(source: Node, walk: Walk): string | undefined {
