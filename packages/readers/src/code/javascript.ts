@@ -159,6 +159,12 @@ const PURE_MODULES = new Set([
   "console",
 ]);
 const FS_MODULES = new Set(["fs", "fs/promises"]);
+/** Members that load native code or hand out the global object. */
+const NATIVE_MEMBERS: Record<string, string> = {
+  setEngine: "loads native code (crypto.setEngine, an OpenSSL engine)",
+  prepareStackTrace: "sees the stack's frames (Error.prepareStackTrace), whose this is the global object",
+};
+
 const REACHES: Record<string, string> = {
   child_process: "processes",
   cluster: "processes",
@@ -538,6 +544,8 @@ function memberRule(node: Node, parent: Node | null, key: string, walk: Walk): s
   const name = propertyName(node);
   if (name !== undefined && FORBIDDEN_MEMBERS.has(name))
     return `reaches .${name}, a way to the Function constructor or the module system`;
+  if (name !== undefined && Object.hasOwn(NATIVE_MEMBERS, name))
+    return `reaches .${name}, which ${NATIVE_MEMBERS[name]}`;
   const object = node.object;
   const owner = object.type === "Identifier" && !walk.declared.has(object.name) ? object.name : undefined;
   const bound = object.type === "Identifier" ? walk.bindings.get(object.name) : requiredModule(object);
