@@ -217,8 +217,8 @@ const FS_FUNCTIONS: Record<string, string> = {
   symlinkSync: "rw",
   createReadStream: "r",
   createWriteStream: "w",
-  openSync: "t",
-  open: "t",
+  openSync: "r",
+  open: "r",
   accessSync: "t",
   access: "t",
   realpathSync: "t",
@@ -577,15 +577,48 @@ function fsMember(
 function fsCall(name: string, args: Node[], walk: Walk): string | undefined {
   const paths = Object.hasOwn(FS_FUNCTIONS, name) ? FS_FUNCTIONS[name] : undefined;
   if (paths === undefined) return `uses fs.${name}, which is not among the file functions checked here`;
+  const opens = OPENS_WITH_FLAGS.has(name) ? openAccess(name, args[1]) : "read";
+  if (opens !== "read" && opens !== "write") return `calls fs.${name} ${opens}`;
   for (let i = 0; i < paths.length; i++) {
     const text = literalString(args[i]);
     if (text === undefined) return `calls fs.${name} with a path known only when it runs`;
     walk.use.files.push({
       path: text,
-      access: paths[i] === "w" ? "write" : paths[i] === "r" ? "read" : "touch",
+      access:
+        paths[i] === "w" || (paths[i] === "r" && opens === "write")
+          ? "write"
+          : paths[i] === "r"
+            ? "read"
+            : "touch",
     });
   }
   return undefined;
+}
+
+/** Functions that open their file with flags (a string, or an options object's flag or flags). */
+const OPENS_WITH_FLAGS = new Set(["readFileSync", "readFile", "createReadStream", "openSync", "open"]);
+
+/** Whether flags open for writing (w, a, +): `read`, `write`, or why the flags cannot be known. */
+function openAccess(name: string, arg: Node): "read" | "write" | string {
+  if (!arg || arg.type === "FunctionExpression" || arg.type === "ArrowFunctionExpression") return "read";
+  const flags = (text: string) => (/[wa+]/.test(text) ? "write" : "read");
+  const literal = literalString(arg);
+  if (literal !== undefined) return name.startsWith("open") ? flags(literal) : "read";
+  if (arg.type === "ObjectExpression" && !name.startsWith("open")) {
+    let access: "read" | "write" = "read";
+    for (const p of arg.properties) {
+      if (p.type !== "Property" || p.computed) return "with options known only when it runs";
+      const key = propertyName(p);
+      if (key !== "flag" && key !== "flags") continue;
+      const value = literalString(p.value);
+      if (value === undefined) return "with open flags known only when it runs";
+      access = flags(value);
+    }
+    return access;
+  }
+  return name.startsWith("open")
+    ? "with open flags known only when it runs"
+    : "with options known only when it runs";
 }
 
 function callRule(node: Node, walk: Walk): string | undefined {
