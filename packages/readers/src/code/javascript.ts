@@ -164,7 +164,6 @@ const NATIVE_MEMBERS: Record<string, string> = {
   setEngine: "loads native code (crypto.setEngine, an OpenSSL engine)",
   prepareStackTrace: "sees the stack's frames (Error.prepareStackTrace), whose this is the global object",
 };
-
 const REACHES: Record<string, string> = {
   child_process: "processes",
   cluster: "processes",
@@ -323,7 +322,10 @@ function parse(code: string, module: boolean): Node | string {
 
 interface Walk {
   declared: Set<string>;
-  /** Names bound to a module (`fs`) or to one of its functions (`fs.readFileSync`). */
+  /**
+   * Names bound to a module (`path`), to fs or fs.promises (`fs`, `fs.promises`), or to one of
+   * their functions (`fs.readFileSync`, `fs.promises.readFile`).
+   */
   bindings: Map<string, string>;
   /** Names that hold a value read by a property name computed at run time. */
   computed: Set<string>;
@@ -405,12 +407,12 @@ function collectBindings(node: Node, walk: Walk): void {
   const names: string[] = [];
   if (node.type === "VariableDeclarator") {
     patternNames(node.id, names, walk.declarations);
-    const module = requiredModule(node.init);
+    // fs is bound where it is required (`require('fs')`, `require('fs').promises`), never aliased.
+    const module =
+      node.init?.type === "Identifier" ? undefined : (fsValue(node.init, walk) ?? requiredModule(node.init));
     if (module && node.id.type === "Identifier") walk.bindings.set(node.id.name, module);
-    if (module && node.id.type === "ObjectPattern") {
-      for (const p of node.id.properties)
-        if (p.type === "Property" && p.value.type === "Identifier")
-          walk.bindings.set(p.value.name, `${module}.${propertyName(p)}`);
+    if (module && plainPattern(node.id)) {
+      for (const p of node.id.properties) walk.bindings.set(p.value.name, `${module}.${propertyName(p)}`);
     }
     if (node.id.type === "Identifier" && computedRead(node.init)) walk.computed.add(node.id.name);
   } else if (
@@ -422,19 +424,75 @@ function collectBindings(node: Node, walk: Walk): void {
     for (const p of node.params) patternNames(p, names, walk.declarations);
   } else if (node.type === "ClassDeclaration" && node.id) names.push(node.id.name);
   else if (node.type === "CatchClause" && node.param) patternNames(node.param, names, walk.declarations);
-  else if (
-    node.type === "ImportSpecifier" ||
-    node.type === "ImportDefaultSpecifier" ||
-    node.type === "ImportNamespaceSpecifier"
-  )
-    names.push(node.local.name);
-  else if (
+  else if (node.type === "ImportDeclaration") {
+    const module = fsModuleOf(literalString(node.source));
+    for (const specifier of node.specifiers) {
+      names.push(specifier.local.name);
+      if (module === undefined) continue;
+      const imported =
+        specifier.type === "ImportSpecifier" ? propertyName({ key: specifier.imported }) : undefined;
+      walk.bindings.set(
+        specifier.local.name,
+        imported === undefined || imported === "default" ? module : fsMemberOf(module, imported),
+      );
+    }
+  } else if (
     node.type === "AssignmentExpression" &&
     node.left.type === "Identifier" &&
     computedRead(node.right)
   )
     walk.computed.add(node.left.name);
   for (const n of names) walk.declared.add(n);
+}
+
+/** `{ a, b: c }`: the only destructuring of fs that names its functions (no rest, default or nesting). */
+function plainPattern(pattern: Node): boolean {
+  return (
+    pattern.type === "ObjectPattern" &&
+    pattern.properties.every(
+      (p: Node) =>
+        p.type === "Property" &&
+        !p.computed &&
+        p.value.type === "Identifier" &&
+        propertyName(p) !== undefined,
+    )
+  );
+}
+
+/** `fs` for fs, `fs.promises` for fs/promises. */
+function fsModuleOf(spec: string | undefined): string | undefined {
+  const name = spec?.replace(/^node:/, "");
+  return name === "fs" ? "fs" : name === "fs/promises" ? "fs.promises" : undefined;
+}
+
+/** The binding of `member` of an fs module: fs.promises, or a function. */
+function fsMemberOf(module: string, member: string): string {
+  return `${module}.${member}`;
+}
+
+const isFsBinding = (bound: string | undefined) => bound === "fs" || (bound?.startsWith("fs.") ?? false);
+const isFsModule = (bound: string | undefined) => bound === "fs" || bound === "fs.promises";
+
+/** What of fs an expression is: `fs`, `fs.promises`, a function (`fs.readFileSync`), or undefined. */
+function fsValue(node: Node, walk: Walk): string | undefined {
+  if (!node) return undefined;
+  switch (node.type) {
+    case "Identifier": {
+      const bound = walk.bindings.get(node.name);
+      return isFsBinding(bound) ? bound : undefined;
+    }
+    case "CallExpression":
+      return fsModuleOf(requiredModule(node));
+    case "ChainExpression":
+      return fsValue(node.expression, walk);
+    case "MemberExpression": {
+      const object = fsValue(node.object, walk);
+      const name = propertyName(node);
+      return object === "fs" && name === "promises" ? "fs.promises" : undefined;
+    }
+    default:
+      return undefined;
+  }
 }
 
 function literalString(node: Node): string | undefined {
@@ -460,6 +518,24 @@ function computedRead(node: Node): boolean {
   );
 }
 
+/** Whether an Identifier under `parent` at `key` is a use of a name (not a declaration or a property name). */
+function usePosition(parent: Node, key: string): boolean {
+  if (
+    (parent.type === "MemberExpression" && key === "property" && !parent.computed) ||
+    (parent.type === "Property" && key === "key" && !parent.computed)
+  )
+    return false;
+  return (
+    ![
+      "MethodDefinition",
+      "PropertyDefinition",
+      "LabeledStatement",
+      "BreakStatement",
+      "ContinueStatement",
+    ].includes(parent.type) && !["id", "params", "local", "imported", "exported"].includes(key)
+  );
+}
+
 function nodeRule(node: Node, parent: Node | null, key: string, walk: Walk): string | undefined {
   switch (node.type) {
     case "Identifier":
@@ -468,8 +544,10 @@ function nodeRule(node: Node, parent: Node | null, key: string, walk: Walk): str
       return memberRule(node, parent, key, walk);
     case "CallExpression":
     case "NewExpression":
-      return callRule(node, walk);
+      return fsUseRule(node, parent, key, walk) ?? callRule(node, walk);
     case "ImportExpression":
+      if (fsModuleOf(literalString(node.source)))
+        return "imports fs at run time (import()), whose functions are then not followed";
       return importSource(node.source, walk);
     case "ImportDeclaration":
       return importSource(node.source, walk);
@@ -499,6 +577,33 @@ function thisRule(node: Node, walk: Walk): string | undefined {
   return "uses this outside a class, where it may be the global object (this.process, this.require)";
 }
 
+/**
+ * fs (or fs.promises) as a value may only have its functions called: `require('fs').f(...)`,
+ * `const fs = require('fs')` then `fs.f(...)`, `const { f } = require('fs')` then `f(...)`.
+ */
+function fsUseRule(node: Node, parent: Node | null, key: string, walk: Walk): string | undefined {
+  const value = fsValue(node, walk);
+  if (value === undefined || !parent) return undefined;
+  if (node.type === "Identifier" && (walk.declarations.has(node) || !usePosition(parent, key)))
+    return undefined;
+  if (isFsModule(value)) {
+    if (parent.type === "MemberExpression" && key === "object") return undefined;
+    if (
+      parent.type === "VariableDeclarator" &&
+      key === "init" &&
+      node.type !== "Identifier" &&
+      (parent.id.type === "Identifier" || plainPattern(parent.id))
+    )
+      return undefined;
+    if (parent.type === "ChainExpression") {
+      const [above, at] = walk.parents.get(parent) ?? [null, ""];
+      return fsUseRule(parent, above, at, walk);
+    }
+  } else if ((parent.type === "CallExpression" || parent.type === "NewExpression") && key === "callee")
+    return undefined;
+  return `uses ${value} other than by calling its functions with literal paths`;
+}
+
 function importSource(source: Node, walk: Walk): string | undefined {
   const text = literalString(source);
   if (text === undefined) return "imports a module named only at run time";
@@ -524,13 +629,8 @@ function identifierRule(node: Node, parent: Node | null, key: string, walk: Walk
   if (key === "id" || key === "params" || key === "local" || key === "imported" || key === "exported")
     return undefined;
   const bound = walk.bindings.get(node.name);
-  if (bound && FS_MODULES.has(bound.split(".")[0] as string)) {
-    // fs, or one of its functions, may only be called: as a value it would reach any path.
-    const used = bound.includes(".")
-      ? parent.type === "CallExpression" && key === "callee"
-      : parent.type === "MemberExpression" && key === "object";
-    return used ? undefined : `uses ${bound} other than by calling it with literal paths`;
-  }
+  // fs, or one of its functions, may only be called: as a value it would reach any path.
+  if (isFsBinding(bound)) return fsUseRule(node, parent, key, walk);
   if (walk.declared.has(node.name) || bound) return undefined;
   if (!GLOBALS.has(node.name)) return `uses the global ${node.name}, which is not known to only compute`;
   if (node.name === "require" && !(parent.type === "CallExpression" && key === "callee"))
@@ -548,29 +648,31 @@ function memberRule(node: Node, parent: Node | null, key: string, walk: Walk): s
     return `reaches .${name}, which ${NATIVE_MEMBERS[name]}`;
   const object = node.object;
   const owner = object.type === "Identifier" && !walk.declared.has(object.name) ? object.name : undefined;
-  const bound = object.type === "Identifier" ? walk.bindings.get(object.name) : requiredModule(object);
+  const fs = fsValue(object, walk);
   if (owner === "process" && (name === undefined || !PROCESS_MEMBERS.has(name)))
     return `reaches process.${name ?? "[…]"}, beyond the process's own input and output`;
   if (owner === "Object" && (name === undefined || !OBJECT_METHODS.has(name)))
     return `uses Object.${name ?? "[…]"}, which reaches objects' internals`;
   if (owner && name === undefined && GLOBALS.has(owner))
     return `reaches ${owner} by a property name computed at run time`;
-  if (bound && FS_MODULES.has(bound.split(".")[0] as string)) return fsMember(parent, key, bound, name, walk);
-  if (bound === "path" || bound === "crypto") return undefined;
+  if (isFsModule(fs)) return fsMember(node, parent, key, fs as string, name, walk);
+  if (fs !== undefined) return fsUseRule(object, node, "object", walk);
   return undefined;
 }
 
-/** `fs.readFileSync('x')`: an fs function, called, with literal paths. */
+/** `fs.readFileSync('x')`, `fs.promises.readFile('x')`: an fs function, called, with literal paths. */
 function fsMember(
+  node: Node,
   parent: Node | null,
   key: string,
-  bound: string,
+  module: string,
   name: string | undefined,
   walk: Walk,
 ): string | undefined {
-  if (name === "promises" && bound.split(".").length === 1) return undefined;
+  // fs.promises is a module: what is done with it is judged where it stands.
+  if (name === "promises" && module === "fs") return fsUseRule(node, parent, key, walk);
   if (!(parent?.type === "CallExpression" && key === "callee") || name === undefined)
-    return `uses fs.${name ?? "[…]"} other than by calling it`;
+    return `uses ${module}.${name ?? "[…]"} other than by calling it`;
   return fsCall(name, parent.arguments, walk);
 }
 
@@ -631,8 +733,8 @@ function callRule(node: Node, walk: Walk): string | undefined {
     if (walk.computed.has(callee.name))
       return `calls ${callee.name}, a value read by a property name computed at run time`;
     const bound = walk.bindings.get(callee.name);
-    if (bound && FS_MODULES.has(bound.split(".")[0] as string))
-      return fsCall(bound.split(".").at(-1) as string, node.arguments, walk);
+    if (isFsBinding(bound) && !isFsModule(bound))
+      return fsCall((bound as string).split(".").at(-1) as string, node.arguments, walk);
     return undefined;
   }
   if (callee.type === "MemberExpression") {
