@@ -164,6 +164,21 @@ const NATIVE_MEMBERS: Record<string, string> = {
   setEngine: "loads native code (crypto.setEngine, an OpenSSL engine)",
   prepareStackTrace: "sees the stack's frames (Error.prepareStackTrace), whose this is the global object",
 };
+/** Functions that only read what they are given as data: a value read by a computed name may be handed to them. */
+const DATA_SINKS = new Set(["String", "Number", "Boolean", "parseInt", "parseFloat", "isNaN", "isFinite"]);
+const SINK_OWNERS = new Set(["console", "Math", "JSON"]);
+/** Methods whose result is a number, so that `x[i]` with it is an index. */
+const NUMERIC_METHODS = new Set([
+  "indexOf",
+  "lastIndexOf",
+  "findIndex",
+  "findLastIndex",
+  "charCodeAt",
+  "codePointAt",
+  "search",
+]);
+const NUMERIC_OPERATORS = new Set(["-", "*", "/", "%", "**", "|", "&", "^", "<<", ">>", ">>>"]);
+const DYNAMIC = "a value read by a property name computed at run time (x[k] may be the Function constructor)";
 const REACHES: Record<string, string> = {
   child_process: "processes",
   cluster: "processes",
@@ -327,8 +342,10 @@ interface Walk {
    * their functions (`fs.readFileSync`, `fs.promises.readFile`).
    */
   bindings: Map<string, string>;
-  /** Names that hold a value read by a property name computed at run time. */
+  /** Names that may hold a value read by a property name computed at run time. */
   computed: Set<string>;
+  /** Names only ever given numbers: `x[i]` with one is an index. */
+  numeric: Set<string>;
   /** Identifier nodes that declare a name. */
   declarations: Set<Node>;
   /** Each node's parent and the key it is under. */
@@ -359,11 +376,14 @@ export function readJavaScript(code: string, module: boolean, use: CodeUse): str
     declared: new Set(),
     bindings: new Map(),
     computed: new Set(),
+    numeric: new Set(),
     declarations: new Set(),
     parents,
     use,
   };
   for (const [node] of nodes) collectBindings(node, walk);
+  numericNames(nodes, walk);
+  computedNames(nodes, walk);
   // Names and properties first, so that a reason names what the code reaches (`Function`), then calls.
   const early = new Set([
     "Identifier",
@@ -378,6 +398,11 @@ export function readJavaScript(code: string, module: boolean, use: CodeUse): str
       const why = nodeRule(node, parent, key, walk);
       if (why) return why;
     }
+  }
+  // Then where each value read by a computed property name goes.
+  for (const [node, parent, key] of nodes) {
+    const why = dynamicRule(node, parent, key, walk);
+    if (why) return why;
   }
   return undefined;
 }
@@ -414,7 +439,6 @@ function collectBindings(node: Node, walk: Walk): void {
     if (module && plainPattern(node.id)) {
       for (const p of node.id.properties) walk.bindings.set(p.value.name, `${module}.${propertyName(p)}`);
     }
-    if (node.id.type === "Identifier" && computedRead(node.init)) walk.computed.add(node.id.name);
   } else if (
     node.type === "FunctionDeclaration" ||
     node.type === "FunctionExpression" ||
@@ -436,12 +460,7 @@ function collectBindings(node: Node, walk: Walk): void {
         imported === undefined || imported === "default" ? module : fsMemberOf(module, imported),
       );
     }
-  } else if (
-    node.type === "AssignmentExpression" &&
-    node.left.type === "Identifier" &&
-    computedRead(node.right)
-  )
-    walk.computed.add(node.left.name);
+  }
   for (const n of names) walk.declared.add(n);
 }
 
@@ -516,6 +535,205 @@ function computedRead(node: Node): boolean {
     literalString(node.property) === undefined &&
     !(node.property.type === "Literal" && typeof node.property.value === "number")
   );
+}
+
+/** `x[k]` where k may be any string (`constructor`): neither a literal nor an expression that is a number. */
+function dynamicRead(node: Node, walk: Walk): boolean {
+  return computedRead(node) && !isNumber(node.property, walk);
+}
+
+/** Whether an expression's value is a number (so never a property name like `constructor`). */
+function isNumber(node: Node, walk: Walk): boolean {
+  switch (node?.type) {
+    case "Literal":
+      return typeof node.value === "number";
+    case "Identifier":
+      return walk.numeric.has(node.name);
+    case "UnaryExpression":
+      return ["-", "+", "~"].includes(node.operator);
+    case "UpdateExpression":
+      return true;
+    case "BinaryExpression":
+      return (
+        NUMERIC_OPERATORS.has(node.operator) ||
+        (node.operator === "+" && isNumber(node.left, walk) && isNumber(node.right, walk))
+      );
+    case "MemberExpression":
+      return !node.computed && propertyName(node) === "length";
+    case "CallExpression": {
+      const callee = node.callee;
+      if (callee.type === "Identifier") return ["Number", "parseInt", "parseFloat"].includes(callee.name);
+      if (callee.type !== "MemberExpression" || callee.computed) return false;
+      const name = propertyName(callee);
+      return (
+        (callee.object.type === "Identifier" && callee.object.name === "Math") ||
+        (name !== undefined && NUMERIC_METHODS.has(name))
+      );
+    }
+    default:
+      return false;
+  }
+}
+
+/** Names given only numbers (declared with one, assigned and updated with numbers), to a fixed point. */
+function numericNames(nodes: [Node, Node | null, string][], walk: Walk): void {
+  const assigned = new Map<string, Node[]>();
+  const unknown = new Set<string>();
+  const give = (name: string, value: Node) => assigned.set(name, [...(assigned.get(name) ?? []), value]);
+  for (const [node, parent] of nodes) {
+    if (node.type === "VariableDeclarator") {
+      if (node.id.type === "Identifier" && node.init) give(node.id.name, node.init);
+      else patternNamesInto(node.id, unknown);
+    } else if (node.type === "AssignmentExpression" && node.left.type === "Identifier") {
+      const op = node.operator.slice(0, -1);
+      if (node.operator === "=") give(node.left.name, node.right);
+      else if (op === "+" || NUMERIC_OPERATORS.has(op))
+        give(node.left.name, { type: "BinaryExpression", operator: op, left: node.left, right: node.right });
+      else unknown.add(node.left.name);
+    } else if (node.type === "AssignmentExpression") {
+      patternNamesInto(node.left, unknown);
+    } else if (
+      node.type === "Identifier" &&
+      walk.declarations.has(node) &&
+      parent?.type !== "VariableDeclarator"
+    ) {
+      unknown.add(node.name);
+    } else if (node.type === "ForOfStatement" || node.type === "ForInStatement") {
+      const left = node.left.type === "VariableDeclaration" ? node.left.declarations[0]?.id : node.left;
+      if (left) patternNamesInto(left, unknown);
+    }
+  }
+  for (const name of assigned.keys())
+    if (!unknown.has(name) && !walk.computed.has(name)) walk.numeric.add(name);
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const name of walk.numeric) {
+      if ((assigned.get(name) ?? []).every((v) => isNumber(v, walk))) continue;
+      walk.numeric.delete(name);
+      changed = true;
+    }
+  }
+}
+
+function patternNamesInto(pattern: Node, out: Set<string>): void {
+  const names: string[] = [];
+  patternNames(pattern, names);
+  for (const n of names) out.add(n);
+}
+
+/** Whether an expression may be a value read by a computed property name, or reached from one. */
+function dynamicValue(node: Node, walk: Walk): boolean {
+  switch (node?.type) {
+    case "MemberExpression":
+      return dynamicRead(node, walk) || dynamicValue(node.object, walk);
+    case "Identifier":
+      return walk.computed.has(node.name) && !walk.declarations.has(node);
+    case "LogicalExpression":
+      return dynamicValue(node.left, walk) || dynamicValue(node.right, walk);
+    case "ConditionalExpression":
+      return dynamicValue(node.consequent, walk) || dynamicValue(node.alternate, walk);
+    case "SequenceExpression":
+      return dynamicValue(node.expressions.at(-1), walk);
+    case "AwaitExpression":
+    case "SpreadElement":
+      return dynamicValue(node.argument, walk);
+    case "ChainExpression":
+      return dynamicValue(node.expression, walk);
+    case "AssignmentExpression":
+      return dynamicValue(node.right, walk) || (node.operator !== "=" && dynamicValue(node.left, walk));
+    default:
+      return false;
+  }
+}
+
+/** Names that may hold a dynamic value: declared or assigned from one, or looping over one. */
+function computedNames(nodes: [Node, Node | null, string][], walk: Walk): void {
+  for (let changed = true; changed; ) {
+    const before = walk.computed.size;
+    for (const [node] of nodes) {
+      if (node.type === "VariableDeclarator" && dynamicValue(node.init, walk))
+        patternNamesInto(node.id, walk.computed);
+      else if (
+        node.type === "AssignmentExpression" &&
+        node.left.type === "Identifier" &&
+        dynamicValue(node.right, walk)
+      )
+        walk.computed.add(node.left.name);
+      else if (
+        (node.type === "ForOfStatement" || node.type === "ForInStatement") &&
+        dynamicValue(node.right, walk)
+      ) {
+        const left = node.left.type === "VariableDeclaration" ? node.left.declarations[0]?.id : node.left;
+        if (left) patternNamesInto(left, walk.computed);
+      }
+    }
+    changed = walk.computed.size !== before;
+  }
+}
+
+/** Whether a call hands its arguments to a function that only reads them as data (console.log, String, Math.max). */
+function dataSink(callee: Node, walk: Walk): boolean {
+  if (callee.type === "Identifier") return DATA_SINKS.has(callee.name) && !walk.declared.has(callee.name);
+  if (callee.type !== "MemberExpression" || callee.computed || callee.object.type !== "Identifier")
+    return false;
+  const owner = callee.object.name;
+  if (walk.declared.has(owner)) return false;
+  return SINK_OWNERS.has(owner) && (owner !== "JSON" || propertyName(callee) === "stringify");
+}
+
+/**
+ * Where a value read by a computed property name may go: into arithmetic, comparisons, strings,
+ * conditions, a name (which then holds one), a data sink's arguments, and the target of a write.
+ * Anywhere else it could be called, or handed to code that calls it, and it may be Function.
+ */
+function dynamicRule(node: Node, parent: Node | null, key: string, walk: Walk): string | undefined {
+  if (!parent || !dynamicValue(node, walk)) return undefined;
+  if (node.type === "Identifier" && !usePosition(parent, key)) return undefined;
+  switch (parent.type) {
+    case "MemberExpression":
+    case "LogicalExpression":
+    case "SequenceExpression":
+    case "AwaitExpression":
+    case "ChainExpression":
+      // The enclosing expression holds the value: it is judged where it stands.
+      return undefined;
+    case "ConditionalExpression":
+    case "BinaryExpression":
+    case "UnaryExpression":
+    case "TemplateLiteral":
+    case "IfStatement":
+    case "WhileStatement":
+    case "DoWhileStatement":
+    case "ForStatement":
+    case "SwitchStatement":
+    case "SwitchCase":
+    case "ExpressionStatement":
+    case "VariableDeclarator":
+    case "ForOfStatement":
+    case "ForInStatement":
+      return undefined;
+    case "UpdateExpression":
+      return writeTarget(node, walk);
+    case "AssignmentExpression":
+      if (key === "left") return writeTarget(node, walk);
+      if (parent.left.type === "Identifier") return undefined;
+      if (parent.operator !== "=" && NUMERIC_OPERATORS.has(parent.operator.slice(0, -1))) return undefined;
+      if (parent.operator === "+=") return undefined;
+      return `stores ${DYNAMIC} in an object`;
+    case "CallExpression":
+    case "NewExpression":
+      if (key === "callee") return `calls ${DYNAMIC}`;
+      return dataSink(parent.callee, walk) ? undefined : `hands on ${DYNAMIC}`;
+    default:
+      return `hands on ${DYNAMIC}`;
+  }
+}
+
+/** `o[k] = v` and `x = v` write; a write into an object reached by a computed name does not pass. */
+function writeTarget(node: Node, walk: Walk): string | undefined {
+  if (node.type === "Identifier") return undefined;
+  if (node.type === "MemberExpression" && !dynamicValue(node.object, walk)) return undefined;
+  return `writes into an object reached by a property name computed at run time`;
 }
 
 /** Whether an Identifier under `parent` at `key` is a use of a name (not a declaration or a property name). */
