@@ -3,4 +3,5 @@ export * from "./framing.js";
 export * from "./jsonrpc.js";
 export * from "./pending.js";
 export * from "./scan.js";
+export * from "./splice.js";
 export * from "./trust.js";
