@@ -12,6 +12,7 @@
  * (the lines of a private key without its armour look the same), unless its first bytes are a
  * known file format's (a PNG, a gzip archive), which no key starts with.
  */
+import { publicArmour } from "./pem.js";
 import { envName, secretLooking } from "./secrets.js";
 
 /** Digest sizes in bytes, by the name an algorithm goes by in a prefix (`sha512-`, `sha256:`, `h1:`). */
@@ -99,26 +100,6 @@ function sshPublicKey(candidate: string, before: string): boolean {
     blob.length > 4 + type.length &&
     blob.subarray(4, 4 + type.length).toString() === type
   );
-}
-
-/** Armoured blocks of public material: public keys and certificates (never PRIVATE KEY). */
-const PUBLIC_BLOCK =
-  /-----BEGIN ((?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE|CERTIFICATE REQUEST|X509 CRL)(?: BLOCK)?)-----[\s\S]*?-----END \1-----/g;
-
-/**
- * Whether an armoured block holds what its label says: DER (an ASN.1 SEQUENCE, 0x30) for keys and
- * certificates, OpenPGP packets (first byte with its high bit set) for a PGP block. Header lines
- * (`Version: ...`) and the PGP checksum line (`=abcd`) are not data.
- */
-function armouredData(block: string, label: string): boolean {
-  const body = block
-    .split("\n")
-    .slice(1, -1)
-    .filter((line) => line.trim() !== "" && !line.includes(":") && !line.startsWith("="))
-    .join("");
-  const first = decode(body.replace(/\s/g, ""))?.[0];
-  if (first === undefined) return false;
-  return label.startsWith("PGP") ? (first & 0x80) !== 0 : first === 0x30;
 }
 
 /**
@@ -221,18 +202,13 @@ export function wrappedBase64(text: string): [number, number][] {
 const DATA_URI_BEFORE = /data:[\w.+-]+\/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,$/i;
 
 /**
- * The [start, end) ranges of a text's public blocks: armoured public keys and certificates, and
- * base64 lines that encode a file of a known format.
+ * The [start, end) ranges of a text's public blocks: armoured public keys, certificates, chains,
+ * parameters and signatures whose data is what their label says (`pem.ts`), and base64 lines that
+ * encode a file of a known format.
  */
 export function publicBlocks(text: string): [number, number][] {
   const blocks = /^[A-Za-z0-9+/]{16}/m.test(text) ? encodedFileBlocks(text) : [];
-  if (!text.includes("-----BEGIN")) return blocks;
-  return [
-    ...blocks,
-    ...[...text.matchAll(PUBLIC_BLOCK)]
-      .filter((m) => armouredData(m[0], m[1] ?? ""))
-      .map((m): [number, number] => [m.index, m.index + m[0].length]),
-  ];
+  return text.includes("BEGIN ") ? [...blocks, ...publicArmour(text)] : blocks;
 }
 
 /**

@@ -7,12 +7,19 @@
 import { basename, dirname } from "node:path";
 import { isWithin } from "@mcpguard/policy";
 import type { Scope } from "./context.js";
+import { publicPemFile } from "./pem.js";
 
 const SYSTEM_SECRETS =
   /^\/etc\/(?:g?shadow|passwd|master\.passwd)(?:-|$)|^\/etc\/sudoers|^\/(?:proc|sys)(?:\/|$)|^\/(?:var\/)?run\/docker\.sock$/;
 const ROOT_HOME = /^\/root(?:\/|$)/;
 const SECRET_FILE =
-  /^\.env(?:\.(?!(?:example|sample|template|dist)$).+)?$|^id_(?:rsa|dsa|ecdsa|ed25519)(?!.*\.pub$)|\.(?:pem|key|p12|pfx)$/;
+  /^\.env(?:\.(?!(?:example|sample|template|dist)$).+)?$|^id_(?:rsa|dsa|ecdsa|ed25519)(?!.*\.pub$)|\.(?:key|p12|pfx)$/;
+/**
+ * A PEM file may hold a private key, or only certificates, public keys and parameters: it is
+ * judged by what it holds (`pem.ts`). The file is read when the call is judged, and the server may
+ * change it after; a key it then reads back is still removed from the result (`l2.result.private-key`).
+ */
+const PEM_FILE = /\.pem$/i;
 const HOME_SECRETS =
   /^(?:\.ssh|\.aws|\.gnupg|\.kube|\.docker|\.azure|\.config\/gcloud|\.config\/gh|\.netrc|\.git-credentials|\.pgpass|\.npmrc|\.pypirc|\.vault-token)(?:\/|$)/;
 const HOME_STARTUP =
@@ -40,6 +47,7 @@ export function sensitivity(path: string, write: boolean, scope: Scope): Sensiti
   if (
     SYSTEM_SECRETS.test(path) ||
     SECRET_FILE.test(name) ||
+    (PEM_FILE.test(name) && !publicPemFile(path)) ||
     (rest !== undefined && HOME_SECRETS.test(rest))
   ) {
     return "secret";

@@ -1,5 +1,8 @@
-import { mkdirSync, symlinkSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { generateKeyPairSync } from "node:crypto";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { rootCertificates } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inspectArguments } from "../src/index.ts";
 import { makeWorld } from "./helpers.ts";
@@ -141,6 +144,38 @@ describe("l2.path.sensitive", () => {
     expect(rule("output/report.txt", "path.write")).toBeUndefined();
     expect(rule("dotfiles/.bashrc", "path.write")).toBeUndefined();
     expect(rule(`${home}/.bashrc`, "path.read")).toBeUndefined();
+  });
+
+  it("judges a .pem by what it holds: certificates and public keys pass, a private key does not", () => {
+    const dir = join(workspace, "certs");
+    mkdirSync(dir, { recursive: true });
+    const chain = readFileSync(
+      join(import.meta.dirname, "fixtures", "real-files", "pem", "chain.pem"),
+      "utf8",
+    );
+    const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+    const files: Record<string, string> = {
+      "chain.pem": chain,
+      "ca-bundle.pem": rootCertificates.join("\n"),
+      "public.pem": String(publicKey.export({ type: "spki", format: "pem" })),
+      "server.pem": `${chain}${privateKey.export({ type: "pkcs8", format: "pem" })}`,
+      "key.pem": String(privateKey.export({ type: "sec1", format: "pem" })),
+      // A private key's DER under a certificate's label is no certificate.
+      "dressed.pem": `-----BEGIN CERTIFICATE-----\n${privateKey.export({ type: "pkcs8", format: "der" }).toString("base64")}\n-----END CERTIFICATE-----\n`,
+      "empty.pem": "",
+    };
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+    for (const name of ["chain.pem", "ca-bundle.pem", "public.pem"]) {
+      expect(rule(`certs/${name}`, "path.read"), name).toBeUndefined();
+      expect(rule(`cat certs/${name}`, "command"), name).toBeUndefined();
+    }
+    for (const name of ["server.pem", "key.pem", "dressed.pem", "empty.pem", "missing.pem"]) {
+      expect(rule(`certs/${name}`, "path.read"), name).toBe("l2.path.sensitive");
+      expect(rule(`cat certs/${name}`, "command"), name).toBe("l2.path.sensitive");
+    }
+    // A FIFO in a .pem's place is not read (which would wait for a writer): it holds secrets.
+    execFileSync("mkfifo", [join(dir, "pipe.pem")]);
+    expect(rule("certs/pipe.pem", "path.read")).toBe("l2.path.sensitive");
   });
 
   it("leaves a workspace under /root alone", () => {

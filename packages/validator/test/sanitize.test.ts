@@ -1,4 +1,5 @@
-import { randomBytes, randomInt } from "node:crypto";
+import { generateKeyPairSync, randomBytes, randomInt } from "node:crypto";
+import { rootCertificates } from "node:tls";
 import { describe, expect, it } from "vitest";
 import { sanitizeResult } from "../src/index.ts";
 
@@ -423,23 +424,22 @@ describe("redact secrets, not shapes", () => {
       length.writeUInt32BE(name.length);
       return Buffer.concat([length, name, Buffer.from(b64(bytes), "base64")]).toString("base64");
     };
+    const lines = (data: Buffer) =>
+      data
+        .toString("base64")
+        .match(/.{1,64}/g)
+        ?.join("\n") ?? "";
     for (let i = 0; i < 10; i++) {
       untouched(`ssh-ed25519 ${blob("ssh-ed25519", 36)} dev@laptop`);
       untouched(`github.com ecdsa-sha2-nistp256 ${blob("ecdsa-sha2-nistp256", 40)}`);
-      const der = (first: number) => {
-        const data = Buffer.from(b64(6 * 48), "base64");
-        data[0] = first;
-        return (
-          data
-            .toString("base64")
-            .match(/.{1,64}/g)
-            ?.join("\n") ?? ""
-        );
-      };
-      untouched(`-----BEGIN CERTIFICATE-----\n${der(0x30)}\n-----END CERTIFICATE-----\n`);
-      untouched(`-----BEGIN PUBLIC KEY-----\n${der(0x30)}\n-----END PUBLIC KEY-----`);
+      const { publicKey } = generateKeyPairSync("rsa", { modulusLength: 1024 });
+      untouched(String(publicKey.export({ type: "spki", format: "pem" })));
+      untouched(String(publicKey.export({ type: "pkcs1", format: "pem" })));
+      untouched(rootCertificates[randomInt(rootCertificates.length)] as string);
+      // A PGP public key: a public-key packet (tag 6, old format, two-byte length) and its data.
+      const packet = Buffer.concat([Buffer.from([0x99, 0x01, 0x0d]), Buffer.from(b64(6 * 48), "base64")]);
       untouched(
-        `-----BEGIN PGP PUBLIC KEY BLOCK-----\nComment: x\n\n${der(0x99)}\n=Ab1c\n-----END PGP PUBLIC KEY BLOCK-----`,
+        `-----BEGIN PGP PUBLIC KEY BLOCK-----\nComment: x\n\n${lines(packet)}\n=Ab1c\n-----END PGP PUBLIC KEY BLOCK-----`,
       );
     }
     // A token after a key type is no key: its blob does not start with the type.
@@ -450,6 +450,36 @@ describe("redact secrets, not shapes", () => {
     // A token dressed as a certificate: its data is no DER.
     const dressed = `N${canary(63)}`;
     redacted(`-----BEGIN CERTIFICATE-----\n${dressed}\n-----END CERTIFICATE-----`, dressed);
+  });
+
+  it("takes an armoured block for public only when its DER is what its label says", () => {
+    const lines = (data: Buffer) => data.toString("base64").match(/.{1,64}/g) ?? [];
+    // Random bytes that start like DER (a SEQUENCE), and a private key's DER, under public labels.
+    const random = Buffer.from(b64(6 * 48), "base64");
+    random[0] = 0x30;
+    const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-384" });
+    for (const data of [
+      random,
+      privateKey.export({ type: "pkcs8", format: "der" }),
+      privateKey.export({ type: "sec1", format: "der" }),
+      generateKeyPairSync("rsa", { modulusLength: 1024 }).privateKey.export({ type: "pkcs1", format: "der" }),
+    ]) {
+      for (const label of [
+        "CERTIFICATE",
+        "PUBLIC KEY",
+        "RSA PUBLIC KEY",
+        "DH PARAMETERS",
+        "PKCS7",
+        "X509 CRL",
+      ]) {
+        const body = lines(data);
+        const out = textOf(
+          sanitize(textResult(`-----BEGIN ${label}-----\n${body.join("\n")}\n-----END ${label}-----\n`))
+            .result,
+        );
+        for (const line of body.slice(0, -1)) expect(out, label).not.toContain(line);
+      }
+    }
   });
 
   it("passes base64 that starts a known file format (a data URI's image, a file's lines), never a key's DER", () => {
