@@ -4,9 +4,9 @@
  * a visible marker, so the agent and the user see that something was removed and why.
  */
 import { findHidden } from "./hidden.js";
-import { removeInjectedParagraphs, replaceParagraphs } from "./injection.js";
+import { INJECTION_NOTICE, removeInjectedParagraphs, replaceParagraphs } from "./injection.js";
 import { documentedExample } from "./public.js";
-import { redactTokens } from "./tokens.js";
+import { redactTokens, TOKEN_MARK } from "./tokens.js";
 
 const PRIVATE_KEY =
   /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)/g;
@@ -14,6 +14,18 @@ const AWS_KEY_ID = /\b(?:AKIA|ASIA)[A-Z0-9]{16}\b/g;
 const AWS_SECRET = /(aws_secret_access_key["']?[ \t]*[:=][ \t]*["']?)([A-Za-z0-9/+=]{16,})/gi;
 
 export const HIDDEN_NOTICE = "[mcpguard removed text hidden in invisible characters]";
+const PRIVATE_KEY_MARK = "[REDACTED private-key]";
+const WITHHELD_MARK = "[REDACTED withheld]";
+const AWS_KEY_MARK = "[REDACTED aws-key]";
+/** Every text the rules put in place of what they remove. */
+export const MARKERS: readonly string[] = [
+  PRIVATE_KEY_MARK,
+  WITHHELD_MARK,
+  AWS_KEY_MARK,
+  TOKEN_MARK,
+  HIDDEN_NOTICE,
+  INJECTION_NOTICE,
+];
 
 export interface Secrets {
   /** Values withheld from the server's environment (length >= 8). */
@@ -30,23 +42,20 @@ const clean = (secrets: Secrets) => (decoded: string) => redactText(decoded, sec
 const RULES: readonly TextRule[] = [
   [
     "l2.result.private-key",
-    (text) => (text.includes("PRIVATE KEY") ? text.replace(PRIVATE_KEY, "[REDACTED private-key]") : text),
+    (text) => (text.includes("PRIVATE KEY") ? text.replace(PRIVATE_KEY, PRIVATE_KEY_MARK) : text),
   ],
   [
     "l2.result.withheld",
     (text, { withheld }) =>
-      withheld.reduce(
-        (t, value) => (t.includes(value) ? t.split(value).join("[REDACTED withheld]") : t),
-        text,
-      ),
+      withheld.reduce((t, value) => (t.includes(value) ? t.split(value).join(WITHHELD_MARK) : t), text),
   ],
   [
     "l2.result.aws-key",
     (text) =>
       text
-        .replace(AWS_KEY_ID, (id: string) => (documentedExample(id) ? id : "[REDACTED aws-key]"))
+        .replace(AWS_KEY_ID, (id: string) => (documentedExample(id) ? id : AWS_KEY_MARK))
         .replace(AWS_SECRET, (whole: string, prefix: string, value: string) =>
-          documentedExample(value) ? whole : `${prefix}[REDACTED aws-key]`,
+          documentedExample(value) ? whole : `${prefix}${AWS_KEY_MARK}`,
         ),
   ],
   ["l2.result.token", (text, secrets, field) => redactTokens(text, { field, clean: clean(secrets) })],

@@ -1,18 +1,21 @@
 /**
  * The result sanitizer: secrets and injected instructions are removed from what the server sends
- * before the client sees it. Strings are sanitized one by one; a string that holds JSON is
- * sanitized leaf by leaf (so markers never break its syntax) and re-serialized only if something
- * changed. Binary payloads (image and audio data, blobs) are read decoded: base64 of text as that
- * text, base64 of other data byte by byte for secrets (encoded again if either changes), anything
- * else in them as any string. A value that nothing changes is returned as the very same object.
+ * before the client sees it. Strings are sanitized one by one, and what they come back as is the
+ * server's text but for the spans a rule replaced. A string that holds JSON is sanitized leaf by
+ * leaf (so markers never break its syntax), and the changed leaves are spliced into the text it was
+ * (`spliceJson`): its spaces, line breaks, key order, escapes and number spellings stay, never
+ * parsed and written again; JSON in which an object has a key twice is sanitized as plain text.
+ * Binary payloads (image and audio data, blobs) are read decoded: base64 of text as that text,
+ * base64 of other data byte by byte for secrets (encoded again if either changes), anything else
+ * in them as any string. A value that nothing changes is returned as the very same object.
  *
  * Every walk is bounded: values nest at most `maxDepth` deep (the relay refuses deeper messages,
  * so the bound is a backstop), and JSON inside a text that nests deeper is sanitized as plain text,
  * never parsed and walked.
  */
-import { DEFAULT_MAX_DEPTH, textTooDeep } from "@mcpguard/protocol";
+import { DEFAULT_MAX_DEPTH, hasDuplicateKey, spliceJson, textTooDeep } from "@mcpguard/protocol";
 import { decodeBase64 } from "./public.js";
-import { redactText, type Secrets } from "./redact.js";
+import { MARKERS, redactText, type Secrets } from "./redact.js";
 import { secretField, secretValue, TOKEN_MARK } from "./tokens.js";
 
 export interface SanitizeContext {
@@ -25,6 +28,8 @@ export interface SanitizeContext {
 }
 
 export const TOO_DEEP_MARK = "[REDACTED value nested too deep to inspect]";
+/** What a sanitized string may hold that its original did not: a changed JSON text is aligned on them. */
+const INSERTED = [...MARKERS, TOO_DEEP_MARK];
 
 const JSON_START = /^\s*[[{]/;
 export const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -103,8 +108,9 @@ export class Sanitizer {
   }
 
   /**
-   * A text: JSON in it sanitized leaf by leaf (when it nests no deeper than the limit), else as
-   * plain text; `field` is the name of the JSON field it is the value of, if any.
+   * A text: JSON in it sanitized leaf by leaf (when it nests no deeper than the limit and has no
+   * key twice), the changed leaves spliced into the text as it was; else as plain text. `field` is
+   * the name of the JSON field it is the value of, if any.
    */
   text(text: string, field?: string): string {
     if (!JSON_START.test(text) || textTooDeep(text, this.#maxDepth)) {
@@ -116,8 +122,10 @@ export class Sanitizer {
     } catch {
       return redactText(text, this.#secrets, this.applied, field);
     }
+    // A key written twice: JSON.parse keeps the last, and the first would pass unread.
+    if (hasDuplicateKey(Buffer.from(text))) return redactText(text, this.#secrets, this.applied, field);
     const next = this.#walk(parsed, 0, "text");
-    return next === parsed ? text : JSON.stringify(next);
+    return next === parsed ? text : spliceJson(text, parsed, next, { inserted: INSERTED });
   }
 
   #content(content: unknown[]): unknown[] {

@@ -592,6 +592,22 @@ describe("redact secrets, not shapes", () => {
   });
 });
 
+describe("a JSON text stays the text it was", () => {
+  it("only the redacted spans change: spaces, key order, escapes and numbers stay", () => {
+    const key = `ghp_${canary(36)}`;
+    const text = `{\n  "z": 1.50,\n  "a": [1e3, "caf\\u00e9 \\/tmp"],\n  "token": "${key}",\n  "notes": "x\\ny ${key} é caf\\u00e9 ${key}"\n}\n`;
+    expect(textOf(sanitize(textResult(text)).result)).toBe(text.split(key).join("[REDACTED token]"));
+  });
+
+  it("a key written twice is read as plain text, so the first value cannot pass unread", () => {
+    const key = `ghp_${canary(36)}`;
+    const text = `{"token": "${key}", "token": "x"}`;
+    const out = textOf(sanitize(textResult(text)).result);
+    expect(out).not.toContain(key);
+    expect(out).toBe(text.replace(key, "[REDACTED token]"));
+  });
+});
+
 describe("rules an operator turned off", () => {
   it("leaves what a disabled rule would redact, and applies the others", () => {
     const secret = canary(40);
