@@ -2,8 +2,10 @@ export {
   type AgentTextClass,
   type AgentTextContext,
   type AgentTextFinding,
+  type NameSet,
   scanAgentText,
 } from "./agentText.js";
+export { CONFUSABLES_DATE, CONFUSABLES_VERSION } from "./confusablesData.js";
 export type { Finding, ValidatorContext } from "./context.js";
 export { findHidden, type HiddenFinding, smuggledText } from "./hidden.js";
 export { inspectArguments } from "./inspect.js";
@@ -22,6 +24,15 @@ export {
   withItems,
 } from "./listing.js";
 export { type SanitizedMessage, sanitizeResponse, sanitizeServerMessage } from "./messages.js";
+export {
+  foldLookalikes,
+  NameIndex,
+  NameKeys,
+  nameKeys,
+  sameName,
+  skeleton,
+  withoutIgnorables,
+} from "./names.js";
 export {
   credentialField,
   type ScannedText,

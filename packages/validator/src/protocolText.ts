@@ -15,7 +15,7 @@
  *   title or description) is refused (`l2.request.credentials`), and so is a message that a
  *   class flags: a form cannot be shown in part.
  */
-import { type AgentTextClass, scanAgentText } from "./agentText.js";
+import { type AgentTextClass, type NameSet, scanAgentText } from "./agentText.js";
 import { NOTICE_PREFIX } from "./listing.js";
 
 export interface TextFinding {
@@ -48,7 +48,7 @@ function judge(
     classes?: ReadonlySet<AgentTextClass>;
     metadata: boolean;
     disabled?: ReadonlySet<string>;
-    foreignNames?: ReadonlySet<string>;
+    foreignNames?: NameSet;
     namesKnown?: boolean;
   },
   findings: TextFinding[],
@@ -120,7 +120,7 @@ function messages(value: unknown, judgeText: (text: string, at: string) => strin
 export function scanInstructions(
   result: Record<string, unknown>,
   disabled?: ReadonlySet<string>,
-  foreignNames?: ReadonlySet<string>,
+  foreignNames?: NameSet,
 ): ScannedText<Record<string, unknown>> {
   const findings: TextFinding[] = [];
   if (typeof result.instructions !== "string") return { value: result, findings };
