@@ -13,12 +13,21 @@
  * - `shadowing`: tells the agent how to use other tools or servers (or names one of theirs while
  *   giving orders), or where to redirect what other tools send.
  *
- * Sentences are read on the NFKC form with format characters removed and smuggled text decoded
- * (hidden.ts), so neither full-width letters, zero-width splits nor tag characters hide a phrase.
- * Each class is a grammar of phrases, not a list of known attack strings.
+ * A text is read as the model reads it: in NFKC, without the characters that render as nothing
+ * (default-ignorable code points: format characters, variation selectors, tag characters) and with
+ * text smuggled in tag characters or variation selectors decoded (hidden.ts); with look-alike
+ * letters read as the Latin letters they pass for (names.ts: `rеаd` with Cyrillic е and а is
+ * `read`); and with every base64, hex, percent-encoded or escaped run decoded beside it
+ * (encoded.ts). So neither full-width letters, zero-width splits, tag characters, a variation
+ * selector after every letter, Cyrillic look-alikes nor an encoding hides a phrase. The classes are
+ * read in English and in the ten languages most used after it (languages.ts). Each class is a
+ * grammar of phrases, not a list of known attack strings.
  */
+import { decodedText } from "./encoded.js";
 import { describeHidden, findHidden, readable } from "./hidden.js";
 import { addressesAgent, hasInjectionMarker } from "./injection.js";
+import { languageFinding } from "./languages.js";
+import { foldLookalikes } from "./names.js";
 import { fold } from "./unicode.js";
 
 export type AgentTextClass = "hidden" | "injection" | "secrets" | "shadowing";
@@ -145,12 +154,55 @@ const ANY_FORM = alternation(TRANSFER_VERBS.flatMap(forms));
 
 /** A verb at the start of a clause, in the imperative (after "please", "first", a bullet, a tag). */
 const IMPERATIVE = lowerCase(
-  `(?:^|[,:;(]\\s*|\\b(?:and|then|also|please|first|next|now|immediately)\\s+)(?:[-*•>]\\s*|\\d+[.)]\\s*)?(?:<[^<>]{1,24}>\\s*)?(?:(?:please|first|then|also|always|never|just|simply|immediately|now|next|finally|kindly)[,\\s]+){0,3}(?:${BASE})(?!\\w)`,
+  `(?:^|[,:;(]\\s*|\\b(?:and|then|also|please|first|next|now|immediately)\\s+)(?:[-*•>]\\s*|\\d+[.)]\\s*)?(?:<[^<>]{1,24}>\\s*)?(?:(?:please|first|then|also|always|just|simply|immediately|now|next|finally|kindly)[,\\s]+){0,3}(?:${BASE})(?!\\w)`,
 );
 /** "you must read", "must be sent", "make sure to include": a transfer verb under a directive. */
 const DIRECTED = lowerCase(
-  `\\b(?:must|should|shall|needs? to|has to|have to|(?:is|are) (?:required|expected|supposed) to|make sure(?: to| that you)?|ensure(?: that)?(?: you)?|be sure to|remember to|(?:do not|don't) forget to|it is (?:required|mandatory|necessary|essential|important|critical) (?:that you |to )|you(?:'ll| will)? (?:need to|want to|have to))\\s+(?:\\w+\\s+){0,2}?(?:be\\s+|also\\s+|first\\s+|always\\s+)?(?:${ANY_FORM})(?!\\w)`,
+  `\\b(?:must|should|shall|needs? to|has to|have to|(?:is|are) (?:required|expected|supposed) to|make sure(?: to| that you)?|ensure(?: that)?(?: you)?|be sure to|remember to|(?:do not|don't) forget to|it is (?:required|mandatory|necessary|essential|important|critical) (?:that you |to )|you(?:'ll| will)? (?:need to|want to|have to))(?!\\s+(?:not|never)\\b)\\s+(?:\\w+\\s+){0,2}?(?:be\\s+|also\\s+|first\\s+|always\\s+)?(?:${ANY_FORM})(?!\\w)`,
 );
+
+/** Every form of the transfer verbs, and of those that hand data over (not merely read it). */
+const TRANSFER_FORMS: ReadonlySet<string> = new Set(TRANSFER_VERBS.flatMap(forms));
+const HAND_OVER_FORMS: ReadonlySet<string> = new Set(
+  TRANSFER_VERBS.filter(
+    (v) =>
+      ![
+        "read",
+        "open",
+        "cat",
+        "load",
+        "fetch",
+        "get",
+        "grab",
+        "retrieve",
+        "collect",
+        "gather",
+        "extract",
+      ].includes(v),
+  ).flatMap(forms),
+);
+/**
+ * The agent named as the one who does it ("the assistant first opens ... and copies ..."): the
+ * word after it is matched against a set of verb forms, which costs nothing to compile.
+ */
+const AGENT_SUBJECT =
+  /\b(?:the|your|an?)\s+(?:ai|assistant|agent|model|llm|chatbot)(?:\s+(?:first|then|also|always|now|should|will|must|can|needs to|has to))*\s+([a-z]+)/g;
+const agentDoes = (lower: string) => {
+  for (const match of lower.matchAll(AGENT_SUBJECT)) if (TRANSFER_FORMS.has(match[1] as string)) return true;
+  return false;
+};
+const handsOver = (lower: string) => lower.split(/[^a-z]+/).some((word) => HAND_OVER_FORMS.has(word));
+/** Where secret material goes, said without a verb: "... are expected here", "... belongs in the memo field". */
+const DESTINATION = lowerCase(
+  /\b(?:(?:is|are|be)\s+(?:expected|required|needed|wanted|welcome)\s+(?:here|in|as)\b|belongs?\s+(?:here|in)\b|go(?:es)?\s+(?:here|in|into)\b)/,
+);
+/**
+ * An environment variable the text points at (`{{env.X}}`, `process.env.X`, `os.environ`, `%X%`,
+ * `getenv`, "the X environment variable"): handing its value over is an order about secrets, as a
+ * server reads its own environment itself.
+ */
+const ENV_VARIABLE =
+  /\{\{\s*env\.\w+\s*\}\}|\bprocess\.env\b|\bos\.environ\b|\bgetenv\b|%[A-Z][A-Z0-9_]{2,}%|\b[A-Z][A-Z0-9_]+\s+env(?:ironment)?(?:al)?\s+var(?:iable)?\b|\benv(?:ironment)?(?:al)?\s+var(?:iable)?\s+(?:named\s+|called\s+)?[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/;
 
 /**
  * Files and stores that hold credentials, the environment, and the conversation itself, by kind;
@@ -272,7 +324,75 @@ const REDIRECT = lowerCase(
   ].join("|"),
 );
 
-const SENTENCE = /(?<=[.!?])\s+|\n+|;\s+/;
+/** A mail-like address or a URL. */
+const ADDRESS_IN_TEXT = new RegExp(ADDRESS);
+/** What other tools send, all of it: "any message", "every email the agent sends", "all results". */
+const MESSAGE_SCOPE = lowerCase(
+  /\b(?:any|every|all|each)\s+(?:[\w-]+\s+){0,3}?(?:messages?|e-?mails?|mails?|requests?|repl(?:y|ies)|responses?|results?|invit(?:ation|e)s?)\b/,
+);
+/** A recipient or a delivery: "blind-copy recipient", "bcc", "should also reach". */
+const DELIVERY = lowerCase(
+  /\b(?:bcc|cc|blind[- ]?(?:carbon[- ]?)?cop(?:y|ies)|carbon[- ]?cop(?:y|ies)|recipients?|reach(?:es)?|be (?:sent|copied|forwarded|delivered) to|go(?:es)? to)\b/,
+);
+const ADDED = lowerCase(
+  /\b(?:add|adds|added|adding|include[sd]?|including|insert(?:s|ed)?|append(?:s|ed)?|copied|forwarded|redirected|routed|mirrored|also)\b/,
+);
+
+/** A Markdown image or link: whether it is an image, and its URL. */
+const MARKDOWN_URL = /(!?)\[[^\]\n]{0,300}\]\(\s*<?([^\s)>]{1,2000})/g;
+const BARE_URL = /\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s<>"'\x60)\]]{1,2000}/gi;
+/** A placeholder the agent is to fill in: `{x}`, `{{x}}`, `${X}`, `$X`, `%X%`, `<x>`. */
+const PLACEHOLDER =
+  /\{\{[^{}]{1,80}\}\}|\$\{[^{}]{1,80}\}|\{[^{}]{1,80}\}|\$[A-Za-z_]\w*|%[A-Za-z_]\w*%|<[^<>]{1,80}>/g;
+/** A placeholder for the environment: `$HOME`, `${TOKEN}`, `{{env.X}}`, `%USERPROFILE%`, `process.env`. */
+const ENV_PLACEHOLDER =
+  /^(?:\$\{?[A-Z][A-Z0-9_]*\}?|\{\{\s*(?:env|process\.env|secrets?)\b|%[A-Z][A-Z0-9_]*%)|process\.env|os\.environ/;
+/** What the conversation holds that the server should not get. */
+const CONVERSATION_WORDS = /conversation|history|chat|prompt|context|memory|summary|messages|transcript/i;
+/** What a secret is called. */
+const SECRET_WORDS =
+  /secret|token|api_?key|apikey|private_?key|passw|pwd|credential|cookie|session|ssh|auth/i;
+
+/**
+ * A URL the agent is to fill in with data the server should not get: a Markdown image with a
+ * placeholder in its query (the client fetches an image when it shows it, so the data leaves without
+ * a click), a Markdown image or link with a placeholder for a secret, and any URL with one for the
+ * conversation or the environment (`{conversation_summary}`, `$HOME`, `{{env.X}}`). An API's
+ * documented URL template (`/repos/{owner}/{repo}`, `?appid={API_KEY}` in plain text) is neither.
+ */
+function exfiltratingUrl(text: string): AgentTextFinding | undefined {
+  if (!/[{$%<]/.test(text)) return undefined;
+  const asks = (url: string, image: boolean, link: boolean) => {
+    const query = url.search(/[?#]/);
+    for (const { 0: placeholder, index } of url.matchAll(PLACEHOLDER)) {
+      if (ENV_PLACEHOLDER.test(placeholder) || CONVERSATION_WORDS.test(placeholder)) return true;
+      if ((image || link) && SECRET_WORDS.test(placeholder)) return true;
+      // An image's query filled in by the agent: data sent on display (`/{size}/{id}.png` is a path).
+      if (image && query >= 0 && index > query) return true;
+    }
+    return false;
+  };
+  for (const [, bang, url] of text.matchAll(MARKDOWN_URL)) {
+    if (url && asks(url, bang === "!", true))
+      return {
+        class: "secrets",
+        reason:
+          bang === "!"
+            ? "asks the agent to fill in an image URL that the client fetches when it shows it"
+            : "asks the agent to put secret material or the conversation into a link",
+      };
+  }
+  for (const [url] of text.matchAll(BARE_URL)) {
+    if (asks(url, false, false))
+      return {
+        class: "secrets",
+        reason: "asks the agent to put the conversation or the environment into a URL",
+      };
+  }
+  return undefined;
+}
+
+const SENTENCE = /(?<=[.!?])\s+|(?<=[。！？｡।॥؟۔])\s*|\n+|;\s+/;
 
 /** A sentence as written (variables and tool names keep their case) and lower-cased ({@link lowerCase}). */
 interface Sentence {
@@ -309,10 +429,23 @@ function secretMaterial(sentence: Sentence): string | undefined {
     : undefined;
 }
 
+/**
+ * An order to fetch or hand over secret material: an imperative, a directive ("you must read") or
+ * the agent named as the one who does it ("the assistant opens ... and copies"), or the material
+ * given a destination without a verb ("... are expected here"). An environment variable's value
+ * counts when it is to be handed over, not merely read (a server reads its own environment).
+ */
 function secrets(parts: readonly Sentence[]): AgentTextFinding | undefined {
   for (const sentence of parts) {
-    if (!IMPERATIVE.test(sentence.lower) && !DIRECTED.test(sentence.lower)) continue;
-    const material = secretMaterial(sentence);
+    const { lower } = sentence;
+    const order = IMPERATIVE.test(lower) || DIRECTED.test(lower) || agentDoes(lower);
+    const destination = DESTINATION.test(lower);
+    if (!order && !destination) continue;
+    const material =
+      secretMaterial(sentence) ??
+      (ENV_VARIABLE.test(sentence.text) && (destination || handsOver(lower))
+        ? "an environment variable"
+        : undefined);
     if (material) {
       return {
         class: "secrets",
@@ -356,6 +489,10 @@ function shadowing(parts: readonly Sentence[], ctx: AgentTextContext): AgentText
       return { class: "shadowing", reason: "tells the agent how to use other tools or servers" };
     if (REDIRECT.test(lower) && ORDER.test(lower))
       return { class: "shadowing", reason: "redirects what is sent to an address of its own" };
+    // "any message the agent sends ... gets x@y added as a blind-copy recipient": no verb of
+    // sending in the order, but every message gains a recipient of the server's.
+    if (MESSAGE_SCOPE.test(lower) && DELIVERY.test(lower) && ADDED.test(lower) && ADDRESS_IN_TEXT.test(lower))
+      return { class: "shadowing", reason: "redirects what is sent to an address of its own" };
     // A name another server pinned counts where it reads as a name: "analyze" in prose is a word.
     const words = text.split(/[^\w-]+/);
     const pinned = words.find((w) => foreign.has(w) && IDENTIFIER_SHAPED.test(w) && !isOwn(w));
@@ -367,6 +504,14 @@ function shadowing(parts: readonly Sentence[], ctx: AgentTextContext): AgentText
   return undefined;
 }
 
+/** What the rules of the other languages find (languages.ts), the secret material named as in English. */
+function otherLanguages(text: string, classes: ReadonlySet<AgentTextClass>): AgentTextFinding | undefined {
+  const found = languageFinding(text, classes, (raw) =>
+    secretMaterial({ text: raw, lower: raw.toLowerCase() }),
+  );
+  return found ? { class: found.class, reason: found.reason } : undefined;
+}
+
 /** The first class a text falls in, or undefined for text an honest server writes. */
 export function scanAgentText(text: string, ctx: AgentTextContext = {}): AgentTextFinding | undefined {
   const classes = ctx.classes ?? ALL;
@@ -374,11 +519,19 @@ export function scanAgentText(text: string, ctx: AgentTextContext = {}): AgentTe
     const hidden = findHidden(text, ctx.metadata !== false);
     if (hidden) return { class: "hidden", reason: describeHidden(hidden) };
   }
+  // As the model reads it: NFKC, nothing that renders as nothing, smuggled text decoded; then
+  // look-alike letters as Latin ones, and every encoded run decoded beside the text.
   const plain = readable(fold(text));
-  const parts = sentences(plain);
+  const latin = foldLookalikes(plain);
+  const decoded = decodedText(latin);
+  const reading = decoded ? `${latin}\n${decoded}` : latin;
+  const parts = sentences(reading);
   return (
-    (classes.has("injection") ? injection(plain, parts) : undefined) ??
-    (classes.has("secrets") ? secrets(parts) : undefined) ??
+    (classes.has("injection") ? injection(reading, parts) : undefined) ??
+    (classes.has("injection") || classes.has("secrets")
+      ? otherLanguages(decoded ? `${plain}\n${decoded}` : plain, classes)
+      : undefined) ??
+    (classes.has("secrets") ? (secrets(parts) ?? exfiltratingUrl(reading)) : undefined) ??
     (classes.has("shadowing") ? shadowing(parts, ctx) : undefined)
   );
 }

@@ -30,6 +30,7 @@ const OVERRIDE = /[\u202D\u202E]/u;
 /** Any character that can carry smuggled text. */
 const SMUGGLING = /[\u{E0000}-\u{E007F}]|\p{Variation_Selector}/u;
 const VARIATION_RUN = /[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]{2,}/u;
+const LETTER_VARIATION = /[A-Za-z][\uFE00-\uFE0F]/u;
 const INVISIBLE_RUN = /[\u200B-\u200D\u2060-\u2064\uFEFF\u180E]{4,}/u;
 const FORMAT = /[\p{Cf}\u115F\u1160\u3164\uFFA0]/gu;
 /** A right-to-left letter (a letter: the Arabic letter mark U+061C is of the Arabic script too). */
@@ -80,6 +81,10 @@ export function findHidden(text: string, metadata: boolean): HiddenFinding | und
   const run = INVISIBLE_RUN.exec(clean);
   if (run) return { kind: "invisible-run", codePoint: codePoint(run[0]) };
   if (!metadata) return undefined;
+  // A variation selector after a Latin letter: no letter of ASCII has a variant to select (a
+  // selector after every letter of an order leaves it readable to the model, and to no filter).
+  const selector = LETTER_VARIATION.exec(clean);
+  if (selector) return { kind: "invisible", codePoint: codePoint(selector[0].slice(1)) };
   const rtl = RTL_LETTER.test(clean);
   for (const match of clean.matchAll(FORMAT)) {
     const ch = match[0];
@@ -106,10 +111,16 @@ export function smuggledText(text: string): string {
   return [tags, decoded].filter(Boolean).join("\n");
 }
 
-/** The text a model reads, with every format character removed and smuggled text decoded after it. */
+const IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu;
+
+/**
+ * The text a model reads: every format character and every other code point that renders as
+ * nothing (Default_Ignorable_Code_Point: variation selectors, the combining grapheme joiner, Hangul
+ * fillers) removed, and smuggled text decoded after it (bytes that are no text left out).
+ */
 export function readable(text: string): string {
-  const hidden = smuggledText(text);
-  const visible = text.replace(FORMAT, "");
+  const hidden = smuggledText(text).replace(/[^\P{Cc}\t\n\r]/gu, "");
+  const visible = text.replace(FORMAT, "").replace(IGNORABLE, "");
   return hidden ? `${visible}\n${hidden}` : visible;
 }
 

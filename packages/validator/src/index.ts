@@ -13,6 +13,7 @@ export {
   flagItem,
   type ItemFinding,
   itemName,
+  JOINED,
   LISTINGS,
   type ListingContext,
   type ListingKind,
@@ -20,6 +21,7 @@ export {
   MAX_ITEM_STRINGS,
   NOTICE_PREFIX,
   scanItem,
+  shownName,
   WITHHELD_META,
   withItems,
 } from "./listing.js";

@@ -1,8 +1,13 @@
 /**
  * What a server says about itself, read as text for the agent (agentText.ts): the items of
  * `tools/list`, `prompts/list`, `resources/list` and `resources/templates/list` (every string of
- * an item: its name, title, description, annotations, every key and value of its input and output
- * schemas), and the `instructions` of its `initialize` result.
+ * an item: its name, title, description, annotations, icons, `_meta`, every key and value of its
+ * input and output schemas), and the `instructions` of its `initialize` result.
+ *
+ * Each string is read alone, and the texts of an item are read once more together, in the order
+ * the item gives them (its name, titles, descriptions, annotations and `_meta` text, a property's
+ * after the tool's): an order split across fields ("you must read" in the description,
+ * "~/.aws/credentials" in a property's) is read whole. A finding there withholds the item.
  *
  * A finding in a description or a title (text a notice can stand in for) flags the item: the
  * text is replaced by `[mcpguard: ...]` and the item's description starts with such a notice, so
@@ -93,6 +98,8 @@ interface Visit {
   depth: number;
   /** Under a data keyword (`default`, `enum`, ...): nothing there is prose. */
   data: boolean;
+  /** Under `_meta`: its strings are text a client may show, its keys data. */
+  meta?: boolean;
 }
 
 interface Found {
@@ -126,16 +133,16 @@ function located(place: Place, isKey = false): { at: string; path: (string | num
 }
 
 /**
- * Every string of an item (keys included, `_meta` left out: vendor data no client shows the
- * model), with where it is and whether it is prose; depth-bounded, iterative, at most
- * {@link MAX_ITEM_STRINGS}. Values that are not strings cost nothing but the step over them.
+ * Every string of an item (keys included, `_meta` too: a client may show it or pass it on), with
+ * where it is and whether it is prose; depth-bounded, iterative, at most {@link MAX_ITEM_STRINGS}.
+ * Values that are not strings cost nothing but the step over them.
  */
 function* strings(item: Record<string, unknown>, maxDepth: number): Generator<Found> {
   const root: Place = { key: undefined, parent: undefined };
   const stack: Visit[] = [{ value: item, place: root, depth: 0, data: false }];
   let left = MAX_ITEM_STRINGS;
   while (stack.length > 0) {
-    const { value, place, depth, data } = stack.pop() as Visit;
+    const { value, place, depth, data, meta } = stack.pop() as Visit;
     if (depth > maxDepth) {
       yield { text: "", place, prose: false, deep: true };
       continue;
@@ -149,23 +156,80 @@ function* strings(item: Record<string, unknown>, maxDepth: number): Generator<Fo
           if (left < 0) return yield { text: "", place, prose: false, tooMany: true };
           yield { text: v, place: { key: i, parent: place }, prose: false };
         } else if (typeof v === "object" && v !== null)
-          stack.push({ value: v, place: { key: i, parent: place }, depth: depth + 1, data });
+          stack.push({ value: v, place: { key: i, parent: place }, depth: depth + 1, data, meta });
       }
     } else if (isRecord(value)) {
       for (const key of Object.keys(value)) {
-        if (key === "_meta") continue;
         left -= 2;
         if (left < 0) return yield { text: "", place, prose: false, tooMany: true };
         const at: Place = { key, parent: place };
         yield { text: key, place: at, isKey: true, prose: false };
         const v = value[key];
-        if (typeof v === "string") yield { text: v, place: at, prose: !data && TEXT_KEYS.has(key) };
+        const inMeta = meta === true || (depth === 0 && key === "_meta");
+        if (typeof v === "string")
+          yield { text: v, place: at, prose: inMeta || (!data && TEXT_KEYS.has(key)) };
         else if (typeof v === "object" && v !== null)
-          stack.push({ value: v, place: at, depth: depth + 1, data: data || DATA_KEYWORDS.has(key) });
+          stack.push({
+            value: v,
+            place: at,
+            depth: depth + 1,
+            data: data || DATA_KEYWORDS.has(key),
+            meta: inMeta,
+          });
       }
     }
   }
 }
+
+/**
+ * The texts of an item read together, in the order the item gives them: every title and
+ * description (not under a data keyword), the string values of its annotations and `_meta`, joined
+ * by spaces so that an order whose parts sit in several fields reads as one sentence, after the
+ * item's name on a line of its own. Bounded like {@link strings}; undefined when the item has fewer
+ * than two such texts.
+ */
+function joinedText(item: Record<string, unknown>, maxDepth: number): string | undefined {
+  const parts: string[] = [];
+  let left = MAX_ITEM_STRINGS;
+  // Depth first, children pushed in reverse: popped in the item's own order.
+  const stack: { value: unknown; depth: number; data: boolean; free: boolean }[] = [
+    { value: item, depth: 0, data: false, free: false },
+  ];
+  while (stack.length > 0 && left > 0) {
+    const { value, depth, data, free } = stack.pop() as (typeof stack)[number];
+    if (depth > maxDepth) continue;
+    const entries: [string | number, unknown][] = Array.isArray(value)
+      ? value.map((v, i) => [i, v])
+      : isRecord(value)
+        ? Object.entries(value)
+        : [];
+    const next: typeof stack = [];
+    for (const [key, v] of entries) {
+      left -= 1;
+      if (left < 0) break;
+      const underData = data || (typeof key === "string" && DATA_KEYWORDS.has(key));
+      const underFree = free || (depth === 0 && (key === "annotations" || key === "_meta"));
+      if (typeof v === "string") {
+        if (!underData && (underFree || (typeof key === "string" && TEXT_KEYS.has(key))))
+          parts.push(key === "title" && LABEL.test(v) ? `${v}\n` : v);
+      } else if (typeof v === "object" && v !== null)
+        next.push({ value: v, depth: depth + 1, data: underData, free: underFree });
+    }
+    for (let i = next.length - 1; i >= 0; i--) stack.push(next[i] as (typeof stack)[number]);
+  }
+  if (parts.length < 2) return undefined;
+  // The name on a line of its own, and a title that is a label ("Print Environment Tool"): `add`
+  // before "Stores the key" is no order to add it.
+  const joined = parts.join(" ");
+  return typeof item.name === "string" ? `${item.name}\n${joined}` : joined;
+}
+
+/** A title that is a label, a heading the model reads apart: a few words, each capitalized, no sentence's punctuation. */
+const LABEL =
+  /^\s*(?:[\p{Lu}\p{Lt}\p{N}][\p{L}\p{N}'’-]*|[^\p{L}\s]+|(?:a|an|the|of|to|in|on|for|and|or|as|at|by|with|from)(?=\s))(?:\s+(?:[\p{Lu}\p{Lt}\p{N}][\p{L}\p{N}'’-]*|[^\p{L}\s]+|a|an|the|of|to|in|on|for|and|or|as|at|by|with|from)){0,7}\s*$/u;
+
+/** Where a finding in an item's texts read together is said to be. */
+export const JOINED = "(its texts read together)";
 
 /** The words of a path that are MCP's or JSON Schema's; any other key is the server's own. */
 const KEYWORDS = new Set([
@@ -203,6 +267,9 @@ const KEYWORDS = new Set([
   "icons",
   "src",
   "execution",
+  "_meta",
+  "sizes",
+  "theme",
   "readOnlyHint",
   "destructiveHint",
   "idempotentHint",
@@ -269,6 +336,23 @@ export function scanItem(
       });
     }
   }
+  if (findings.length > 0) return findings;
+  // Read whole: an order split across fields. Hidden characters were judged field by field.
+  const joined = joinedText(item, ctx.maxDepth ?? DEFAULT_MAX_DEPTH);
+  const together = new Set([...classes].filter((c) => c !== "hidden"));
+  const found =
+    joined && together.size > 0
+      ? scanAgentText(joined, { ownNames, foreignNames: ctx.foreignNames, classes: together, metadata: true })
+      : undefined;
+  if (found)
+    findings.push({
+      rule: `l2.listing.${found.class}`,
+      reason: found.reason,
+      at: JOINED,
+      path: [],
+      where: JOINED,
+      text: false,
+    });
   return findings;
 }
 
