@@ -3,8 +3,10 @@
  * A digest names itself or is named (`sha512-<base64>` in a lockfile, `"integrity": ...`,
  * `checksum = ...`, `"id": ...`); a public key or a certificate says what it is (`ssh-ed25519
  * AAAA...`, `-----BEGIN CERTIFICATE-----`); a base64 blob of plain text is as public as that
- * text; a setting whose value is an obvious placeholder (`replace-me`, `your-api-key-here`) holds
- * no secret.
+ * text; a setting whose value is an obvious placeholder (`replace-me`, `your-api-key-here`,
+ * `sk_test_xxx`) holds no secret, nor one whose value is a version range (`^1.2.3`) or a key made
+ * to be published (`pk_live_...`); a character set written out (`ABC...xyz0123456789+/`) is a run
+ * of consecutive characters, not a token.
  *
  * What stays redacted, because its shape is all there is to go on: a bare base64 string of a
  * digest's length with neither a name nor a prefix (a 32-byte key in base64 looks exactly like a
@@ -80,9 +82,92 @@ function prefixedDigest(candidate: string, before: string): boolean | undefined 
   return bytes !== undefined && (DIGEST_BYTES.get(algorithm) ?? []).includes(bytes);
 }
 
+/** A name as words in capitals: `contentHash` -> `CONTENT_HASH`, `request-id` -> `REQUEST_ID`. */
+const wordsName = (name: string) => envName(name.replace(CAMEL, "$1_$2"));
+const CAMEL = /([a-z0-9])([A-Z])/g;
+
+/**
+ * Multihash digests by their code (https://github.com/multiformats/multicodec): the size each
+ * algorithm's digest has.
+ */
+const MULTIHASH_BYTES: ReadonlyMap<number, number> = new Map([
+  [0xd5, 16], // md5
+  [0x11, 20], // sha1
+  [0x12, 32], // sha2-256
+  [0x13, 64], // sha2-512
+  [0x20, 48], // sha2-384
+  [0x1013, 28], // sha2-224
+  [0x1015, 32], // sha2-512-256
+  [0x1012, 32], // sha2-256-trunc254-padded (Filecoin)
+  [0x17, 28], // sha3-224
+  [0x16, 32], // sha3-256
+  [0x15, 48], // sha3-384
+  [0x14, 64], // sha3-512
+  [0x1e, 32], // blake3
+  [0xb220, 32], // blake2b-256
+  [0xb240, 64], // blake2b-512
+  [0xb260, 32], // blake2s-256
+]);
+const BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+
+/** The bytes of base58btc text (Bitcoin's alphabet, as multibase and IPFS use it), or undefined. */
+function base58(text: string): Buffer | undefined {
+  let value = 0n;
+  for (const c of text) {
+    const digit = BASE58.indexOf(c);
+    if (digit === -1) return undefined;
+    value = value * 58n + BigInt(digit);
+  }
+  let hex = value === 0n ? "" : value.toString(16);
+  if (hex.length % 2) hex = `0${hex}`;
+  const zeros = /^1*/.exec(text)?.[0].length ?? 0;
+  return Buffer.concat([Buffer.alloc(zeros), Buffer.from(hex, "hex")]);
+}
+
+/** An unsigned varint at `at`: its value and the index after it. */
+function varint(bytes: Buffer, at: number): [number, number] | undefined {
+  let value = 0;
+  for (let k = 0; k < 4 && at + k < bytes.length; k++) {
+    const byte = bytes[at + k] as number;
+    value += (byte & 0x7f) * 2 ** (7 * k);
+    if ((byte & 0x80) === 0) return [value, at + k + 1];
+  }
+  return undefined;
+}
+
+/** Whether `bytes` from `at` to its end is one multihash: a known algorithm's code, its size, the digest. */
+function multihashAt(bytes: Buffer, at: number): boolean {
+  const code = varint(bytes, at);
+  const size = code && varint(bytes, code[1]);
+  if (!code || !size) return false;
+  return MULTIHASH_BYTES.get(code[0]) === size[0] && size[1] + size[0] === bytes.length;
+}
+
+/**
+ * A digest in multibase (https://github.com/multiformats/multibase) that says its algorithm: a
+ * multihash or a CIDv1 of one (version 1, a content codec, the multihash) in base58btc (`z...`),
+ * base64 (`m`, `M`) or base64url (`u`, `U`); or a CIDv0 (`Qm...`, a sha2-256 multihash in
+ * base58btc). Lower-case base32 and hex multibase are no token's shape to begin with. A random
+ * token passes for one about once in 10^5 (`z...`) to 10^4 (`Qm...` of 46 characters).
+ */
+function multihash(candidate: string): boolean {
+  let bytes: Buffer | undefined;
+  const body = candidate.slice(1);
+  if (candidate.length === 46 && candidate.startsWith("Qm")) bytes = base58(candidate);
+  else if (candidate[0] === "z") bytes = base58(body);
+  else if (/^[mM]/.test(candidate) && /^[A-Za-z0-9+/]+={0,2}$/.test(body))
+    bytes = Buffer.from(body, "base64");
+  else if (/^[uU]/.test(candidate) && /^[A-Za-z0-9_-]+={0,2}$/.test(body))
+    bytes = Buffer.from(body, "base64url");
+  if (!bytes || bytes.length < 18) return false;
+  if (multihashAt(bytes, 0)) return true;
+  const codec = bytes[0] === 0x01 ? varint(bytes, 1) : undefined;
+  return codec !== undefined && multihashAt(bytes, codec[1]);
+}
+
 /** A name that says its value is a digest or an identifier (and not a credential). */
 export function publicName(name: string): boolean {
-  const env = envName(name);
+  const env = wordsName(name);
   return PUBLIC_NAME.test(env) && !CREDENTIAL_NAME.test(env) && !secretLooking(name);
 }
 
@@ -220,13 +305,14 @@ export function publicToken(candidate: string, before: string, field?: string): 
   if (sshPublicKey(candidate, before)) return true;
   // A file in a data URI (an image in Markdown or HTML): its format's first bytes say what it is.
   if (DATA_URI_BEFORE.test(before) && encodedFile(candidate)) return true;
+  if (multihash(candidate)) return true;
   // A digest that names its algorithm is judged by that algorithm's size alone.
   const prefixed = prefixedDigest(candidate, before);
   if (prefixed !== undefined) return prefixed;
   const name = field ?? NAME_BEFORE.exec(before)?.[1];
   if (name === undefined || !publicName(name)) return false;
   // An identifier may have any shape; a value named a digest must have a digest's size.
-  return /(?:^|_)(?:ID|UUID|GUID|OID|COMMIT|REV|REVISION|ETAG)$/.test(envName(name))
+  return /(?:^|_)(?:ID|UUID|GUID|OID|COMMIT|REV|REVISION|ETAG)$/.test(wordsName(name))
     ? true
     : ALL_DIGEST_SIZES.has(decode(candidate)?.length ?? -1);
 }
@@ -281,22 +367,37 @@ const DOCUMENTED_EXAMPLE = /EXAMPLE(?:KEY)?$/;
 
 /** Words that make a value an obvious placeholder. */
 const PLACEHOLDER_MARK =
-  /^(?:replace|change|changeme|changeit|your|here|example|sample|dummy|fake|placeholder|todo|tbd|fixme|insert|enter|redacted|none|empty|x{3,})$/;
-/** Words a placeholder may also hold: what it stands for. */
+  /^(?:replace|change|changeme|changeit|your|here|example|sample|dummy|fake|placeholder|todo|tbd|fixme|insert|enter|paste|redacted|none|empty|x{3,})$/;
+/** Words a placeholder may also hold: what it stands for, and where or when it is filled in. */
 const PLACEHOLDER_WORD =
-  /^(?:me|my|the|a|an|it|this|to|of|and|or|with|goes|put|set|real|actual|own|new|key|keys|api|secret|token|password|passwd|pass|value|string|access|app|auth|client|id|private|public|db|database|user|name|smtp|aws|stripe|github|jwt|session|signing)$/;
+  /^(?:me|my|the|a|an|it|this|to|of|and|or|with|in|for|goes|put|set|real|actual|own|new|key|keys|api|secret|token|password|passwd|pass|value|string|access|app|auth|client|id|private|public|publishable|db|database|user|name|smtp|aws|stripe|github|jwt|session|signing|live|test|prod|production|dev|development|local|staging|long|random|strong|secure|unique)$/;
 /** A whole value that stands for one: `<token>`, `{{ token }}`, `${TOKEN}`, `%TOKEN%`, `***`, `...`. */
 const PLACEHOLDER_FORM =
   /^(?:<[^<>]*>|\{\{[^{}]*\}\}|\$\{[^{}]*\}|%[A-Za-z_]+%|[*x.\u2022\u2026]{3,}|\u2026)$/i;
+/**
+ * One character over and over (`XXXXXXXX`, `00000000`, `********`), after a prefix of one or two
+ * short words if any (`whsec_xxxxxxxx`, `xoxb-XXXXXXXX`).
+ */
+const REPEATED = /^(?:[A-Za-z0-9]{1,12}[-_.]){0,2}(.)\1{2,}$/s;
+/**
+ * The prefixes of the key formats the sanitizer knows (`sk_live_`, `ghp_`, `xoxb-`, `AKIA`, ...):
+ * documentation writes a key as its prefix and a placeholder (`sk_test_xxx`, `ghp_XXXX...`).
+ */
+const KEY_PREFIX =
+  /^(?:(?:sk|rk|pk)_(?:live|test)_|gh[pousr]_|github_pat_|xox[abposr]-|glpat-|npm_|hf_|AKIA|ASIA|AIza)/;
 
 /**
  * A value that only says a secret goes here: `replace-me`, `changeme`, `your-api-key-here`,
- * `<token>`, `xxxx`, `example`, `dummy`. It is made of placeholder words (with at least one that
- * marks it as such), so it holds nothing a reader could not guess.
+ * `<token>`, `xxxx`, `example`, `dummy`, or a key format's prefix followed by one (`sk_test_xxx`,
+ * `ghp_XXXXXXXX`, `sk_live_...`). It is made of placeholder words (with at least one that marks it
+ * as such) or one character repeated, so it holds nothing a reader could not guess.
  */
 export function placeholder(value: string): boolean {
-  if (PLACEHOLDER_FORM.test(value) || documentedExample(value)) return true;
-  const words = value
+  const prefix = KEY_PREFIX.exec(value)?.[0];
+  const rest = prefix ? value.slice(prefix.length).replace(/^[-_.]/, "") : value;
+  if (prefix && rest === "") return true;
+  if (PLACEHOLDER_FORM.test(rest) || documentedExample(rest) || REPEATED.test(rest)) return true;
+  const words = rest
     .toLowerCase()
     .split(/[-_.\s]+/)
     .filter(Boolean);
@@ -305,4 +406,58 @@ export function placeholder(value: string): boolean {
     words.some((w) => PLACEHOLDER_MARK.test(w)) &&
     words.every((w) => PLACEHOLDER_MARK.test(w) || PLACEHOLDER_WORD.test(w))
   );
+}
+
+/**
+ * Keys made to be published, by their prefix: Stripe's and Clerk's publishable keys (`pk_live_`,
+ * `pk_test_`), Mapbox's public tokens (`pk.eyJ...`), Supabase's publishable keys
+ * (`sb_publishable_`), PostHog's project keys (`phc_`). Each service gives them out to be put in
+ * web pages and apps; their secret counterparts (`sk_live_`, `sk.`, `sb_secret_`, `phx_`) are
+ * others.
+ */
+const PUBLISHABLE = /^(?:pk_(?:live|test)_|pk\.eyJ|sb_publishable_|phc_)[A-Za-z0-9_.-]+$/;
+
+/** A key with a publishable prefix ({@link PUBLISHABLE}). */
+export function publishable(value: string): boolean {
+  return PUBLISHABLE.test(value);
+}
+
+/** A version in a range: dotted (`1.2.3`, `2.x`, `1.2.3-beta.1+build.5`) or any after an operator. */
+const VERSION_TAIL = String.raw`(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?`;
+const DOTTED = String.raw`v?(?:\d+|[xX*])(?:\.(?:\d+|[xX*])){1,3}${VERSION_TAIL}`;
+const ANY_VERSION = String.raw`v?(?:\d+|[xX*])(?:\.(?:\d+|[xX*])){0,3}${VERSION_TAIL}`;
+const COMPARATOR = String.raw`(?:(?:\^|~>?|[<>]=?|={1,3}|!=|~=)[ \t]*${ANY_VERSION}|${DOTTED}|[xX*])`;
+const SEPARATOR = String.raw`(?:[ \t]*(?:\|\||,)[ \t]*|[ \t]+-[ \t]+|[ \t]+)`;
+/**
+ * A version or a range of versions as package managers write them: npm and Cargo
+ * (`^1.2.3 || >=2.0.0-beta.1`, `~0.7.1`, `1.x`), PEP 440 (`>=3.8,<4`, `~=2.1`), Ruby (`~> 7.0`),
+ * an npm alias's (`npm:pkg@^1.2.3`) or a workspace's (`workspace:^`).
+ */
+const VERSION_RANGE = new RegExp(
+  String.raw`^(?:npm:(?:@[\w.-]+\/)?[\w.-]+@|workspace:)?(?:${COMPARATOR}(?:${SEPARATOR}${COMPARATOR})*|[\^~*])$`,
+);
+
+/** A version or a version range ({@link VERSION_RANGE}): a dependency's, whatever it is named. */
+export function versionRange(value: string): boolean {
+  return value.length <= 200 && VERSION_RANGE.test(value);
+}
+
+/**
+ * A character set written out: runs of consecutive characters
+ * (`ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/`, base58's and Crockford's
+ * alphabets, a hex table: at least 16 characters, three in four of which come one or two code
+ * points after the one before; a random token's characters do so about once in 32 each), or a
+ * shuffled one (nanoid's `useandom-26T198340PX75pxJACKVERYMINDBUSHWOLF_GQZbfghjklqvwyzrict`: 40
+ * characters or more, none of them twice; a random token of 40 over [A-Za-z0-9] is so about once
+ * in 2 * 10^7, one of 48 once in 3 * 10^11).
+ */
+export function alphabet(value: string): boolean {
+  if (value.length < 16) return false;
+  let steps = 0;
+  for (let k = 1; k < value.length; k++) {
+    const step = value.charCodeAt(k) - value.charCodeAt(k - 1);
+    if (step === 1 || step === 2) steps++;
+  }
+  if (steps >= 0.75 * (value.length - 1)) return true;
+  return value.length >= 40 && new Set(value).size === value.length;
 }

@@ -5,7 +5,7 @@
  */
 import { findHidden } from "./hidden.js";
 import { INJECTION_NOTICE, removeInjectedParagraphs, replaceParagraphs } from "./injection.js";
-import { documentedExample } from "./public.js";
+import { documentedExample, placeholder } from "./public.js";
 import { redactTokens, TOKEN_MARK } from "./tokens.js";
 
 const PRIVATE_KEY =
@@ -53,7 +53,7 @@ const RULES: readonly TextRule[] = [
     "l2.result.aws-key",
     (text) =>
       text
-        .replace(AWS_KEY_ID, (id: string) => (documentedExample(id) ? id : AWS_KEY_MARK))
+        .replace(AWS_KEY_ID, (id: string) => (placeholder(id) ? id : AWS_KEY_MARK))
         .replace(AWS_SECRET, (whole: string, prefix: string, value: string) =>
           documentedExample(value) ? whole : `${prefix}${AWS_KEY_MARK}`,
         ),

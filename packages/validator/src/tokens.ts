@@ -1,18 +1,23 @@
 /**
  * `l2.result.token`: tokens in result text. Three kinds: well-known formats (Stripe, GitHub,
- * Slack, Google, GitLab, npm, Hugging Face, JWT, `Bearer`), values assigned to a secret-looking
- * name (`NAME=value`, `"name": "value"`, `name: value`) unless the value is a placeholder, and
- * generic token-shaped strings of 32 to 100 characters that mix upper case, lower case and digits.
- * A generic candidate that is hexadecimal (hashes), a UUID, part of an e-mail address, a path, an
- * identifier made of words, a digest that names its algorithm or is named a digest, the value of
- * an identifier, or base64 of text that holds no secret is left alone (`public.ts`).
+ * Slack, Google, GitLab, npm, Hugging Face, JWT, `Bearer`) unless written as a placeholder
+ * (`sk_test_xxx`), values assigned to a secret-looking name (`NAME=value`, `"name": "value"`,
+ * `name: value`) unless the value is a placeholder, a version range, a publishable key, a character
+ * set or code, and generic token-shaped strings of 32 to 100 characters that mix upper case, lower
+ * case and digits. A generic candidate that is hexadecimal (hashes), a UUID, part of an e-mail
+ * address, a path, an identifier made of words, a character set, a publishable key, a digest that
+ * names its algorithm or is named a digest, the value of an identifier, or base64 of text that
+ * holds no secret is left alone (`public.ts`).
  */
 import {
+  alphabet,
   documentedExample,
   encodedText,
   placeholder,
   publicBlocks,
   publicToken,
+  publishable,
+  versionRange,
   wrappedBase64,
 } from "./public.js";
 import { secretLooking } from "./secrets.js";
@@ -33,8 +38,9 @@ const KNOWN: readonly RegExp[] = [
 /** Every known format starts with one of these: a text without any skips the nine patterns. */
 const KNOWN_ANCHOR = /[sr]k_(?:live|test)_|gh[pousr]_|github_pat_|xox[abposr]-|AIza|glpat-|npm_|hf_|eyJ/;
 const BEARER = /\b(Bearer[ \t]+)[A-Za-z0-9._~+/-]{16,}=*/gi;
+/** `name=value`; never a comparison (`==`, `===`) or an arrow (`=>`). */
 const ASSIGNMENT =
-  /(?<![\w.-])((?:export[ \t]+)?[A-Za-z_][\w.-]*)([ \t]*=[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s"'`;&|]+)/g;
+  /(?<![\w.-])((?:export[ \t]+)?[A-Za-z_][\w.-]*)([ \t]*=(?![=>])[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s"'`;&|]+)/g;
 const QUOTED_PAIR = /(["'])([A-Za-z_][\w.-]*)\1([ \t]*:[ \t]*)(["'])((?:\\.|(?!\4)[^\\\n])*)\4/g;
 const YAML_PAIR = /^([ \t]*(?:- )?)([A-Za-z_][\w.-]*)(:[ \t]+)(\S+)[ \t]*$/gm;
 const GENERIC = /(?<![A-Za-z0-9+/_.@~-])[A-Za-z0-9+/_-]{32,100}={0,2}(?![A-Za-z0-9+/=_@-])(?!\.[A-Za-z0-9])/g;
@@ -68,7 +74,53 @@ export function secretField(name: string): boolean {
   return secretLooking(name) && !NAME_FIELD.test(name);
 }
 
-/** A value worth hiding when its name says it is secret: not empty, a placeholder or code. */
+/** A minifier's name (one or two characters) or a keyword that starts an expression. */
+const CODE_ATOM = /^(?:[A-Za-z_$][\w$]?|null|undefined|true|false|void|this|function|new|typeof|None|nil)$/;
+
+/**
+ * Minified code where a value would be (`s.key=t,i!==void 0`, `t.key=null,function`,
+ * `o.key=t?r.C0.ESC+`, `r.key=n:r.value=n`): what comes before its first comma, `?` or `:` is code or
+ * a minifier's short name. A password does not start with one or two characters and a comma.
+ */
+function codeList(value: string): boolean {
+  const end = value.search(/[,?:]/);
+  if (end <= 0) return false;
+  const head = value.slice(0, end);
+  return CODE_ATOM.test(head) || CODE.test(head);
+}
+
+/** An expression made of names: `password`, `extra?.authInfo`, `exports.OAuthError`, `!this.done`. */
+const NAME_EXPRESSION = /^!*[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)*$/;
+/** Keywords that start an expression (`helper = function (receiver) {`, `x = yield* y`). */
+const EXPRESSION_KEYWORD = /^(?:function|async|class|new|await|yield\*?|typeof|void|this)$/;
+/** What goes on after a name in an expression: right after it a `;` or `,`; after spaces an operator. */
+const GOES_ON = /^(?:[;,]|[ \t]*(?:[?:)\]}+\-*/%&|!<>]|=[^=]|==))/;
+/** An `=` with spaces on both sides, as code writes it and no shell assignment can. */
+const SPACED_EQUALS = /^[ \t]+=[ \t]+$/;
+
+/**
+ * An assignment in code, not a setting: `=` with spaces around it, and as its value a keyword that
+ * starts an expression, or a name (a member path) that the expression goes on after
+ * (`this.password = password;`, `exports.token = token;`, `const secret = isPublic ? a : b`). A
+ * setting's value is a literal: in a shell, an env file or a config it ends its line or its
+ * command, and a quoted one is judged as ever.
+ */
+function codeAssignment(eq: string, value: string, after: string): boolean {
+  if (!SPACED_EQUALS.test(eq)) return false;
+  return EXPRESSION_KEYWORD.test(value) || (NAME_EXPRESSION.test(value) && GOES_ON.test(after));
+}
+
+/**
+ * A member of an object literal in code (`authInfo: extra?.authInfo,`, `token: token,`): a name, not
+ * quoted, and the comma that lists the next member.
+ */
+const codeMember = (value: string) => value.endsWith(",") && NAME_EXPRESSION.test(value.slice(0, -1));
+
+/**
+ * A value worth hiding when its name says it is secret: not empty, a placeholder, a version range
+ * (a dependency named `path-key` or `cookie` in a lockfile), a publishable key, a character set or
+ * code.
+ */
 export function secretValue(value: string): boolean {
   return (
     value.length >= 6 &&
@@ -76,7 +128,11 @@ export function secretValue(value: string): boolean {
     !value.startsWith("[REDACTED") &&
     !PLACEHOLDER.test(value) &&
     !placeholder(value) &&
-    !CODE.test(value)
+    !CODE.test(value) &&
+    !codeList(value) &&
+    !versionRange(value) &&
+    !publishable(value) &&
+    !alphabet(value)
   );
 }
 
@@ -141,6 +197,7 @@ function genericToken(
   wrapped: boolean,
 ): boolean {
   if (!generic(candidate, wrapped) || documentedExample(candidate)) return false;
+  if (alphabet(candidate) || publishable(candidate)) return false;
   const whole = offset === 0 && candidate.length === text.length;
   const before = text.slice(Math.max(0, offset - LOOK_BACK), offset);
   if (publicToken(candidate, before, whole ? ctx.field : undefined)) return false;
@@ -155,11 +212,18 @@ function genericToken(
  */
 export function redactTokens(text: string, ctx: TokenContext = {}): string {
   let out = text;
-  if (KNOWN_ANCHOR.test(out)) for (const pattern of KNOWN) out = out.replace(pattern, TOKEN_MARK);
+  if (KNOWN_ANCHOR.test(out))
+    for (const pattern of KNOWN) out = out.replace(pattern, (key) => (placeholder(key) ? key : TOKEN_MARK));
   out = out.replace(BEARER, (_, prefix: string) => `${prefix}${TOKEN_MARK}`);
   if (out.includes("=")) {
-    out = out.replace(ASSIGNMENT, (match, name: string, eq: string, value: string) =>
-      secretField(name) && secretValue(unquote(value)) ? `${name}${eq}${requote(value)}` : match,
+    out = out.replace(
+      ASSIGNMENT,
+      (match, name: string, eq: string, value: string, offset: number, whole: string) =>
+        secretField(name) &&
+        secretValue(unquote(value)) &&
+        !codeAssignment(eq, value, whole.slice(offset + match.length, offset + match.length + 8))
+          ? `${name}${eq}${requote(value)}`
+          : match,
     );
   }
   if (out.includes(":")) {
@@ -169,7 +233,9 @@ export function redactTokens(text: string, ctx: TokenContext = {}): string {
         secretField(name) && secretValue(value) ? `${q}${name}${q}${sep}${vq}${TOKEN_MARK}${vq}` : match,
     );
     out = out.replace(YAML_PAIR, (match, indent: string, name: string, sep: string, value: string) =>
-      secretField(name) && secretValue(unquote(value)) ? `${indent}${name}${sep}${TOKEN_MARK}` : match,
+      secretField(name) && secretValue(unquote(value)) && !codeMember(value)
+        ? `${indent}${name}${sep}${TOKEN_MARK}`
+        : match,
     );
   }
   if (out.length < 32) return out;

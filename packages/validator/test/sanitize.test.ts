@@ -592,6 +592,116 @@ describe("redact secrets, not shapes", () => {
   });
 });
 
+describe("public material is not a secret", () => {
+  const untouched = (text: string) => {
+    const input = textResult(text);
+    expect(sanitize(input).result, text).toBe(input);
+  };
+  const redacted = (text: string, secret: string) => {
+    const out = textOf(sanitize(textResult(text)).result);
+    expect(out, text).not.toContain(secret);
+  };
+
+  it("a key with a publishable prefix, but not its secret counterpart", () => {
+    for (let i = 0; i < 20; i++) {
+      const body = canary(24 + (i % 70));
+      for (const key of [`pk_live_${body}`, `pk_test_${body}`, `sb_publishable_${body}`, `phc_${body}`]) {
+        untouched(`STRIPE_PUBLISHABLE_KEY=${key}\n`);
+        untouched(JSON.stringify({ publishableKey: key }));
+        untouched(`const stripe = Stripe("${key}");`);
+      }
+      for (const key of [`sk_live_${body}`, `rk_test_${body}`]) redacted(`STRIPE_KEY=${key}\n`, body);
+    }
+  });
+
+  it("a key format's prefix with a documented placeholder, but not with a key", () => {
+    for (const value of [
+      "sk_test_xxx",
+      "sk_live_xxxxxxxxxxxxxxxxxxxxxxxx",
+      "ghp_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
+      "xoxb-XXXXXXXXXXXX-XXXXXXXXXXXX-XXXXXXXXXXXXXXXXXXXXXXXX",
+      "whsec_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+      "hf_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+      "AKIAXXXXXXXXXXXXXXXX",
+      "sk_test_YOUR_KEY_HERE",
+      "change-me-in-production",
+      "replace-with-a-long-random-string",
+    ]) {
+      untouched(`API_SECRET=${value}\n`);
+      untouched(`the key looks like ${value}`);
+    }
+    for (const secret of [
+      `sk_test_${canary(24)}`,
+      `ghp_${canary(36)}`,
+      `whsec_${canary(32)}`,
+      `AKIA${canary(16).toUpperCase()}`,
+    ])
+      redacted(`API_SECRET=${secret}\n`, secret);
+  });
+
+  it("a version range, whatever its dependency is called, but not a secret in its place", () => {
+    for (const range of [
+      "^3.1.0",
+      "~0.7.1",
+      ">=2.0.0-beta.1",
+      "^1.2.3 || >=2.0.0-beta.1",
+      "1.x",
+      "workspace:^",
+    ]) {
+      untouched(JSON.stringify({ dependencies: { "path-key": range, cookie: range } }, null, 2));
+      untouched(`  cookie: ${range}\n`);
+    }
+    redacted(JSON.stringify({ dependencies: { cookie: "s3cr3tC00kieValue" } }), "s3cr3tC00kieValue");
+  });
+
+  it("a character set written out, but not a token of the same length", () => {
+    for (const alphabet of [
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+      "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz",
+      "useandom-26T198340PX75pxJACKVERYMINDBUSHWOLF_GQZbfghjklqvwyzrict",
+    ]) {
+      untouched(`const ALPHABET = "${alphabet}";`);
+      untouched(`SECRET_ALPHABET=${alphabet}`);
+      const token = canary(alphabet.length);
+      redacted(`const KEY = "${token}";`, token);
+    }
+  });
+
+  it("code where a value would be, minified or not, but not a literal", () => {
+    for (const line of [
+      's&&(s.op="set",s.key=t,i!==void 0&&(s.value=i),s.cache=this)',
+      "t.key=null,function l(p){if(p)return r(p)}",
+      "e.key===`UIKeyInputUpArrow`?o.key=t?r.C0.ESC+`OA`:r.C0.ESC+`[A`",
+      '(!c.key||h&&h.key===c.key?"":c.key)',
+      "    this.password = password;",
+      "exports.refreshToken = refreshToken;",
+      "const clientSecret = isPublicClient ? undefined : generate();",
+      "    authInfo: extra?.authInfo,",
+      "    __classPrivateFieldGet = function (receiver, state) {",
+    ])
+      untouched(line);
+    for (const [line, secret] of [
+      ["password = hunter2secret ; the db's", "hunter2secret"],
+      ["export TOKEN=hunter2secret; ./run", "hunter2secret"],
+      ['    this.password = "hunter2secret";', "hunter2secret"],
+      ["    password: 'hunter2secret',", "hunter2secret"],
+      ["DB_PASSWORD=Xk9,mP2#qLzW", "Xk9,mP2#qLzW"],
+    ] as const)
+      redacted(line, secret);
+  });
+
+  it("a digest named in camelCase, or in multibase with its algorithm's code", () => {
+    const sha = (bytes: number) => randomBytes(bytes);
+    for (let i = 0; i < 20; i++) {
+      untouched(JSON.stringify({ contentHash: sha(64).toString("base64"), commitId: canary(40) }));
+      untouched(`u${Buffer.concat([Buffer.from([0x12, 0x20]), sha(32)]).toString("base64url")}`);
+    }
+    // The algorithm's code must match the digest's size.
+    const wrong = `u${Buffer.concat([Buffer.from([0x12, 0x20]), sha(40)]).toString("base64url")}`;
+    if (/[A-Z]/.test(wrong) && /[a-z]/.test(wrong) && /[0-9]/.test(wrong)) redacted(`key ${wrong}`, wrong);
+  });
+});
+
 describe("a JSON text stays the text it was", () => {
   it("only the redacted spans change: spaces, key order, escapes and numbers stay", () => {
     const key = `ghp_${canary(36)}`;
