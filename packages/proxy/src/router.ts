@@ -9,10 +9,16 @@
  * - With an interceptor, what the client sends is forwarded as the relay's re-serialization of the
  *   value the layers decided on, so a reader that keeps the first of two duplicate keys sees what
  *   the layers saw.
- * - When the interceptor inspects results (`response`), every server message is inspected and
- *   re-serialized, and a response is forwarded only when its id is exactly (same JSON type and
- *   value) the id of a request in flight. Anything else is dropped with one line on stderr: a
- *   client that coerces ids (`Number(id)`) would otherwise accept an answer no layer inspected.
+ * - When the interceptor inspects results (`response`), every server message is inspected, and a
+ *   response is forwarded only when its id is exactly (same JSON type and value) the id of a
+ *   request in flight. Anything else is dropped with one line on stderr: a client that coerces ids
+ *   (`Number(id)`) would otherwise accept an answer no layer inspected.
+ * - A server message goes on as the bytes received when no layer changed it, and as those bytes
+ *   with the changed values spliced in when one did (`spliceJson`): the server's whitespace, key
+ *   order, escapes and number spellings stay everywhere else. Where results are inspected, a frame
+ *   in which an object has a key twice is re-encoded whole (the value the layers saw, as JSON.stringify
+ *   writes it), changed or not: `JSON.parse` keeps the last of two keys, a client may keep the first,
+ *   which no layer read.
  */
 import {
   type Classified,
@@ -25,6 +31,7 @@ import {
   escapeLineSeparators,
   type Frame,
   type FrameTooLargeError,
+  hasDuplicateKey,
   type JsonRpcId,
   type Message,
   type PendingRequest,
@@ -35,6 +42,7 @@ import {
   SCAN_LINE_SEPARATOR,
   SCAN_TOO_DEEP,
   scanFrame,
+  spliceJson,
   toolError,
 } from "@mcpguard/protocol";
 import { type AuditLog, AuditWriteError, digest } from "./audit.js";
@@ -487,15 +495,15 @@ export class Router {
       return;
     }
     if (classified.kind === "batch") {
-      this.#serverBatch(frame, scan, classified.items);
+      this.#serverBatch(frame, scan, decoded.value as unknown[], classified.items);
       return;
     }
     const message = this.#fromServer(classified);
-    if (message) this.#forward("client", frame, scan, this.#inspectsResults ? message : undefined);
+    if (message) this.#toClient(frame, scan, classified.message, message);
   }
 
   /** Every item handled like a single message; what is left goes on as one batch. */
-  #serverBatch(frame: Frame, scan: number, items: Classified[]): void {
+  #serverBatch(frame: Frame, scan: number, batch: unknown[], items: Classified[]): void {
     const kept: Message[] = [];
     let changed = false;
     let dropped = 0;
@@ -515,8 +523,33 @@ export class Router {
     else if (dropped > 1)
       this.#opts.log(`dropped ${dropped} invalid messages from a server batch; the first: ${why}`);
     if (kept.length === 0) return;
-    if (!changed && !this.#inspectsResults) this.#forward("client", frame, scan);
-    else this.#opts.toClient(encodeMessage(kept));
+    this.#toClient(frame, scan, batch, changed ? kept : batch);
+  }
+
+  /**
+   * A server's message (or batch) on to the client: `original` is what the frame's body reads as,
+   * `message` what the layers decided on (the same object when unchanged). See the header for
+   * what is kept of the frame's bytes, and when it is re-encoded whole.
+   */
+  #toClient(frame: Frame, scan: number, original: unknown, message: unknown): void {
+    if (this.#inspectsResults && hasDuplicateKey(frame.body)) {
+      this.#opts.toClient(encodeMessage(message));
+      return;
+    }
+    if (message === original) {
+      this.#forward("client", frame, scan);
+      return;
+    }
+    let text: string;
+    try {
+      text = spliceJson(frame.body.toString(), original, message);
+    } catch {
+      // The body is JSON that JSON.parse read: a splice that fails is a bug, and the re-encoding is safe.
+      this.#opts.toClient(encodeMessage(message));
+      return;
+    }
+    const body = escapeLineSeparators(Buffer.from(text));
+    this.#opts.toClient(terminated(Buffer.concat([body, frame.raw.subarray(frame.body.length)])));
   }
 
   /** One server message: the message to forward (changed by a layer or not), or undefined to drop it. */

@@ -3,6 +3,7 @@ import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { connect, FIXTURE, MCPGUARD, makeWorkspace, RawProxy, readNdjson, toolText } from "./helpers.ts";
 
@@ -109,6 +110,34 @@ describe("C-app", () => {
       layer: "sanitizer",
       rule: expect.stringContaining("l2.result.private-key"),
     });
+  });
+});
+
+describe("C-app returns what the server read, but the redacted spans", () => {
+  const REAL = join(import.meta.dirname, "..", "..", "validator", "test", "fixtures", "real-files");
+
+  it("a package-lock.json, a certificate chain and an example env file, byte for byte", async () => {
+    const lock = gunzipSync(readFileSync(join(REAL, "package-lock.json.gz"))).toString();
+    const token = `ghp_${randomUUID().replace(/-/g, "")}Ab9`;
+    const planted = lock.replace(
+      '"version": "0.1.0",\n',
+      `"version": "0.1.0",\n      "resolved": "git+https://${token}@github.com/o/p.git",\n`,
+    );
+    const files: Record<string, string> = {
+      "package-lock.json": lock,
+      "planted-lock.json": planted,
+      "chain.pem": readFileSync(join(REAL, "pem", "chain.pem"), "utf8"),
+      ".env.example": readFileSync(join(REAL, ".env.example"), "utf8"),
+    };
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(work, name), text);
+    const s = await session("C-app");
+    const read = async (path: string) =>
+      toolText(await s.client.callTool({ name: "read", arguments: { path } }));
+    for (const name of ["package-lock.json", "chain.pem", ".env.example"])
+      expect(await read(name), name).toBe(files[name]);
+    expect(await read("planted-lock.json")).toBe(planted.replace(token, "[REDACTED token]"));
+    await s.client.close();
+    expect(readNdjson(s.log).filter((e) => e.decision === "modify")).toHaveLength(1);
   });
 });
 

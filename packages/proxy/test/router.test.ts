@@ -4,7 +4,9 @@
  * it writes is one well-formed message; under C-app no result-bearing message reaches the client
  * uninspected, whatever id the server gives it.
  */
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
 import { LineFramer, MAX_BATCH_ITEMS } from "@mcpguard/protocol";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -410,6 +412,68 @@ describe("C-app inspects every message the client could accept", () => {
     expect(h.toClient.map((b) => b.toString())).toEqual([
       '{"jsonrpc":"2.0","id":1,"result":{"content":[]}}\n',
     ]);
+  });
+});
+
+/** JSON as Python's json.dumps writes it: ", " and ": ", non-ASCII as \\uXXXX (and "/" as "\\/", as PHP does). */
+function pythonJson(value: unknown): string {
+  if (typeof value === "string")
+    return JSON.stringify(value)
+      .replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+      .replaceAll("/", "\\/");
+  if (Array.isArray(value)) return `[${value.map(pythonJson).join(", ")}]`;
+  if (value !== null && typeof value === "object")
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${pythonJson(k)}: ${pythonJson(v)}`)
+      .join(", ")}}`;
+  return JSON.stringify(value);
+}
+
+describe("C-app keeps the server's bytes", () => {
+  const LOCK = gunzipSync(
+    readFileSync(join(import.meta.dirname, "../../validator/test/fixtures/real-files/package-lock.json.gz")),
+  ).toString();
+  const call = (h: ReturnType<typeof harness>) =>
+    h.json("client", {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "echo", arguments: { text: "hi" } },
+    });
+
+  it("forwards a result with nothing to redact as the bytes received, in any spelling", () => {
+    for (const frame of [
+      `{"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "caf\\u00e9 \\/x"}], "n": 1.50, "e": 1E3}}\r\n`,
+      `${pythonJson({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: LOCK }] } })}\n`,
+      `  { "id" : 1 , "result" : { "content" : [ ] } , "jsonrpc" : "2.0" }\n`,
+    ]) {
+      const h = harness(interceptors["C-app"]);
+      call(h);
+      h.send("server", frame);
+      expect(h.toClient.map((b) => b.toString())).toEqual([frame]);
+    }
+  });
+
+  it("changes only the redacted span of a result, in the frame and in the JSON text it carries", () => {
+    const token = `ghp_${"aB3".repeat(12)}`;
+    const lock = LOCK.replace(
+      '"version": "0.1.0",\n',
+      `"version": "0.1.0",\n      "resolved": "git+https://${token}@github.com/o/p.git",\n`,
+    );
+    const frame = `${pythonJson({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: lock }], isError: false } })}\n`;
+    const h = harness(interceptors["C-app"]);
+    call(h);
+    h.send("server", frame);
+    expect(h.toClient.map((b) => b.toString())).toEqual([frame.replace(token, "[REDACTED token]")]);
+    const text = JSON.parse(h.toClient[0]?.toString() ?? "").result.content[0].text as string;
+    expect(text.split("\n")).toHaveLength(lock.split("\n").length);
+  });
+
+  it("keeps every other item of a batch as received when one is dropped", () => {
+    const h = harness(interceptors["C-app"]);
+    const note = `{"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": 1.0}}`;
+    h.send("server", `[ ${note} , 5 ]\n`);
+    expect(h.toClient.map((b) => b.toString())).toEqual([`[${note}]\n`]);
   });
 });
 
