@@ -282,3 +282,14 @@ describe("the shell reading agrees with dash and bash (lines the differential te
     expect(runs(`cat a{"b",c}`)).toEqual(["cat a{b,c} | cat <text>"]);
   });
 });
+
+describe("the shell reading agrees with dash and bash on tildes and the order of expansions", () => {
+  it("expands a tilde only where the prefix up to a slash is plain text", () => {
+    const r = reading(`cat ~/x ~ ~"x" ~$v ~\\/ >> ~"y"`);
+    expect(r.invocations.map((i) => i.argvs.map((a) => a.map(show).join(" ")))).toEqual([
+      ["cat /h/x /h ~x ~ ~/"],
+    ]);
+    expect(r.redirects.map((x) => x.redirect.targets.map(show))).toEqual([["~y"]]);
+  });
+
+});

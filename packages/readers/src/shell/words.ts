@@ -145,8 +145,8 @@ export function partsWays(
     const text = override?.get(i);
     const options =
       text === undefined
-        ? partWays(r, part, scope, quote, i === 0)
-        : [litSegs(r, text, scope, quote, i === 0)];
+        ? partWays(r, part, scope, quote, i === 0, i === parts.length - 1)
+        : [litSegs(r, text, scope, quote, i === 0, i === parts.length - 1)];
     if (options.length === 1) {
       // One way (most parts): appended to each way in place, so a word of many parts costs its
       // length, not its length squared (the ways are this function's own arrays).
@@ -161,12 +161,12 @@ export function partsWays(
   return ways;
 }
 
-function partWays(r: Reader, part: ShNode, scope: Scope, quote: Quote, first: boolean): Ways {
+function partWays(r: Reader, part: ShNode, scope: Scope, quote: Quote, first: boolean, last = true): Ways {
   r.step();
   const quoted = quote !== false;
   switch (r.g.type(part)) {
     case "Lit":
-      return [litSegs(r, part.Value, scope, quote, first)];
+      return [litSegs(r, part.Value, scope, quote, first, last)];
     case "SglQuoted":
       return sglQuoted(part, scope);
     case "DblQuoted": {
@@ -214,11 +214,14 @@ function sglQuoted(part: ShNode, scope: Scope): Ways {
   return [bash, [{ text: `$${raw}`, quoted: true }]];
 }
 
-function litSegs(r: Reader, raw: string, scope: Scope, quote: Quote, first: boolean): Seg[] {
+function litSegs(r: Reader, raw: string, scope: Scope, quote: Quote, first: boolean, last: boolean): Seg[] {
   if (quote === "raw") return [{ text: raw, quoted: true }];
   if (quote !== false) return [{ text: doubleQuoted(raw, quote === "heredoc"), quoted: true }];
-  if (first && raw.startsWith("~")) {
-    const slash = raw.indexOf("/");
+  // A tilde prefix runs to the first slash and is all unquoted literal text: `~"x"`, `~$v` and
+  // `~\/` stay as they are.
+  const slash = raw.indexOf("/");
+  const prefix = slash === -1 ? raw : raw.slice(0, slash);
+  if (first && raw.startsWith("~") && !prefix.includes("\\") && (slash !== -1 || last)) {
     const user = slash === -1 ? raw.slice(1) : raw.slice(1, slash);
     const rest = unquoted(slash === -1 ? "" : raw.slice(slash));
     const home = tildeValue(r, user, scope);
