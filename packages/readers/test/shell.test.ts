@@ -292,4 +292,16 @@ describe("the shell reading agrees with dash and bash on tildes and the order of
     expect(r.redirects.map((x) => x.redirect.targets.map(show))).toEqual([["~y"]]);
   });
 
+  it("reads a redirection after the words of its command: a ${v=x} among them names the file", () => {
+    const files = (src: string) => reading(src).redirects.flatMap((x) => x.redirect.targets.map(show));
+    expect(files(`cat \${v=q} > "$v"`)).toContain("q");
+    // bash expands the prefixes before the redirections, dash after: both.
+    expect(files(`w=\${v=q} cat > "\${v:-.}"`)).toEqual([".", "q"]);
+  });
+
+  it("reads the words before and after the NAME=value prefixes (bash, dash)", () => {
+    expect(runs(`u=\${v=p} cat "$v"`)).toEqual(["cat p | cat "]);
+    expect(runs(`bash -c 'u=\${v=p} cat "$v"'`)).toContain("cat ");
+  });
+
 });

@@ -34,6 +34,11 @@ export function readCall(r: Reader, cmd: ShNode, scope: Scope, stdin: Stdin, fil
     for (const assign of assigns) assignVar(r, assign, scope, true);
     return;
   }
+  // bash expands the words before the `NAME=value` prefixes, dash after them: where a prefix's
+  // value assigns a variable (`u=${v=x} cmd "$v"`), the words are read both ways.
+  const before = assigns.length > 0 && scope.dialect === "posix" ? scope.fork() : undefined;
+  const early =
+    assigns.length > 0 && scope.dialect === "bash" ? args.map((w) => r.expand(w, scope)) : undefined;
   // Each way a value may be (an array is not exported, so the program does not get it).
   const env = assigns.flatMap((a) => {
     const value = assignValue(r, a, scope);
@@ -43,7 +48,12 @@ export function readCall(r: Reader, cmd: ShNode, scope: Scope, stdin: Stdin, fil
     }));
   });
   for (const setting of env) r.environment.push(setting);
-  const argvs = crossProduct(args.map((w) => r.expand(w, scope)));
+  const argvs = crossProduct(early ?? args.map((w) => r.expand(w, scope)));
+  if (before && !scope.same(before)) {
+    const seen = new Set(argvs.map((argv) => JSON.stringify(argv)));
+    for (const argv of crossProduct(args.map((w) => r.expand(w, before))))
+      if (!seen.has(JSON.stringify(argv))) argvs.push(argv);
+  }
   dispatch(r, argvs, env, scope, stdin, files, {});
 }
 

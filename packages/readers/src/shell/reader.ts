@@ -117,9 +117,15 @@ export class Reader {
     if (++this.#depth > MAX_DEPTH)
       throw new ReadLimit(`the command nests constructs more than ${MAX_DEPTH} deep`);
     try {
-      const own = this.redirections(node.Redirs as ShNode[], scope);
+      const redirs = node.Redirs as ShNode[];
+      const simple = node.Cmd && redirs.length > 0 && this.g.type(node.Cmd) === "CallExpr";
+      const snapshot = simple ? scope.fork() : undefined;
+      const own = this.redirections(redirs, scope);
       const input = own.stdin ?? stdin;
       if (node.Cmd) this.command(node.Cmd, scope, input, own.files);
+      // A simple command's words (and, in bash, its prefixes) are expanded before its
+      // redirections: a `${v=x}` among them changes what a redirection names.
+      if (snapshot && !scope.same(snapshot)) this.redirections(redirs, scope);
     } finally {
       this.#depth--;
     }
