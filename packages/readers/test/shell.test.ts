@@ -304,4 +304,8 @@ describe("the shell reading agrees with dash and bash on tildes and the order of
     expect(runs(`bash -c 'u=\${v=p} cat "$v"'`)).toContain("cat ");
   });
 
+  it("takes bash's brace expansion of a redirection's word where it makes one word", () => {
+    const files = (src: string) => reading(src).redirects.flatMap((x) => x.redirect.targets.map(show));
+    expect(files("cat >> {a,}")).toContain("a");
+  });
 });

@@ -23,7 +23,7 @@ import type {
 import { outputShape } from "./output.js";
 import { pathStream } from "./pathStream.js";
 import { type Scope, scalar, unknownValue, widen } from "./scope.js";
-import { expandWord, literalWord, partsWays, wordValues } from "./words.js";
+import { braceTargets, expandWord, literalWord, partsWays, wordValues } from "./words.js";
 
 export const MAX_STEPS = 60_000;
 export const MAX_DEPTH = 120;
@@ -481,7 +481,7 @@ export class Reader {
           stdin = textStdin(values.map((f) => ({ ...f, text: `${f.text}\n` })));
         continue;
       }
-      const values = wordValues(this, redir.Word, scope);
+      const values = [...wordValues(this, redir.Word, scope), ...braceTargets(this, redir.Word, scope)];
       if (op === "<&" || op === ">&") {
         // `2>&1`, `>&-`, `<&3`: a descriptor, no file. bash's `>& file` sends both outputs to a file.
         if (op === "<&" || values.every((v) => /^(\d+|-|\d+-)$/.test(v.text) && !v.unknown)) continue;

@@ -113,6 +113,14 @@ function braceWays(r: Reader, word: ShNode, scope: Scope): Field[][] | undefined
   return [...dash, ...bash];
 }
 
+/**
+ * A redirection's word as bash reads it: brace expansion too, the file where it makes one word
+ * (`> {a,}x` names ax or x, an error; `>> {a,}` names a).
+ */
+export function braceTargets(r: Reader, word: ShNode, scope: Scope): Field[] {
+  return (braceWays(r, word, scope) ?? []).filter((way) => way.length === 1).map((way) => way[0] as Field);
+}
+
 /** Whether a `{` of one literal part may close in a later one, across quoted parts. */
 function bracesSpan(lits: readonly (string | undefined)[]): boolean {
   let open = 0;
