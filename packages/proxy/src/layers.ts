@@ -268,7 +268,7 @@ async function guardListings(
   const { resolved } = options;
   const guard = new ProtocolGuard({
     validator,
-    pins: new PinBook(options.server, pins),
+    pins: new PinBook(options.server, pins, validator),
     onChange: options.onChange,
     disabledRules: (tool) =>
       tool === undefined ? resolved.disabledRules : resolved.tools.get(tool)?.disabledRules,

@@ -14,9 +14,17 @@
  *                                                          "schema": "sha256:..." } } } } }
  *
  * A tool's pin is its description and title as written (a diff of the file shows what the agent
- * will read), its annotations, and the sha256 of its input and output schemas in canonical JSON.
- * `mcpguard pin` writes it; `mcpguard run --pins FILE` compares every listing with it. A server
- * the file does not hold is pinned by its first listing in the session (trust on first use).
+ * will read), its annotations, the sha256 of its input and output schemas in canonical JSON (every
+ * property's description, enum value and default with them), and the sha256 of its `_meta` and of
+ * its `icons` when it has them (a client may show them or pass them on). `mcpguard pin` writes it;
+ * `mcpguard run --pins FILE` compares every listing with it. A server the file does not hold is
+ * pinned by its first listing in the session (trust on first use).
+ *
+ * Names are compared as people compare them (validator names.ts: NFKC, the confusable skeleton of
+ * UTS #39, case folded, default-ignorable code points taken out). A tool whose name reads as a
+ * pinned one of its server but is not it (`send_emaіl` with a Cyrillic і for `send_email`, its NFD
+ * or full-width form, another case) is that tool changed; one whose name reads as a tool another
+ * server pinned is a collision. The exact name stays the tool's identity for calls.
  *
  * Benign update or rug pull: a pinned definition never changes without a person. Tools may come and
  * go (a new tool is scanned like any listing text and pinned from then on), but a change to a
@@ -25,15 +33,28 @@
  * `mcpguard pin` again and committing the diff.
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import type { NameIndex, NameKeys } from "@mcpguard/validator";
 import { z } from "zod";
 import { digest } from "./audit.js";
+
+/** How names are compared: the validator's (names.ts), given by the caller that loaded it. */
+export interface NameRules {
+  NameIndex: typeof NameIndex;
+  NameKeys: typeof NameKeys;
+}
+
+const SHA256 = z.string().regex(/^sha256:[0-9a-f]{64}$/, 'expected "sha256:" and 64 hex digits');
 
 export const PinnedTool = z.strictObject({
   title: z.string().optional(),
   description: z.string(),
   annotations: z.record(z.string(), z.unknown()).optional(),
   /** sha256 of the canonical JSON of `{inputSchema, outputSchema}`. */
-  schema: z.string().regex(/^sha256:[0-9a-f]{64}$/, 'expected "sha256:" and 64 hex digits'),
+  schema: SHA256,
+  /** sha256 of the canonical JSON of the tool's `_meta`, when it has one. */
+  meta: SHA256.optional(),
+  /** sha256 of the canonical JSON of the tool's `icons`, when it has them. */
+  icons: SHA256.optional(),
 });
 export type PinnedTool = z.infer<typeof PinnedTool>;
 
@@ -66,6 +87,8 @@ export function pinOf(tool: Record<string, unknown>): PinnedTool {
   };
   if (typeof tool.title === "string") pin.title = tool.title;
   if (isRecord(tool.annotations)) pin.annotations = tool.annotations;
+  if (tool._meta !== undefined) pin.meta = digest(tool._meta);
+  if (tool.icons !== undefined) pin.icons = digest(tool.icons);
   return pin;
 }
 
@@ -76,6 +99,8 @@ export function changedFields(pinned: PinnedTool, now: PinnedTool): string[] {
   if ((pinned.title ?? null) !== (now.title ?? null)) fields.push("title");
   if (digest(pinned.annotations ?? null) !== digest(now.annotations ?? null)) fields.push("annotations");
   if (pinned.schema !== now.schema) fields.push("schema");
+  if ((pinned.meta ?? null) !== (now.meta ?? null)) fields.push("_meta");
+  if ((pinned.icons ?? null) !== (now.icons ?? null)) fields.push("icons");
   return fields;
 }
 
@@ -158,8 +183,10 @@ export type PinCheck =
   | { kind: "unpinnable" }
   /** Not pinned before: the server's first listing (trust on first use), or a tool added later. */
   | { kind: "first" | "added" }
-  | { kind: "changed"; fields: string[]; since: "the pin file" | "the first listing" }
-  | { kind: "collision"; other: string };
+  /** `like`: the pinned tool whose name this one's reads as, when it is not the same name. */
+  | { kind: "changed"; fields: string[]; since: "the pin file" | "the first listing"; like?: string }
+  /** `other`: the server that pinned the name; `name`: its pinned name, when it is not the same. */
+  | { kind: "collision"; other: string; name?: string };
 
 /**
  * One server's pins for one proxy session: the pin file's entry if it has one, else what the
@@ -168,21 +195,31 @@ export type PinCheck =
 export class PinBook {
   readonly #fromFile: ReadonlyMap<string, PinnedTool> | undefined;
   readonly #session = new Map<string, PinnedTool>();
-  readonly #foreign: ReadonlyMap<string, string>;
-  readonly #foreignNames: ReadonlySet<string>;
+  /** The pinned names (the file's, then the session's), found by any name that reads as theirs. */
+  readonly #fileNames: NameIndex<string>;
+  readonly #sessionNames: NameIndex<string>;
+  readonly #foreign: NameIndex<{ server: string; name: string }>;
+  readonly #foreignNames: NameKeys;
   readonly pinnedVersion: string | undefined;
   #listed = false;
 
-  constructor(server: string, pins?: PinFile) {
+  constructor(server: string, pins: PinFile | undefined, names: NameRules) {
     const entry = pins && Object.hasOwn(pins.servers, server) ? pins.servers[server] : undefined;
     this.#fromFile = entry ? new Map(Object.entries(entry.tools)) : undefined;
+    this.#fileNames = new names.NameIndex(
+      Object.keys(entry?.tools ?? {}).map((name) => [name, name] as const),
+    );
+    this.#sessionNames = new names.NameIndex<string>();
     this.pinnedVersion = entry?.serverInfo?.version;
-    this.#foreign = foreignTools(pins, server);
-    this.#foreignNames = new Set(this.#foreign.keys());
+    const foreign = [...foreignTools(pins, server)];
+    this.#foreign = new names.NameIndex(
+      foreign.map(([name, other]) => [name, { server: other, name }] as const),
+    );
+    this.#foreignNames = new names.NameKeys(foreign.map(([name]) => name));
   }
 
-  /** Tool names other servers have pinned. */
-  get foreignNames(): ReadonlySet<string> {
+  /** Tool names other servers have pinned: holds every name that reads as one of them. */
+  get foreignNames(): NameKeys {
     return this.#foreignNames;
   }
 
@@ -212,9 +249,24 @@ export class PinBook {
       if (fields.length === 0) return { kind: "same" };
       return { kind: "changed", fields, since: fromFile ? "the pin file" : "the first listing" };
     }
-    const other = this.#foreign.get(name);
-    if (other !== undefined) return { kind: "collision", other };
+    // Another name that reads as a pinned one: the pinned tool renamed, whatever else it says.
+    const inFile = this.#fileNames.find(name);
+    const like = inFile ?? this.#sessionNames.find(name);
+    const pinned =
+      like === undefined ? undefined : inFile ? this.#fromFile?.get(like) : this.#session.get(like);
+    if (like !== undefined && pinned) {
+      return {
+        kind: "changed",
+        fields: ["name", ...changedFields(pinned, now)],
+        since: inFile ? "the pin file" : "the first listing",
+        like,
+      };
+    }
+    const other = this.#foreign.find(name);
+    if (other !== undefined)
+      return { kind: "collision", other: other.server, ...(other.name !== name ? { name: other.name } : {}) };
     this.#session.set(name, now);
+    this.#sessionNames.set(name, name);
     return this.#listed || this.#fromFile ? { kind: "added" } : { kind: "first" };
   }
 }

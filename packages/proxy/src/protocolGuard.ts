@@ -19,7 +19,7 @@
  * `l2.request.*`); a tool pinned after the first listing is an `allow` record (`l2.pin.added`).
  */
 import { ErrorCode, errorResponse, type JsonRpcId, type Message } from "@mcpguard/protocol";
-import type { ItemFinding, ListingKind } from "@mcpguard/validator";
+import type { ItemFinding, ListingKind, NameSet } from "@mcpguard/validator";
 import type { PinBook, PinCheck } from "./pins.js";
 import type { Interceptor, ItemDecision, ResultChange, Verdict } from "./router.js";
 
@@ -173,7 +173,8 @@ export class ProtocolGuard {
             .filter((n): n is string => typeof n === "string")
         : [];
     for (const name of names) this.#toolNames.add(name);
-    const own = new Set([...this.#toolNames, ...this.#opts.pins.names]);
+    // The server's own names, found by any name that reads as one (names.ts).
+    const own = new this.#opts.validator.NameKeys([...this.#toolNames, ...this.#opts.pins.names]);
     const outcomes = items.map(
       (item): ItemOutcome => (isRecord(item) ? this.#item(kind, item, own) : { item, records: [] }),
     );
@@ -186,7 +187,7 @@ export class ProtocolGuard {
     return change({ ...message, result: next }, records);
   }
 
-  #item(kind: ListingKind, item: Record<string, unknown>, own: ReadonlySet<string>): ItemOutcome {
+  #item(kind: ListingKind, item: Record<string, unknown>, own: NameSet): ItemOutcome {
     const { validator, pins } = this.#opts;
     const name = validator.itemName(kind, item);
     const findings = validator.scanItem(kind, item, {
@@ -255,7 +256,8 @@ export class ProtocolGuard {
       };
     }
     if (check.kind === "collision" && !off("l2.pin.collision")) {
-      const reason = `takes a name another server of the client config has pinned ("${check.other}"); pin it for this server after review`;
+      const as = check.name === undefined ? "" : ` as "${check.name}", whose name this one reads as`;
+      const reason = `takes a name another server of the client config has pinned ("${check.other}"${as}); pin it for this server after review`;
       return {
         withhold: { rule: "l2.pin.collision", reason },
         record: { subject: name, decision: "deny", layer: LAYER, rule: "l2.pin.collision", reason },
@@ -267,7 +269,11 @@ export class ProtocolGuard {
       check.since === "the pin file" && pinned && this.#serverVersion && pinned !== this.#serverVersion
         ? "; the server now claims another version than the pinned one, which is no review"
         : "";
-    const reason = `changed its definition since ${check.since} (${check.fields.join(", ")})${version}; review it and pin it again (mcpguard pin)`;
+    const like =
+      check.like === undefined
+        ? ""
+        : `; its name reads as the pinned "${this.#opts.validator.shownName(check.like)}" but is not it`;
+    const reason = `changed its definition since ${check.since} (${check.fields.join(", ")})${like}${version}; review it and pin it again (mcpguard pin)`;
     const block = this.#opts.onChange === "block";
     return {
       ...(block

@@ -19,11 +19,12 @@ const PIN = defineCommand({
   description:
     "Start the server, read its tools/list, and pin each tool under the server's name in the pin file: " +
     "its description and title as written, its annotations, and the sha256 of its input and output " +
-    "schemas. The file is reviewable JSON, kept where no server may write it (mcpguard run refuses it " +
+    "schemas and of its _meta and icons. The file is reviewable JSON, kept where no server may write it (mcpguard run refuses it " +
     "otherwise); it is created when missing, and the other servers' pins are kept. Give every server " +
     "of the config the same file, and " +
     "mcpguard run --pins FILE (C-app, C-full) withholds a tool whose definition changed since, and a " +
-    "tool that takes a name another server has pinned.\n\n" +
+    "tool that takes a name another server has pinned; names are compared as people read them (NFKC, " +
+    "Unicode's confusable skeleton, case folded).\n\n" +
     "Prints what changed since the server's last pin, the names another server of the file has pinned, " +
     "and what L2 flags in the listing. A pin records what a person reviewed: it never exempts a text " +
     "from L2, and running it again is how an update is accepted (review the diff, then commit).",
@@ -117,15 +118,24 @@ export async function main(argv: string[]): Promise<number> {
       report.push(
         `? ${tool.name}: not pinned: a pin file cannot hold that name (mcpguard run withholds the tool)`,
       );
-  const foreign = foreignTools(pins, server);
+  const validator = await import("@mcpguard/validator");
+  const foreign = [...foreignTools(pins, server)];
+  // Names compared as mcpguard run compares them: a name that reads as another's is that name.
+  const pinnedElsewhere = new validator.NameIndex(
+    foreign.map(([name, other]) => [name, { other, name }] as const),
+  );
   for (const name of Object.keys(entry.tools)) {
-    const other = foreign.get(name);
-    if (other !== undefined)
+    const found = pinnedElsewhere.find(name);
+    if (found !== undefined)
       report.push(
-        `! ${name}: "${other}" pins the same name; pinned for both, both may list it (review that this is meant)`,
+        found.name === name
+          ? `! ${name}: "${found.other}" pins the same name; pinned for both, both may list it (review that this is meant)`
+          : `! ${validator.shownName(name)}: reads as "${found.name}", which "${found.other}" pins; pinned for both, both may list it (review that this is meant)`,
       );
   }
-  report.push(...(await findingLines(listing.tools, new Set(foreign.keys()))));
+  report.push(
+    ...findingLines(validator, listing.tools, new validator.NameKeys(foreign.map(([name]) => name))),
+  );
   pins.servers[server] = entry;
   savePins(file, pins);
   const shown = report.length ? `\n${report.map((line) => `  ${line}`).join("\n")}` : " (no change)";
@@ -134,12 +144,14 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 /** What L2 would flag in the listing, one line per finding. */
-async function findingLines(
+function findingLines(
+  validator: typeof import("@mcpguard/validator"),
   tools: readonly Record<string, unknown>[],
-  foreignNames: ReadonlySet<string>,
-): Promise<string[]> {
-  const validator = await import("@mcpguard/validator");
-  const ownNames = new Set(tools.map((t) => t.name).filter((n): n is string => typeof n === "string"));
+  foreignNames: import("@mcpguard/validator").NameSet,
+): string[] {
+  const ownNames = new validator.NameKeys(
+    tools.map((t) => t.name).filter((n): n is string => typeof n === "string"),
+  );
   return tools.flatMap((tool) =>
     validator
       .scanItem("tools", tool, { ownNames, foreignNames })
