@@ -19,37 +19,68 @@ class AwkError extends Error {}
 /** The special files awk writes to without opening a file. */
 export const STANDARD_STREAMS = new Set(["/dev/stdout", "/dev/stderr", "/dev/fd/1", "/dev/fd/2", "-"]);
 
+/** Options that take no value and reach nothing (mawk's and gawk's). */
+const PLAIN_OPTIONS =
+  /^(?:--(?:posix|traditional|compat|lint(?:=\S*)?|re-interval|non-decimal-data|characters-as-bytes|sandbox|use-lc-numeric|optimize|no-optimize|bignum|copyright|version|help|usage)|-[PcrnbNSMOstLV]|-h)$/;
+/** mawk's -W options that reach nothing; `-W exec file` reads the program from a file. */
+const PLAIN_W = /^(?:version|dump|help|usage|interactive|posix_space|random=\d+|sprintf=\d+)$/;
+
 export function awkUse(name: string, argv: Field[], confined: Confinement): CodeUse {
   const use = emptyUse();
+  const strict = !(confined.exec && confined.files);
+  const refuse = (why: string) => (strict ? { ...use, refusal: `${name} ${why}` } : undefined);
   let program: Field | undefined;
   let i = 1;
   for (; i < argv.length; i++) {
-    const word = (argv[i] as Field).text;
+    const f = argv[i] as Field;
+    const word = f.text;
     if (word === "--") {
       i++;
       break;
     }
-    if (
-      word === "-f" ||
-      word === "--file" ||
-      word.startsWith("--file=") ||
-      /^-(?:E|-exec|i|-include|l|-load)$/.test(word)
-    ) {
-      if (!confined.exec)
-        return { ...use, refusal: `${name} runs code from a file (${word}), which is not part of the call` };
-      i++;
-      continue;
-    }
-    if (word === "-e" || word === "--source") {
-      use.codeOperands.add(i + 1);
-      program = argv[++i];
-      continue;
-    }
-    if (word === "-F" || word === "-v" || word === "--assign" || word === "--field-separator") {
-      i++;
-      continue;
-    }
     if (!word.startsWith("-") || word === "-") break;
+    if (f.unknown) {
+      const why = refuse("takes an option known only at run time");
+      if (why) return why;
+      continue;
+    }
+    const long = /^(--[a-z-]+)(?:=([\s\S]*))?$/.exec(word);
+    const flag = long ? (long[1] as string) : word.slice(0, 2);
+    const attached = long ? long[2] : word.length > 2 ? word.slice(2) : undefined;
+    // The option's value: attached (-fprog, --file=prog) or the next word.
+    const value = (): Field | undefined => {
+      if (attached !== undefined) return { ...f, text: attached };
+      i++;
+      return argv[i];
+    };
+    if (["-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load"].includes(flag)) {
+      value();
+      const why = refuse(`runs code from a file (${word}), which is not part of the call`);
+      if (why) return why;
+      continue;
+    }
+    if (flag === "-e" || flag === "--source") {
+      if (attached === undefined) use.codeOperands.add(i + 1);
+      else use.codeOperands.add(i);
+      program = value();
+      continue;
+    }
+    if (["-F", "-v", "--assign", "--field-separator"].includes(flag)) {
+      value();
+      continue;
+    }
+    if (flag === "-W") {
+      const option = value()?.text ?? "";
+      if (!PLAIN_W.test(option)) {
+        const why = refuse(`takes -W ${option}, which may read its program from a file`);
+        if (why) return why;
+      }
+      continue;
+    }
+    if (PLAIN_OPTIONS.test(word)) continue;
+    // gawk's -d, -p, -o write files, -D debugs; anything else may name a file or take the next word.
+    const why = refuse(`takes the option ${word}, which may write a file or name one`);
+    if (why) return why;
   }
   if (!program && argv[i]) {
     use.codeOperands.add(i);
@@ -59,11 +90,10 @@ export function awkUse(name: string, argv: Field[], confined: Confinement): Code
     if (k > i && /^[A-Za-z_]\w*=/.test(f.text)) use.codeOperands.add(k);
   });
   if (!program) return use;
-  return programUse(name, program, use, confined);
+  return programUse(name, program, use, strict);
 }
 
-function programUse(name: string, program: Field, use: CodeUse, confined: Confinement): CodeUse {
-  const strict = !(confined.exec && confined.files);
+function programUse(name: string, program: Field, use: CodeUse, strict: boolean): CodeUse {
   if (program.unknown)
     return strict
       ? { ...use, refusal: `the ${name} program holds ${program.unknown.origin}, known only at run time` }
