@@ -1,9 +1,13 @@
 /**
  * awk programs, read with a tokenizer: awk can run commands (`system()`, `print | "cmd"`,
- * `"cmd" | getline`), read files (`getline < file`) and write them (`print > file`), and gawk can
- * load code (`@load`, `@include`, `-l`, `-i`). Literal files are returned for L1's path checks
- * under every config; commands, code and non-literal files are refused where the kernel does not
- * confine programs and files (C-app).
+ * `"cmd" | getline`), read files (`getline < file`, and the files ARGV names) and write them
+ * (`print > file`), and gawk can load code (`@load`, `@include`, `-l`, `-i`). Literal files are
+ * returned for L1's path checks under every config; commands, code and files named by anything
+ * but one literal string are refused where the kernel does not confine programs and files (C-app).
+ *
+ * The grammar is what the awk the servers run reads (mawk 1.3.4 here, through PATH) and what gawk
+ * reads: where they differ (a string escape such as `\/` or `\q`, gawk's @ forms), the construct
+ * is refused. awkDifferential.test.ts holds it to the installed awk.
  */
 import type { Confinement } from "../confinement.js";
 import type { Field } from "../shell/index.js";
@@ -12,6 +16,10 @@ import { type CodeUse, emptyUse } from "./index.js";
 interface AwkToken {
   kind: "name" | "string" | "regex" | "number" | "op" | "at";
   value: string;
+  /** A string whose value awks read differently (`"\/"`, `"\q"`, `"\x414"`). */
+  ambiguous?: boolean;
+  /** A `)` that closes the condition of if, while or for: a regular expression may follow. */
+  control?: boolean;
 }
 
 class AwkError extends Error {}
@@ -109,11 +117,14 @@ function programUse(name: string, program: Field, use: CodeUse, strict: boolean)
   return why && strict ? { ...use, refusal: `the ${name} program ${why}` } : use;
 }
 
+const ENDS_STATEMENT = new Set([";", "\n", "}"]);
+
 /** Why the program is refused, or undefined; literal files go into `use`. */
 export function awkRules(tokens: AwkToken[], use: CodeUse): string | undefined {
   for (let k = 0; k < tokens.length; k++) {
     const t = tokens[k] as AwkToken;
-    if (t.kind === "at" && /^@(?:load|include)$/.test(t.value)) return `loads code with ${t.value}`;
+    if (t.kind === "at")
+      return `loads code or calls a function named at run time with gawk's ${t.value} (@include, @load, @f())`;
     if (t.kind === "name" && t.value === "system" && tokens[k + 1]?.value === "(")
       return "runs a command with system()";
     if (t.kind === "op" && (t.value === "|" || t.value === "|&")) return "runs a command through a pipe";
@@ -130,7 +141,8 @@ export function awkRules(tokens: AwkToken[], use: CodeUse): string | undefined {
             : -1;
       if (at === -1) continue;
       const file = tokens[at + 1];
-      if (file?.kind !== "string") return "reads a file named only when it runs (getline <)";
+      if (file?.kind !== "string" || file.ambiguous)
+        return "reads a file named only when it runs, or by more than one string (getline <)";
       use.files.push({ path: file.value, access: "read" });
     }
   }
@@ -145,10 +157,12 @@ function printRedirect(tokens: AwkToken[], k: number, use: CodeUse): string | un
     if (t.kind !== "op") continue;
     if (t.value === "(") depth++;
     else if (t.value === ")") depth--;
-    else if (depth <= 0 && (t.value === ";" || t.value === "\n" || t.value === "}")) return undefined;
+    else if (depth <= 0 && ENDS_STATEMENT.has(t.value)) return undefined;
     else if (depth === 0 && (t.value === ">" || t.value === ">>")) {
+      // The file is the whole expression up to the statement's end: one string, or refused.
       const file = tokens[j + 1];
-      if (file?.kind !== "string") return "writes to a file named only when it runs (print >)";
+      if (file?.kind !== "string" || file.ambiguous)
+        return "writes to a file named only when it runs, or by more than one string (print >)";
       if (!STANDARD_STREAMS.has(file.value)) use.files.push({ path: file.value, access: "write" });
       return undefined;
     }
@@ -157,6 +171,7 @@ function printRedirect(tokens: AwkToken[], k: number, use: CodeUse): string | un
 }
 
 const AWK_OPS = [
+  "**=",
   "&&",
   "||",
   "|&",
@@ -177,40 +192,33 @@ const AWK_OPS = [
   "^=",
   "**",
 ];
-/** After these, a `/` starts a regex rather than a division. */
-const BEFORE_REGEX = new Set([
-  "(",
-  ",",
-  "{",
-  "}",
-  ";",
-  "\n",
-  "!",
-  "~",
-  "!~",
-  "&&",
-  "||",
-  "==",
-  "!=",
-  "<",
-  "<=",
-  ">",
-  ">=",
-  "=",
-  "+=",
-  "-=",
-  "?",
-  ":",
-  "in",
-  "print",
-  "printf",
-  "return",
-  "case",
-  "",
-]);
+/** Words after which a `/` starts a regular expression (awk's keywords that take an expression). */
+const BEFORE_REGEX = new Set(["in", "print", "printf", "return", "case", "else", "do"]);
+
+/**
+ * Whether a `/` after `last` starts a regular expression: it is a division only after something
+ * that ends an operand (a name, a number, a string, `)` but the one that closes an if, while or
+ * for condition, `]`, a postfix `++` or `--`).
+ */
+function regexMayStart(last: AwkToken | undefined): boolean {
+  if (!last) return true;
+  switch (last.kind) {
+    case "number":
+    case "string":
+    case "regex":
+    case "at":
+      return false;
+    case "name":
+      return BEFORE_REGEX.has(last.value);
+    default:
+      if (last.value === ")") return last.control === true;
+      return !["]", "++", "--"].includes(last.value);
+  }
+}
 
 export function tokenizeAwk(src: string): AwkToken[] {
   const out: AwkToken[] = [];
+  const parens: boolean[] = [];
   let i = 0;
   while (i < src.length) {
     const ch = src[i] as string;
@@ -218,8 +226,8 @@ export function tokenizeAwk(src: string): AwkToken[] {
       while (i < src.length && src[i] !== "\n") i++;
       continue;
     }
-    if (ch === "\\" && src[i + 1] === "\n") {
-      i += 2;
+    if (ch === "\\" && (src[i + 1] === "\n" || (src[i + 1] === "\r" && src[i + 2] === "\n"))) {
+      i += src[i + 1] === "\n" ? 2 : 3;
       continue;
     }
     if (ch === " " || ch === "\t" || ch === "\r") {
@@ -228,17 +236,21 @@ export function tokenizeAwk(src: string): AwkToken[] {
     }
     const last = out.at(-1);
     if (ch === '"') {
-      const [value, end] = quoted(src, i, '"');
-      out.push({ kind: "string", value });
+      const [value, end, ambiguous] = quoted(src, i, '"');
+      out.push({ kind: "string", value, ...(ambiguous ? { ambiguous } : {}) });
       i = end;
-    } else if (ch === "/" && BEFORE_REGEX.has(last?.value ?? "")) {
+    } else if (ch === "/" && regexMayStart(last)) {
       const [value, end] = quoted(src, i, "/");
       out.push({ kind: "regex", value });
       i = end;
-    } else if (/[A-Za-z_@]/.test(ch)) {
-      const m = /^@?[A-Za-z_][A-Za-z0-9_]*/.exec(src.slice(i)) as RegExpExecArray;
-      out.push({ kind: ch === "@" ? "at" : "name", value: m[0] });
+    } else if (/[A-Za-z_]/.test(ch)) {
+      const m = /^[A-Za-z_][A-Za-z0-9_]*/.exec(src.slice(i)) as RegExpExecArray;
+      out.push({ kind: "name", value: m[0] });
       i += m[0].length;
+    } else if (ch === "@") {
+      const m = /^@[A-Za-z_][A-Za-z0-9_]*/.exec(src.slice(i));
+      out.push({ kind: "at", value: m?.[0] ?? "@" });
+      i += m?.[0].length ?? 1;
     } else if (/[0-9.]/.test(ch) && /^[0-9.]/.test(src.slice(i))) {
       const m = /^(?:0[xX][0-9a-fA-F]+|[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+\.)/.exec(src.slice(i));
       const text = m?.[0] || ch;
@@ -246,25 +258,70 @@ export function tokenizeAwk(src: string): AwkToken[] {
       i += text.length;
     } else {
       const op = AWK_OPS.find((o) => src.startsWith(o, i)) ?? ch;
-      out.push({ kind: "op", value: op });
+      const token: AwkToken = { kind: "op", value: op };
+      if (op === "(") parens.push(last?.kind === "name" && ["if", "while", "for"].includes(last.value));
+      else if (op === ")" && parens.pop()) token.control = true;
+      out.push(token);
       i += op.length;
     }
   }
   return out;
 }
 
-function quoted(src: string, start: number, quote: string): [string, number] {
+const SIMPLE_ESCAPES: Record<string, string> = {
+  '"': '"',
+  "\\": "\\",
+  n: "\n",
+  t: "\t",
+  r: "\r",
+  a: "\x07",
+  b: "\b",
+  f: "\f",
+  v: "\v",
+};
+
+/**
+ * A string or a regular expression from `start` (its opening quote): its value, the offset after
+ * it, and whether awks read its escapes differently. A string's escapes are decoded as mawk and
+ * gawk both do (`\"`, `\\`, `\n`..., up to three octal digits, `\x` and two hex digits); `\/`,
+ * an unknown escape and a third hex digit are kept by mawk and read otherwise by gawk.
+ */
+function quoted(src: string, start: number, quote: string): [string, number, boolean] {
   let value = "";
+  let ambiguous = false;
   for (let i = start + 1; i < src.length; i++) {
     const ch = src[i] as string;
     if (ch === "\\" && i + 1 < src.length) {
       const next = src[i + 1] as string;
-      value +=
-        next === "n" ? "\n" : next === "t" ? "\t" : next === "\\" || next === quote ? next : `\\${next}`;
-      i++;
+      if (quote === "/") {
+        value += next === "/" ? "/" : `\\${next}`;
+        i++;
+        continue;
+      }
+      if (next === "\n") {
+        i++;
+        continue;
+      }
+      const octal = /^[0-7]{1,3}/.exec(src.slice(i + 1, i + 4));
+      const hex = next === "x" ? /^[0-9a-fA-F]{1,2}/.exec(src.slice(i + 2, i + 4)) : null;
+      if (octal) {
+        value += String.fromCharCode(Number.parseInt(octal[0], 8));
+        i += octal[0].length;
+      } else if (hex) {
+        value += String.fromCharCode(Number.parseInt(hex[0], 16));
+        i += 1 + hex[0].length;
+        if (/[0-9a-fA-F]/.test(src[i + 1] ?? "")) ambiguous = true;
+      } else if (Object.hasOwn(SIMPLE_ESCAPES, next)) {
+        value += SIMPLE_ESCAPES[next];
+        i++;
+      } else {
+        value += `\\${next}`;
+        ambiguous = true;
+        i++;
+      }
       continue;
     }
-    if (ch === quote) return [value, i + 1];
+    if (ch === quote) return [value, i + 1, ambiguous];
     if (ch === "\n") break;
     value += ch;
   }
