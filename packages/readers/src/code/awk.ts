@@ -117,7 +117,27 @@ function programUse(name: string, program: Field, use: CodeUse, strict: boolean)
   return why && strict ? { ...use, refusal: `the ${name} program ${why}` } : use;
 }
 
+/** Tokens after which an expression cannot go on: a string before one is the whole file name. */
+const ENDS_OPERAND = new Set([
+  ")",
+  ";",
+  "\n",
+  "}",
+  ">",
+  "<",
+  ">=",
+  "<=",
+  "==",
+  "!=",
+  "&&",
+  "||",
+  "?",
+  ":",
+  ",",
+  "]",
+]);
 const ENDS_STATEMENT = new Set([";", "\n", "}"]);
+const ASSIGNMENTS = new Set(["=", "+=", "-=", "*=", "/=", "%=", "^=", "**=", "++", "--"]);
 
 /** Why the program is refused, or undefined; literal files go into `use`. */
 export function awkRules(tokens: AwkToken[], use: CodeUse): string | undefined {
@@ -128,23 +148,90 @@ export function awkRules(tokens: AwkToken[], use: CodeUse): string | undefined {
     if (t.kind === "name" && t.value === "system" && tokens[k + 1]?.value === "(")
       return "runs a command with system()";
     if (t.kind === "op" && (t.value === "|" || t.value === "|&")) return "runs a command through a pipe";
+    if (t.kind === "name" && t.value === "ARGV") {
+      const why = argvRule(tokens, k);
+      if (why) return why;
+    }
     if (t.kind === "name" && (t.value === "print" || t.value === "printf")) {
       const why = printRedirect(tokens, k, use);
       if (why) return why;
     }
     if (t.kind === "name" && t.value === "getline") {
-      const at =
-        tokens[k + 1]?.kind === "name" && tokens[k + 2]?.value === "<"
-          ? k + 2
-          : tokens[k + 1]?.value === "<"
-            ? k + 1
-            : -1;
-      if (at === -1) continue;
+      const at = afterLvalue(tokens, k + 1);
+      if (tokens[at]?.value !== "<" || tokens[at]?.kind !== "op") continue;
       const file = tokens[at + 1];
-      if (file?.kind !== "string" || file.ambiguous)
+      const next = tokens[at + 2];
+      if (file?.kind !== "string" || file.ambiguous || (next && !ENDS_OPERAND.has(next.value)))
         return "reads a file named only when it runs, or by more than one string (getline <)";
       use.files.push({ path: file.value, access: "read" });
     }
+  }
+  return undefined;
+}
+
+/** The index after the variable `getline` reads into, if any: `x`, `a[i]`, `$1`, `$(i+1)`. */
+function afterLvalue(tokens: AwkToken[], k: number): number {
+  let j = k;
+  if (tokens[j]?.value === "$") {
+    j++;
+    if (tokens[j]?.value === "(") return skipBalanced(tokens, j, "(", ")");
+    return tokens[j]?.kind === "name" || tokens[j]?.kind === "number" ? j + 1 : j;
+  }
+  if (tokens[j]?.kind !== "name") return j;
+  j++;
+  return tokens[j]?.value === "[" ? skipBalanced(tokens, j, "[", "]") : j;
+}
+
+function skipBalanced(tokens: AwkToken[], j: number, open: string, close: string): number {
+  let depth = 0;
+  for (; j < tokens.length; j++) {
+    const v = (tokens[j] as AwkToken).value;
+    if ((tokens[j] as AwkToken).kind !== "op") continue;
+    if (v === open) depth++;
+    else if (v === close && --depth === 0) return j + 1;
+  }
+  return j;
+}
+
+/** Calls whose arguments are only read (and the parentheses of if, while, for). */
+const READS_ARGUMENTS = new Set([
+  "if",
+  "while",
+  "for",
+  "length",
+  "substr",
+  "index",
+  "toupper",
+  "tolower",
+  "sprintf",
+  "match",
+  "int",
+  "close",
+]);
+
+/**
+ * ARGV names the files awk reads after BEGIN: a program that changes it reads files no operand
+ * names (`ARGV[1] = "/etc/shadow"`, `sub(/x/, "y", ARGV[1])`, `split(s, ARGV)`). Reading
+ * `ARGV[i]` is fine; anything that may write it is refused.
+ */
+function argvRule(tokens: AwkToken[], k: number): string | undefined {
+  const why = "changes ARGV, the files awk reads";
+  const before = tokens[k - 1];
+  if (before && (before.value === "++" || before.value === "--" || before.value === "getline")) return why;
+  if (tokens[k + 1]?.value !== "[") return why;
+  const after = tokens[skipBalanced(tokens, k + 1, "[", "]")];
+  if (after?.kind === "op" && ASSIGNMENTS.has(after.value)) return why;
+  // An argument of sub, gsub or split (their target), or of a function of the program's.
+  let depth = 0;
+  for (let j = k - 1; j >= 0; j--) {
+    const v = (tokens[j] as AwkToken).value;
+    if (v === ")" || v === "]") depth++;
+    else if (v === "[" && depth > 0) depth--;
+    else if (v === "(" && depth > 0) depth--;
+    else if (v === "(") {
+      const callee = tokens[j - 1];
+      return callee?.kind === "name" && !READS_ARGUMENTS.has(callee.value) ? why : undefined;
+    } else if (depth === 0 && ENDS_STATEMENT.has(v)) return undefined;
   }
   return undefined;
 }
@@ -161,7 +248,8 @@ function printRedirect(tokens: AwkToken[], k: number, use: CodeUse): string | un
     else if (depth === 0 && (t.value === ">" || t.value === ">>")) {
       // The file is the whole expression up to the statement's end: one string, or refused.
       const file = tokens[j + 1];
-      if (file?.kind !== "string" || file.ambiguous)
+      const next = tokens[j + 2];
+      if (file?.kind !== "string" || file.ambiguous || (next && !ENDS_STATEMENT.has(next.value)))
         return "writes to a file named only when it runs, or by more than one string (print >)";
       if (!STANDARD_STREAMS.has(file.value)) use.files.push({ path: file.value, access: "write" });
       return undefined;
