@@ -309,3 +309,13 @@ describe("the shell reading agrees with dash and bash on tildes and the order of
     expect(files("cat >> {a,}")).toContain("a");
   });
 });
+
+describe("the shell reading agrees with dash and bash on positional parameters and $'...'", () => {
+  it("takes a parameter after a glob as unknown: the glob may expand to any number of files", () => {
+    expect(runs("f() { grep $2 x; }; f a* b")).toContain("grep <text> x");
+    expect(runs(`set -- a* b; cat "$2"`)).toContain("cat <text>");
+    expect(runs(`sh -c 'cat "$2"' s a* b`)).toContain("cat <text>");
+    expect(runs(`f() { cat "$1" "$2"; }; f a b`)).toContain("cat a b");
+  });
+
+});

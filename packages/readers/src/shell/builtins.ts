@@ -7,7 +7,7 @@ import { posix } from "node:path";
 import { dispatch } from "./commands.js";
 import type { Field, FileRedirect, Stdin, Unknown } from "./model.js";
 import type { Reader } from "./reader.js";
-import { type Scope, scalar, UNSET, unknownValue } from "./scope.js";
+import { positionalOf, type Scope, scalar, UNSET, unknownValue } from "./scope.js";
 
 /** Builtins of dash, and bash's own (a bash-only one is a missing program under dash: harmless). */
 export const BUILTINS = new Set([
@@ -236,12 +236,12 @@ function changeDirectory(r: Reader, argv: Field[], scope: Scope): void {
 function setBuiltin(argv: Field[], scope: Scope): void {
   const dashdash = argv.findIndex((f) => f.text === "--");
   if (dashdash !== -1) {
-    scope.positional = argv.slice(dashdash + 1);
+    scope.positional = positionalOf(argv.slice(dashdash + 1));
     return;
   }
   const first = argv.findIndex((f, i) => i > 0 && !/^[-+]/.test(f.text));
   if (first !== -1 && !argv.slice(1, first).some((f) => /^[-+]o$/.test(f.text)))
-    scope.positional = argv.slice(first);
+    scope.positional = positionalOf(argv.slice(first));
 }
 
 function unsetBuiltin(r: Reader, argv: Field[], scope: Scope): void {

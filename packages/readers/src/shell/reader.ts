@@ -22,7 +22,7 @@ import type {
 } from "./model.js";
 import { outputShape } from "./output.js";
 import { pathStream } from "./pathStream.js";
-import { type Scope, scalar, unknownValue, widen } from "./scope.js";
+import { positionalOf, type Scope, scalar, unknownValue, widen } from "./scope.js";
 import { braceTargets, expandWord, literalWord, partsWays, wordValues } from "./words.js";
 
 export const MAX_STEPS = 60_000;
@@ -316,7 +316,7 @@ export class Reader {
     if (!body || this.#active.has(name)) return;
     this.#active.add(name);
     const saved = scope.positional;
-    scope.positional = args;
+    scope.positional = args && positionalOf(args);
     try {
       this.stmt(body, scope, stdin);
     } finally {

@@ -28,6 +28,17 @@ export function unknownValue(unknown: Unknown): Value {
   return scalar(unknownField(unknown));
 }
 
+/**
+ * Positional parameters from the words of a call: a glob may expand to any number of files, so
+ * each word after one is a parameter whose place is not known (`f a* b`: $2 may be a file).
+ */
+export function positionalOf(words: readonly Field[]): Field[] {
+  const at = words.findIndex((f) => f.pattern);
+  if (at === -1) return [...words];
+  const unknown: Unknown = { kind: "text", origin: "a word after a glob, whose place only the run knows" };
+  return [...words.slice(0, at + 1), ...words.slice(at + 1).map(() => unknownField(unknown))];
+}
+
 export class Scope {
   constructor(
     readonly vars: Map<string, Value>,

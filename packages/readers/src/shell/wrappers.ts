@@ -10,6 +10,7 @@ import type { Dialect, EnvSetting, Field, ShellContext, Stdin, Unknown } from ".
 import { UNKNOWN_MARK } from "./model.js";
 import { type OptionSyntax, optionUses, readOptions, runsThroughOptions } from "./options.js";
 import { PROGRAM_FACTS } from "./programOptions.js";
+import { positionalOf } from "./scope.js";
 
 export interface InnerRun {
   argv: Field[];
@@ -211,7 +212,13 @@ function shellRuns(
       return;
     }
     const arg0 = operands[1] ?? program;
-    runs.scripts.push({ ...base, texts: [script.text], positional: operands.slice(2), arg0, stdin });
+    runs.scripts.push({
+      ...base,
+      texts: [script.text],
+      positional: positionalOf(operands.slice(2)),
+      arg0,
+      stdin,
+    });
     return;
   }
   if (operands.length > 0 && !fromStdin) {
