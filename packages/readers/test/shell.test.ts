@@ -318,4 +318,8 @@ describe("the shell reading agrees with dash and bash on positional parameters a
     expect(runs(`f() { cat "$1" "$2"; }; f a b`)).toContain("cat a b");
   });
 
+  it("refuses a $'...' that holds \\', which dash reads as the end of the string", () => {
+    expect(refusal("cat $'\\'' | sh")).toMatch(/ends the string in dash/);
+    expect(runs("bash -c \"cat \\$'\\\\''\"")).toContain("cat '");
+  });
 });

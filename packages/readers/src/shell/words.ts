@@ -8,7 +8,7 @@ import type { ShNode } from "./grammar.js";
 import type { Field, Unknown } from "./model.js";
 import { UNKNOWN_MARK } from "./model.js";
 import { expandParam } from "./params.js";
-import type { Reader } from "./reader.js";
+import { NestedParseError, type Reader } from "./reader.js";
 import { MAX_WAYS, type Scope } from "./scope.js";
 import { decodeAnsiC, doubleQuoted, expandBraces, MAX_BRACE_WORDS, unquoted } from "./text.js";
 
@@ -216,6 +216,12 @@ function partWays(r: Reader, part: ShNode, scope: Scope, quote: Quote, first: bo
 function sglQuoted(part: ShNode, scope: Scope): Ways {
   const raw = part.Value as string;
   if (!part.Dollar) return [[{ text: raw, quoted: true }]];
+  // In dash `$'a\'b'` is `$`, `'a\'` and the start of another quoted string: the rest of the line
+  // is not the one bash reads.
+  if (scope.dialect === "posix" && /(?:^|[^\\])(?:\\\\)*\\'/.test(raw))
+    throw new NestedParseError(
+      "$'...' holds \\', which ends the string in dash: the line reads otherwise there",
+    );
   const bash: Seg[] = [{ text: decodeAnsiC(raw), quoted: true }];
   if (scope.dialect === "bash") return [bash];
   // dash has no ANSI-C quoting: `$'\x2f'` is a `$` and the four characters `\x2f`.
