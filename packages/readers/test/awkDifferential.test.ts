@@ -1,0 +1,144 @@
+/**
+ * The awk reader against the awk the servers run. The benchmark's shell server runs its lines with
+ * /bin/sh, which finds `awk` through PATH: here /usr/bin/awk, mawk 1.3.4 (Debian's default; gawk
+ * is not installed). Generated command lines (differential/awkGenerator.ts) go to one Python
+ * process (differential/toolOracle.py) that runs each in a folder of its own, with `env -i` and a
+ * PATH of stand-ins that log what they are asked to run, and reports the commands run and the
+ * files of the folder read and written. Whenever the reader lets a command line through under
+ * C-app, its run must have run no command, written only files the reader reported as written,
+ * and read only files the reader reported or the line names as operands.
+ *
+ * MCPGUARD_DIFF_RUNS and MCPGUARD_DIFF_SEED run more lines or other ones; MCPGUARD_DIFF_AWK names
+ * another awk.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import fc from "fast-check";
+import { afterAll, describe, expect, it } from "vitest";
+import { awkUse } from "../src/code/awk.ts";
+import { UNCONFINED } from "../src/confinement.ts";
+import { awkCommand } from "./differential/awkGenerator.ts";
+
+const PYTHON = "/usr/bin/python3";
+const ORACLE = join(import.meta.dirname, "differential", "toolOracle.py");
+const AWK = process.env.MCPGUARD_DIFF_AWK ?? "/usr/bin/awk";
+const RUNS = Number(process.env.MCPGUARD_DIFF_RUNS ?? 300);
+const SEED = Number(process.env.MCPGUARD_DIFF_SEED ?? 30);
+
+export interface ToolRun {
+  status: number | null;
+  error: string;
+  commands: string[];
+  written: string[];
+  read: string[];
+  dir: string;
+}
+
+const scratches: string[] = [];
+afterAll(() => {
+  for (const dir of scratches) rmSync(dir, { recursive: true, force: true });
+});
+
+export function runTool(binary: string, runs: { argv: string[] }[]): ToolRun[] {
+  const scratch = mkdtempSync(join(tmpdir(), "mcpguard-tooldiff-"));
+  scratches.push(scratch);
+  const done = spawnSync(PYTHON, [ORACLE], {
+    input: JSON.stringify({ scratch, binary, runs }),
+    encoding: "utf8",
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  if (done.status !== 0) throw new Error(`the oracle failed: ${done.stderr}`);
+  return JSON.parse(done.stdout);
+}
+
+/** What of the run the reader's reading of `argv` does not account for. */
+function violations(argv: string[], run: ToolRun): string[] {
+  const fields = ["awk", ...argv].map((text) => ({ text: text.replaceAll("@DIR@", run.dir) }));
+  const use = awkUse("awk", fields, UNCONFINED);
+  if (use.refusal !== undefined) return [];
+  const files = use.files.map((f) => ({ path: resolve(run.dir, f.path), access: f.access }));
+  const operands = fields
+    .map((f, i) =>
+      i > 0 && !use.codeOperands.has(i) && !f.text.startsWith("-") ? resolve(run.dir, f.text) : "",
+    )
+    .filter(Boolean);
+  const found: string[] = [];
+  for (const command of run.commands) found.push(`it ran ${command}`);
+  for (const name of run.written) {
+    const full = join(run.dir, name);
+    if (!files.some((f) => f.path === full && f.access === "write"))
+      found.push(`it wrote ${name}; the reader reported ${JSON.stringify(use.files)}`);
+  }
+  for (const name of run.read) {
+    const full = join(run.dir, name);
+    if (!files.some((f) => f.path === full) && !operands.includes(full) && !run.written.includes(name))
+      found.push(`it read ${name}; the reader reported ${JSON.stringify(use.files)}`);
+  }
+  return found;
+}
+
+/** Disagreements by kind, each with its shortest command line. */
+export function summary(problems: { line: string; p: string }[]): string[] {
+  const kinds = new Map<string, { line: string; p: string; n: number }>();
+  for (const problem of problems) {
+    const kind = problem.p.replace(/;.*/, "").replace(/\S+\.txt|\S+\.awk|\d+/g, "_");
+    const seen = kinds.get(kind);
+    if (!seen || problem.line.length < seen.line.length)
+      kinds.set(kind, { ...problem, n: (seen?.n ?? 0) + 1 });
+    else seen.n++;
+  }
+  return [...kinds.values()].map((k) => `${k.p} (${k.n}x)\n    ${k.line}`);
+}
+
+function check(lines: string[][]): string[] {
+  const runs = runTool(
+    AWK,
+    lines.map((argv) => ({ argv })),
+  );
+  return summary(
+    lines.flatMap((argv, i) =>
+      violations(argv, runs[i] as ToolRun).map((p) => ({ line: JSON.stringify(argv), p })),
+    ),
+  );
+}
+
+/** What the generated lines found, one of each kind: each ran past the reader before its fix. */
+const FOUND: string[][] = [
+  ["-fprog.awk", "input.txt"],
+  ["-W", "exec", "prog.awk", "input.txt"],
+  ["-W", "interactive", '{ "uname -a" | getline x }', "input.txt"],
+  ['{ print > "\\x6fut.txt" }', "input.txt"],
+  ['{ print > "\\157ut.txt" }', "input.txt"],
+  ['{ print > "o" "ut.txt" }', "input.txt"],
+  ['BEGIN { x = 1 + /"/; system("id"); y = 2 + /"/ }', "input.txt"],
+  ['BEGIN { ARGV[1] = "a.txt" } { print }', "input.txt"],
+  ['BEGIN { sub(/input/, "a", ARGV[1]) } { print }', "input.txt"],
+  ['{ getline a[1] < "b.txt"; print a[1] }', "input.txt"],
+];
+
+const available = existsSync(PYTHON) && existsSync(AWK);
+
+describe.skipIf(!available)(`the awk reader against ${available ? realpathSync(AWK) : AWK}`, () => {
+  it("accounts for what the generated lines found, each of which runs, reads or writes", () => {
+    const runs = runTool(
+      AWK,
+      FOUND.map((argv) => ({ argv })),
+    );
+    FOUND.forEach((argv, i) => {
+      const run = runs[i] as ToolRun;
+      expect(
+        [...run.commands, ...run.written, ...run.read.filter((f) => f !== "input.txt")],
+        argv.join(" "),
+      ).not.toEqual([]);
+    });
+    expect(check(FOUND)).toEqual([]);
+    // gawk's @ forms are refused, and a lone @ no longer throws.
+    expect(awkUse("awk", [{ text: "awk" }, { text: "@ x" }], UNCONFINED).refusal).toMatch(/@/);
+  });
+
+  it(`accounts for every command, read and write of ${RUNS} generated command lines (seed ${SEED})`, () => {
+    expect(check(fc.sample(awkCommand, { seed: SEED, numRuns: RUNS }))).toEqual([]);
+  });
+});
