@@ -102,6 +102,7 @@ const TRANSFER_VERBS = [
   "upload",
   "post",
   "provide",
+  "place",
   "supply",
   "paste",
   "put",
@@ -276,6 +277,13 @@ const CONCEALMENT = lowerCase(
     String.raw`\b(?:the|your) (?:user|human)\s+(?:must|should|need|may|will|can)\s*(?:not|never|n't)\s+(?:\w+\s+)?(?:know|see|notice|find out|learn|be told|be informed|be aware)\b`,
     String.raw`\b(?:secretly|covertly|discreetly|surreptitiously|stealthily|silently|quietly)\s+(?:also\s+)?(?:${BASE}|call|invoke|use|run|execute)\b`,
   ].join("|"),
+);
+/**
+ * An override said without the words of injection.ts's markers: "forget what you were told
+ * before", "disregard the earlier guidance".
+ */
+const OVERRIDE = lowerCase(
+  /\b(?:forget|ignore|disregard|set aside)\b[^.!?\n]{0,30}?\b(?:(?:everything|anything|all|what(?:ever)?)\s+(?:(?:you|we)\s+(?:were|have been|'ve been|had been|was)\s+)?(?:told|given|instructed|asked|said)\b|(?:the\s+|your\s+|any\s+)?(?:earlier|previous|prior|above|original|initial|system)\s+(?:guidance|guidelines|directions|orders|constraints|restrictions|rules|instructions|prompt)\b)/,
 );
 /** Orders meant to outlive the request: "from now on", "in all future responses". */
 const PERSISTENCE = lowerCase(
@@ -460,6 +468,8 @@ function injection(plain: string, parts: readonly Sentence[]): AgentTextFinding 
   if (hasInjectionMarker(plain))
     return { class: "injection", reason: "carries a prompt-injection marker that addresses the agent" };
   for (const { lower } of parts) {
+    if (OVERRIDE.test(lower))
+      return { class: "injection", reason: "carries a prompt-injection marker that addresses the agent" };
     if (CONCEALMENT.test(lower))
       return { class: "injection", reason: "tells the agent to keep something from the user" };
     if (PERSISTENCE.test(lower))

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type ItemFinding, type ListingKind, scanInstructions, scanItem } from "../src/index.ts";
-import { calculator, HONEST, POISONED } from "./listingCorpus.ts";
+import { calculator, HONEST, POISONED, POISONED_LATER } from "./listingCorpus.ts";
 
 /** What the scan finds in a case: the tool's findings, or the instructions'. */
 function findings(c: { tool?: Record<string, unknown>; instructions?: string }): string[] {
@@ -23,6 +23,17 @@ describe("poisoned listings, in ten languages and the forms that hide an order",
     "refuses %s (%s, %s)",
     (_id, _lang, _form, c) => {
       expect(findings(c)).not.toEqual([]);
+    },
+  );
+});
+
+describe("poisoned descriptions written after the first rules", () => {
+  it.each(POISONED_LATER.map((c) => [c.id, c.lang, c.description] as const))(
+    "refuses %s (%s): %s",
+    (_id, _lang, description) => {
+      expect(findings({ tool: calculator({ description: `Adds two numbers. ${description}` }) })).not.toEqual(
+        [],
+      );
     },
   );
 });
