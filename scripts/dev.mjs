@@ -56,6 +56,8 @@ const APT_PACKAGES = [
   "zip",
   "unzip",
   "xxd",
+  // The shell reader's differential test watches the files dash and bash open with strace.
+  "strace",
 ];
 
 const env = {
