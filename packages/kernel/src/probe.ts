@@ -7,7 +7,7 @@ import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { promisify } from "node:util";
 import { z } from "zod";
-import { binaries } from "./binaries.js";
+import { binaries, whyAbsent } from "./binaries.js";
 import { probeCacheKey, readProbeCache, writeProbeCache } from "./probeCache.js";
 
 const run = promisify(execFile);
@@ -40,9 +40,14 @@ export interface ProbeResult {
   seccomp: boolean;
   /** The launcher can give the server IPC and network namespaces of its own (CAP_SYS_ADMIN). */
   namespaces: boolean;
-  /** Why something is unavailable, by what was tried. */
+  /**
+   * Why something is unavailable, by what was tried; `launcher` and `loader` when that program
+   * could not be run at all (not built, or built for another machine than this one).
+   */
   errors: Record<string, string>;
 }
+
+const because = (why: string | undefined) => (why ? `: ${why}` : "");
 
 export type Capability = "file" | "exec" | "net" | "unix";
 export const CAPABILITIES: readonly Capability[] = ["file", "exec", "net", "unix"];
@@ -60,7 +65,7 @@ export function capabilityBackends(p: ProbeResult): Record<Capability, Capabilit
   const landlock = p.landlockAbi >= LANDLOCK_MIN_ABI;
   const landlockWhy = p.landlockAbi
     ? `Landlock ABI ${p.landlockAbi} (ABI ${LANDLOCK_MIN_ABI} needed)`
-    : `Landlock unavailable${p.errors.landlock ? `: ${p.errors.landlock}` : ""}`;
+    : `Landlock unavailable${because(p.errors.landlock ?? p.errors.launcher)}`;
   const fileExec = (what: string): CapabilityBackend =>
     p.lsm
       ? { backend: "bpf-lsm", detail: `BPF LSM ${what} hooks, Landlock underneath` }
@@ -80,7 +85,7 @@ export function capabilityBackends(p: ProbeResult): Record<Capability, Capabilit
         }
       : {
           backend: null,
-          detail: `cgroup BPF did not load${p.errors.cgroupBpf ? `: ${p.errors.cgroupBpf}` : ""}${p.root ? "" : " (needs root)"}`,
+          detail: `cgroup BPF did not load${because(p.errors.cgroupBpf ?? p.errors.loader)}${p.root ? "" : " (needs root)"}`,
         };
   const unix: CapabilityBackend = landlock
     ? {
@@ -117,8 +122,13 @@ export const HARDENING: readonly Hardening[] = [
 ];
 
 export function hardeningBackends(p: ProbeResult): Record<Hardening, CapabilityBackend> {
-  const noFilter = `the launcher's seccomp filter does not work here${p.errors.seccomp ? `: ${p.errors.seccomp}` : ""}`;
-  const noNamespaces = `no namespaces of the server's own here${p.errors.namespaces ? `: ${p.errors.namespaces}` : ""}`;
+  // Without a launcher that ran, nothing was tried: say why it did not run.
+  const noFilter = p.errors.launcher
+    ? `no seccomp filter: ${p.errors.launcher}`
+    : `the launcher's seccomp filter does not work here${because(p.errors.seccomp)}`;
+  const noNamespaces = p.errors.launcher
+    ? `no namespaces of the server's own: ${p.errors.launcher}`
+    : `no namespaces of the server's own here${because(p.errors.namespaces)}`;
   const filter = (detail: string): CapabilityBackend =>
     p.seccomp ? { backend: "seccomp", detail } : { backend: null, detail: noFilter };
   return {
@@ -175,8 +185,8 @@ async function probeNow(bins: ReturnType<typeof binaries>): Promise<ProbeResult>
     namespaces: false,
     errors: {},
   };
-  if (!existsSync(bins.launcher)) {
-    result.errors.landlock = `${bins.launcher} is not built (make -C bpf)`;
+  if (bins.unusable || !existsSync(bins.launcher)) {
+    result.errors.launcher = whyAbsent(bins, bins.launcher);
   } else {
     try {
       const { stdout } = await run(bins.launcher, ["--probe"], { timeout: 5000 });
@@ -188,11 +198,11 @@ async function probeNow(bins: ReturnType<typeof binaries>): Promise<ProbeResult>
       if (parsed.seccompError) result.errors.seccomp = parsed.seccompError;
       if (parsed.namespacesError) result.errors.namespaces = parsed.namespacesError;
     } catch (error) {
-      result.errors.landlock = (error as Error).message;
+      result.errors.launcher = `${bins.launcher} --probe: ${(error as Error).message.trim()}`;
     }
   }
-  if (!existsSync(bins.loader)) {
-    result.errors.cgroupBpf = `${bins.loader} is not built (make -C bpf)`;
+  if (bins.unusable || !existsSync(bins.loader)) {
+    result.errors.loader = whyAbsent(bins, bins.loader);
     return result;
   }
   try {

@@ -13,7 +13,7 @@ import type { ProbeResult } from "./probe.js";
 
 const NAMESPACE = "probe";
 /** Changes when the entry's layout changes, so an older layout is never read. */
-const FORMAT = "probe-result/3";
+const FORMAT = "probe-result/4";
 
 /** Typed against ProbeResult: a field added there and not here fails the typecheck. */
 const ProbeResultSchema: z.ZodType<ProbeResult> = z.strictObject({
