@@ -42,11 +42,12 @@ import { primeSession, sessionMessages } from "../../scripts/prime-session.mjs";
 import { zodEnglishOnly } from "../../scripts/zod-english.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
+const REPO = join(HERE, "..", "..");
 /**
- * `node bundle.mjs --pack DIR`: a package folder instead, DIR/{package.json,bin,dist}, for `npm pack`
- * (packages/proxy itself depends on the workspace's packages, which are not published). There acorn
- * and mvdan-sh are bundled too, and the kernel layer's binaries come from $MCPGUARD_BPF_DIR or
- * ./bpf/.output of the working directory (the package ships none).
+ * `node bundle.mjs --pack DIR`: a package folder instead, DIR/{package.json,bin,dist,bpf}, for `npm
+ * pack` (packages/proxy itself depends on the workspace's packages, which are not published). There
+ * acorn and mvdan-sh are bundled too, and the kernel layer is built for this machine and carried in
+ * DIR/bpf (pack-kernel.mjs); $MCPGUARD_BPF_DIR still overrides it where the package is installed.
  */
 const PACK = process.argv[2] === "--pack" && process.argv[3] ? resolve(process.argv[3]) : undefined;
 const DIST = PACK ? join(PACK, "dist") : join(HERE, "dist");
@@ -64,7 +65,13 @@ const importMetaUrl = {
       // caches (requireCached).
       const own = PACK ? source.replace(/\brequireCached\(("[\w-]+")\)/g, "require($1)") : source;
       if (!own.includes("import.meta")) return own === source ? undefined : { contents: own, loader: "js" };
-      const rel = relative(join(HERE, "dist"), args.path).split(sep).join("/");
+      let rel = relative(join(HERE, "dist"), args.path).split(sep).join("/");
+      // In a package folder, another workspace package's module is given a path inside the package
+      // (DIR/workspace/packages/<name>/dist/..., which does not exist: its code is in the bundle), so
+      // that a lookup upwards from it, such as the kernel layer's (binaries.ts), finds the package's
+      // own files and never leaves it for the folder it is installed in.
+      if (PACK && rel.startsWith("../"))
+        rel = `../workspace/${relative(REPO, args.path).split(sep).join("/")}`;
       const contents = own.replaceAll("import.meta.url", `__mcpguardModuleUrl(${JSON.stringify(rel)})`);
       // Any other use of import.meta (import.meta.dirname, ...) would be empty in a CommonJS bundle.
       if (/import\.meta[^\s"']/.test(contents)) throw new Error(`${args.path}: import.meta other than .url`);
@@ -242,7 +249,7 @@ if (PACK) {
     type: "module",
     engines: own.engines,
     bin: { mcpguard: "./bin/mcpguard.js" },
-    files: ["bin", "dist"],
+    files: ["bin", "dist", "bpf"],
   };
   writeFileSync(join(PACK, "package.json"), `${JSON.stringify(pkg, null, 2)}\n`);
   mkdirSync(join(PACK, "bin"), { recursive: true });
@@ -250,6 +257,8 @@ if (PACK) {
   // It says bin/mcpguard.js is CommonJS, in a package of ES modules.
   copyFileSync(join(HERE, "bin", "package.json"), join(PACK, "bin", "package.json"));
   chmodSync(join(PACK, "bin", "mcpguard.js"), 0o755);
+  const { packKernelLayer } = await import("./pack-kernel.mjs");
+  packKernelLayer(PACK);
 }
 const scratch = mkdtempSync(join(tmpdir(), "mcpguard-proxy-build-"));
 try {

@@ -49,9 +49,13 @@ export async function prepareKernelLayer(options: {
   cgroup: string | undefined;
 }): Promise<PreparedKernelLayer> {
   const { binaries } = await import("@mcpguard/kernel/binaries");
+  const bins = binaries();
+  // No launcher to start the server with at all (another machine's build, or none): nothing to
+  // leave partial, so --l3-allow-partial does not apply.
+  if (bins.unusable) throw new LayerSetupError(`needs L3, but ${bins.unusable}`);
   const { PendingLoader } = await import("@mcpguard/kernel/loader");
   let loader =
-    options.cgroup !== undefined && existsSync(binaries().loader)
+    options.cgroup !== undefined && existsSync(bins.loader)
       ? new PendingLoader({ cgroup: options.cgroup, lsm: false })
       : undefined;
   const abort = () => loader?.abort();

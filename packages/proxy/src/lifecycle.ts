@@ -3,6 +3,7 @@
  * its limits and its reaper (which outlives the proxy), and the handlers that, when the proxy's
  * own code fails, kill the server's cgroup before anything else and exit 70.
  */
+import { existsSync } from "node:fs";
 import type { AuditLog } from "./audit.js";
 import { type Containment, createContainment } from "./containment.js";
 import { LayerSetupError } from "./layers.js";
@@ -50,21 +51,26 @@ export async function startServerContainment(
   options: ServerContainmentOptions,
 ): Promise<{ containment: Containment; armed: Promise<void> }> {
   const log = options.log ?? ((line: string) => process.stderr.write(`mcpguard: ${line}\n`));
-  const { binaries } = await import("@mcpguard/kernel/binaries");
-  const reaper = binaries().reaper;
+  const { binaries, whyAbsent } = await import("@mcpguard/kernel/binaries");
+  const bins = binaries();
+  const reaper = bins.reaper;
   const containment = createContainment({ limits: options.limits, name: options.name });
   // The reaper is spawned first (supervise() spawns it before it awaits anything), so that a proxy
   // killed from here on leaves no cgroup behind either; the held start may begin while it gets ready.
-  const armed = containment
-    .supervise(reaper, (how) =>
-      options.onReaperLost(`the reaper (mcpguard-reaper) ${how}, so the server would outlive the proxy`),
-    )
-    .catch((error: unknown) => {
-      if (!(error instanceof ReaperError)) throw error;
-      if (options.kernel)
-        throw new LayerSetupError(`cannot contain the server beyond the proxy's life: ${error.message}`);
-      log(`warning: ${error.message}; the server is not stopped if the proxy dies`);
-    });
+  // Another machine's build (or none) is never run.
+  const supervised = bins.unusable
+    ? Promise.reject(new ReaperError(bins.unusable))
+    : containment.supervise(reaper, (how) =>
+        options.onReaperLost(`the reaper (mcpguard-reaper) ${how}, so the server would outlive the proxy`),
+      );
+  const armed = supervised.catch((error: unknown) => {
+    if (!(error instanceof ReaperError)) throw error;
+    // Not there: say why in the words of where it was looked for (a package, a checkout).
+    const why = existsSync(reaper) ? error.message : whyAbsent(bins, reaper);
+    if (options.kernel)
+      throw new LayerSetupError(`cannot contain the server beyond the proxy's life: ${why}`);
+    log(`warning: ${why}; the server is not stopped if the proxy dies`);
+  });
   // Awaited by the caller, maybe after other work: its failure is not unhandled meanwhile.
   armed.catch(() => {});
   options.onReaperSpawned?.(containment);

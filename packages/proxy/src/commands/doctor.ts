@@ -1,4 +1,7 @@
-import { existsSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { basename, dirname } from "node:path";
+import type { Binaries } from "@mcpguard/kernel";
 import { defineCommand } from "../args.js";
 import { createContainment } from "../containment.js";
 import { defaultLimits, describeLimits, type LimitsInfo, WRITE_LIMITS } from "../limits.js";
@@ -11,18 +14,49 @@ const DOCTOR = defineCommand({
     "C-AB+ebpf, what the launcher adds beneath them (memfd-exec, socket-families, user-namespaces, " +
     "keyring, sysv-ipc, abstract-unix-bind), and how the " +
     "server's cgroup is contained in every config: its pids and memory limits, and the reaper that " +
-    "outlives the proxy.",
+    "outlives the proxy. First it names the launcher, loader and reaper it uses and where they come " +
+    "from: $MCPGUARD_BPF_DIR when set, else the build an installed package carries (checked against " +
+    "its sha256), else the checkout's bpf/.output.",
   options: { json: { type: "boolean", help: "print the findings as JSON" } },
 });
 
+/** Where the kernel layer's programs come from, and each file as it is on disk. */
+function describeBinaries(bins: Binaries) {
+  const from = {
+    MCPGUARD_BPF_DIR: "$MCPGUARD_BPF_DIR",
+    package: "this package's build",
+    checkout: "the checkout's build (make -C bpf)",
+    none: "nowhere",
+  }[bins.source];
+  const files = (["launcher", "loader", "reaper"] as const).map((role) => {
+    const path = bins[role];
+    if (bins.unusable || !existsSync(path)) return { role, path, state: "absent" };
+    // A packed build is checked against what the package recorded of it at pack time.
+    const recorded = (bins.packed?.files as Record<string, { sha256?: string }> | undefined)?.[basename(path)]
+      ?.sha256;
+    if (!recorded) return { role, path, state: "present" };
+    const sha256 = createHash("sha256").update(readFileSync(path)).digest("hex");
+    return {
+      role,
+      path,
+      state: sha256 === recorded ? "as packed, sha256 checked" : "CHANGED since it was packed",
+    };
+  });
+  return { source: bins.source, from, dir: bins.dir, packed: bins.packed, unusable: bins.unusable, files };
+}
+
 /** Create a scratch server cgroup with the default limits, as `mcpguard run` would, and remove it. */
-function probeContainment(reaper: string): { kind: string; limits: LimitsInfo | undefined; reaper: string } {
+function probeContainment(
+  bins: Binaries,
+  whyAbsent: (bins: Binaries, file: string) => string,
+): { kind: string; limits: LimitsInfo | undefined; reaper: string } {
   const containment = createContainment({ name: `mcpguard-doctor-${process.pid}`, limits: defaultLimits() });
   containment.dispose();
   return {
     kind: containment.kind,
     limits: containment.limits,
-    reaper: existsSync(reaper) ? reaper : `none (${reaper} is not built: make -C bpf)`,
+    reaper:
+      !bins.unusable && existsSync(bins.reaper) ? bins.reaper : `none (${whyAbsent(bins, bins.reaper)})`,
   };
 }
 
@@ -34,7 +68,9 @@ export async function main(argv: string[]): Promise<number> {
   const probe = await kernel.probeBackends({ fresh: true });
   const backends = kernel.capabilityBackends(probe);
   const hardening = kernel.hardeningBackends(probe);
-  const containment = probeContainment(kernel.binaries().reaper);
+  const bins = kernel.binaries();
+  const layer = describeBinaries(bins);
+  const containment = probeContainment(bins, kernel.whyAbsent);
   const ready =
     kernel.CAPABILITIES.every((c) => backends[c].backend !== null) &&
     kernel.HARDENING.every((c) => hardening[c].backend !== null);
@@ -43,6 +79,7 @@ export async function main(argv: string[]): Promise<number> {
       probe,
       capabilities: backends,
       hardening,
+      kernelLayer: layer,
       containment,
       writes: WRITE_LIMITS,
       l3Ready: ready,
@@ -70,25 +107,42 @@ export async function main(argv: string[]): Promise<number> {
     `  namespaces       ${probe.namespaces ? "IPC and network namespaces of the server's own" : "cannot be made"}`,
     ...Object.entries(probe.errors).map(([what, why]) => `    ${what}: ${why}`),
   ];
-  process.stdout.write(
-    [
-      `  ${"capability".padEnd(nameWidth)} ${"backend".padEnd(backendWidth)} how`,
-      ...rows,
-      "",
-      "containment (every config):",
-      `  server in        ${containment.kind === "cgroup" ? "a cgroup of its own" : "a process group of its own"}`,
-      `  limits           ${limits ? describeLimits(limits) : "none"}`,
-      `  writes           ${WRITE_LIMITS}`,
-      `  reaper           ${containment.reaper}`,
-      "",
-      "probed:",
-      ...facts,
-      "",
-      ready
-        ? "L3 configs (C-ebpf, C-full, C-AB+ebpf) can run here."
-        : "L3 configs are refused here: a capability has no backend.",
-      "",
-    ].join("\n"),
-  );
+  const packed = bins.packed;
+  const packedFacts = packed
+    ? ` (packed for ${String(packed.machine)} on ${String(packed.packedOn)}, ${String(packed.packedAt)})`
+    : "";
+  const containmentLines = [
+    "containment (every config):",
+    `  server in        ${containment.kind === "cgroup" ? "a cgroup of its own" : "a process group of its own"}`,
+    `  limits           ${limits ? describeLimits(limits) : "none"}`,
+    `  writes           ${WRITE_LIMITS}`,
+    `  reaper           ${bins.unusable ? "none (see below)" : containment.reaper}`,
+  ];
+  // Nothing to probe with: one line says why, in place of a table of the same reason.
+  const lines = bins.unusable
+    ? [
+        `kernel layer     ${bins.source === "package" ? `none for this machine in ${dirname(bins.dir)}` : "none found"}`,
+        "",
+        ...containmentLines,
+        "",
+        `L3 configs are refused here: ${bins.unusable}.`,
+      ]
+    : [
+        `kernel layer     ${layer.from}, ${layer.dir}${packedFacts}`,
+        ...layer.files.map((f) => `  ${f.role.padEnd(14)} ${f.path} (${f.state})`),
+        "",
+        `  ${"capability".padEnd(nameWidth)} ${"backend".padEnd(backendWidth)} how`,
+        ...rows,
+        "",
+        ...containmentLines,
+        "",
+        "probed:",
+        ...facts,
+        "",
+        ready
+          ? "L3 configs (C-ebpf, C-full, C-AB+ebpf) can run here."
+          : "L3 configs are refused here: a capability has no backend.",
+      ];
+  process.stdout.write(`${lines.join("\n")}\n`);
   return ready ? 0 : 1;
 }
