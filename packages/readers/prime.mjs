@@ -1,16 +1,22 @@
 /**
- * Second half of the readers package's build, after tsc: the code caches of mvdan-sh and acorn
- * (src/moduleCache.ts), written into dist/code-cache/<node version>-<arch>/ after loading each
- * from source and reading a few command lines and programs of the shapes tools get, so that the
- * cache holds the functions those compile too, not only the module's top level.
+ * Second half of the readers package's build, after tsc: the Python reader's helper script
+ * (src/code/pyast.py, which tsc does not copy) beside its module in dist/code/, and the code caches
+ * of mvdan-sh and acorn (src/moduleCache.ts), written into dist/code-cache/<node version>-<arch>/
+ * after loading each from source and reading a few command lines and programs of the shapes tools
+ * get, so that the cache holds the functions those compile too, not only the module's top level.
  */
 
-import { readdirSync, rmSync } from "node:fs";
+import { copyFileSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { emptyUse } from "./dist/code/index.js";
 import { readJavaScript } from "./dist/code/javascript.js";
 import { writeModuleCaches } from "./dist/moduleCache.js";
 import { parseCommand } from "./dist/shell.js";
+
+copyFileSync(
+  new URL("./src/code/pyast.py", import.meta.url),
+  new URL("./dist/code/pyast.py", import.meta.url),
+);
 
 // biome-ignore-start lint/suspicious/noTemplateCurlyInString: shell and JavaScript text, not templates
 const lines = [

@@ -6,6 +6,17 @@
  * (L1 in @mcpguard/policy, L2 in @mcpguard/validator).
  */
 export { analyzeCode, type CodeUse, hasUnknownText } from "./code/index.js";
+export {
+  configurePythonReader,
+  type HelperLauncher,
+  helperArgv,
+  MAX_PYTHON_LENGTH,
+  type PythonReaderOptions,
+  pythonInterpreter,
+  pythonReaderPids,
+  stopPythonReader,
+  warmPythonReader,
+} from "./code/pyhelper.js";
 export { type Confinement, UNCONFINED } from "./confinement.js";
 export { globFiles } from "./glob.js";
 export {

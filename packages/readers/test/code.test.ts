@@ -69,10 +69,113 @@ describe("python3 code under C-app", () => {
     ["import mylib", /not known to only compute/],
     ["print(globals())", /global names/],
     ["print(f'{__import__(\"os\").getcwd()}')", /__import__/],
-    ["print('unterminated)", /does not tokenize/],
+    ["print('unterminated)", /does not parse as Python: SyntaxError: unterminated string literal/],
     ["import sys as s; s._getframe().f_globals", /sys\._getframe/],
   ])("refuses %s", (code, why) => {
     expect(python(code).why).toMatch(why);
+  });
+});
+
+/**
+ * Spellings of the language a reader that knows only some of them lets through: each was allowed
+ * (or read to another file) by the token reader that came before CPython's own grammar.
+ */
+describe("python3 code under C-app: the bypass classes", () => {
+  const shadow = 'print(open("/etc/shadow").read())';
+  it.each([
+    // Identifiers are NFKC-normalized: full-width and mathematical letters are the ASCII names.
+    [`\uff45\uff58\uff45\uff43('${shadow}')`, /executes code built at run time \(exec\)/],
+    [`\u212f\u{1d4cd}\u212f\u{1d4b8}('${shadow}')`, /\(exec\)/],
+    [`\u1d49val('1')`, /\(eval\)/],
+    ["__\uff49\uff4d\uff50\uff4f\uff52\uff54__('os').system('id')", /\(__import__\)/],
+    ['\uff47\uff45\uff54\uff41\uff54\uff54\uff52(__builtins__, "ex" + "ec")("1")', /\(getattr\)/],
+    ["print(\uff56\uff41\uff52\uff53()['__builtins__'])", /\(vars\)/],
+    ["print(\uff47\uff4c\uff4f\uff42\uff41\uff4c\uff53())", /\(globals\)/],
+    ["import \uff4f\uff53; \uff4f\uff53.system('id')", /imports os, which reaches processes/],
+    ["import sys; print(sys.\uff4d\uff4f\uff44\uff55\uff4c\uff45\uff53['os'])", /sys\.modules/],
+    ["print(().__\uff43\uff4c\uff41\uff53\uff53__)", /internals through \.__class__/],
+    // Where the code goes on: decorators, match statements, walrus, lambda defaults, f-strings.
+    ["@\uff45\uff58\uff45\uff43\ndef f(): pass", /\(exec\)/],
+    ["@(lambda f: \uff45\uff56\uff41\uff4c('1'))\ndef g(): pass", /\(eval\)/],
+    ["match 1:\n    case _:\n        \uff45\uff58\uff45\uff43('1')", /\(exec\)/],
+    ["match print:\n    case object(__globals__=g):\n        pass", /__globals__/],
+    ["(e := \uff45\uff58\uff45\uff43)('1')", /\(exec\)/],
+    ["(lambda e=\uff45\uff58\uff45\uff43: e('1'))()", /\(exec\)/],
+    ["print(f'{\uff45\uff58\uff45\uff43(\"1\")}')", /\(exec\)/],
+    // A carriage return ends a line for CPython, so what follows is no longer part of the import.
+    ["import json\rexec('1')", /\(exec\)/],
+    ["import json\r\nexec('1')", /\(exec\)/],
+    // Escapes CPython decodes in SQL text.
+    [
+      "import sqlite3; sqlite3.connect('a.db').execute('\\N{LATIN CAPITAL LETTER A}TTACH DATABASE \"/etc/x\" AS x')",
+      /ATTACH/,
+    ],
+    // Names a pure module hands on: a module that is not one, or a computed path by another name.
+    ["import pathlib; pathlib.os.system('id')", /os/],
+    ["import random; random._os.system('id')", /_os/],
+    ["import traceback; print(traceback.linecache.getline('/etc/shadow', 1))", /linecache/],
+    ["from sqlite3 import connect; connect(input())", /path known only when it runs/],
+    ["import sys as s; m = s; print(m.modules)", /sys/],
+    ["import timeit; timeit.timeit(\"__import__('os').system('id')\", number=1)", /timeit/],
+    // What else a pure module holds that reaches files or code by a name computed at run time.
+    ["import sqlite3; sqlite3.dbapi2.connect(input())", /path known only when it runs/],
+    ["import gzip as g; h = g; h.open(input())", /uses the module gzip other than by its attributes/],
+    ["import pathlib; P = pathlib.Path; print(P(input()).read_text())", /other than by calling it/],
+    [
+      "import argparse; argparse.ArgumentParser(fromfile_prefix_chars='@').parse_args(['@/etc/shadow'])",
+      /fromfile_prefix_chars/,
+    ],
+    [
+      "import argparse; p = argparse.ArgumentParser(); p.add_argument('f', type=argparse.FileType('r'))",
+      /FileType/,
+    ],
+    [
+      "import types; types.FunctionType(types.CodeType(0, 0, 0, 0, 0, 0, b'', (), (), (), '', '', '', 0, b'', b''), {})()",
+      /code/,
+    ],
+    [
+      "import shlex; s = shlex.shlex('source /etc/shadow', posix=True); s.source = 'source'; print(list(s))",
+      /shlex\.shlex/,
+    ],
+    ["import zoneinfo; zoneinfo.reset_tzpath(to=['/etc'])", /time zone files/],
+    ["import operator; print(operator.attrgetter('__class__')(1))", /attrgetter/],
+    ["import typing\nclass A:\n    x: 'os'\nprint(typing.get_type_hints(A))", /get_type_hints/],
+    [
+      "import functools\n@functools.singledispatch\ndef f(x): pass\n@f.register\ndef _(x: \"__import__('os')\"): pass",
+      /singledispatch/,
+    ],
+  ])("refuses %s", (code, why) => {
+    expect(python(code).why).toMatch(why);
+  });
+
+  it.each([
+    // The file a literal names is the one CPython decodes, whatever escape spells it.
+    ["print(\uff4f\uff50\uff45\uff4e('/etc/shadow').read())", "read:/etc/shadow"],
+    ["print(open('\\N{SOLIDUS}etc\\N{SOLIDUS}shadow').read())", "read:/etc/shadow"],
+    ["print(open('\\x2fetc\\u002fshadow').read())", "read:/etc/shadow"],
+    ["print(open('/etc/' 'shadow').read())", "read:/etc/shadow"],
+    ["print(open(b'/etc/\\163hadow').read())", "read:/etc/shadow"],
+    ["from pathlib import Path as P; print(P('/etc/shadow').read_text())", "touch:/etc/shadow"],
+    ["import sqlite3; sqlite3.Connection('/etc/x.db')", "touch:/etc/x.db"],
+  ])("reads the file of %s", (code, file) => {
+    const got = python(code);
+    expect(got.why).toBeUndefined();
+    expect(got.files).toContain(file);
+  });
+
+  it.each([
+    "# \uff45\uff58\uff45\uff43('1') in a comment\nprint('exec(1) in a string')",
+    "caf\u00e9 = 1\nprint(caf\u00e9)",
+    "import functools\n@functools.lru_cache(maxsize=None)\ndef fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\nprint(fib(20))",
+    "import json\nmatch json.loads('[1, 2]'):\n    case [a, b]:\n        print(a + b)\n    case {'k': v}:\n        print(v)",
+    "import re\nif (m := re.match(r'(\\d+)', '42x')):\n    print(m.group(1))",
+    "xs = [1, 2]\nprint(f\"{xs!r:>10} {'a' 'b'} {len(xs)=}\")",
+    "s = 'a' \\\n    'b'\nprint(s, rb'\\x', Rb'y', fR'{s}', u'z', BR'w')",
+    "import pathlib\ndef f(p: pathlib.Path) -> pathlib.Path:\n    return p\nprint(isinstance(f(pathlib.Path('a')), (pathlib.Path, str)))",
+    "from operator import attrgetter\nxs = sorted([1j, 2j], key=attrgetter('imag'))\nprint(xs)",
+    "import shlex, sys\nprint(shlex.split('a b'), shlex.quote('x y'), sys.stdout.encoding)",
+  ])("computes: %s", (code) => {
+    expect(python(code).why).toBeUndefined();
   });
 });
 

@@ -1,11 +1,11 @@
 /**
  * Programs that take code: where it comes from (an option, a here-document, a pipe, a script
  * file), and what it may reach. Where no kernel layer confines a program (C-app), its code must be
- * read with a grammar and found to compute only: python3 (a tokenizer, python.ts), node (acorn,
- * javascript.ts), sed and awk scripts (sed.ts, awk.ts), sqlite3 scripts (sqlite.ts, SQLite's grammar and
- * the dot-commands that stay in the database). perl and ruby code is refused there, for
- * want of a grammar. Under every config the files the code names literally are returned, for L1
- * to check like any other path.
+ * read with a grammar and found to compute only: python3 (CPython's own, in a helper process:
+ * python.ts, pyhelper.ts, pyast.py), node (acorn, javascript.ts), sed and awk scripts (sed.ts,
+ * awk.ts), sqlite3 scripts (sqlite.ts, SQLite's grammar and the dot-commands that stay in the
+ * database). perl and ruby code is refused there, for want of a grammar. Under every config the
+ * files the code names literally are returned, for L1 to check like any other path.
  */
 import type { Confinement } from "../confinement.js";
 import type { Field, Invocation } from "../shell/index.js";

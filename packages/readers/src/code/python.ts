@@ -1,14 +1,18 @@
 /**
- * python3 code handed on the command line (`-c`, `-` with a here-document, a module run with
- * `-m`). Where the kernel does not confine the program (C-app), the code may compute with pure
- * modules and open files only by literal name; anything that reaches processes, the network or
- * dynamic code is refused, naming the capability. Under every config the literal files it opens
- * are returned for L1's path checks.
+ * python3 code handed on the command line (`-c`, `-` with a here-document or a here-string, a
+ * module run with `-m`). The code is read by CPython's own grammar, the interpreter's the command
+ * would run (pyhelper.ts, pyast.py): identifiers as CPython normalizes them (NFKC), every string
+ * prefix and escape, f-strings, decorators, match statements. The helper answers what the tree
+ * imports, names, calls and opens; the rules are here. Where the kernel does not confine the
+ * program (C-app), the code may compute with pure modules and open files only by literal name;
+ * anything that reaches processes, the network or dynamic code is refused, naming the capability,
+ * and so is code that cannot be read (no interpreter, a syntax error, no answer in time). Under
+ * every config the literal files it opens are returned for L1's path checks.
  */
 import type { Confinement } from "../confinement.js";
 import type { Field, Invocation } from "../shell/index.js";
 import { type CodeUse, confinedAll, emptyUse, type Source, sourceTexts, stdinSource } from "./index.js";
-import { type PyToken, PyTokenError, tokenizePython } from "./pytokens.js";
+import { type PyCall, type PyEvent, type PyLiteral, parsePython, pythonInterpreter } from "./pyhelper.js";
 
 /** Modules that compute, with no way to a process, a host or code built at run time. */
 const PURE = new Set([
@@ -57,7 +61,6 @@ const PURE = new Set([
   "struct",
   "textwrap",
   "time",
-  "timeit",
   "typing",
   "unicodedata",
   "uuid",
@@ -76,6 +79,9 @@ const PURE = new Set([
   "traceback",
   "types",
 ]);
+
+/** The modules the rules take for pure (for tests: the differential test's oracle). */
+export const PURE_MODULES: ReadonlySet<string> = PURE;
 
 /** Why a module is refused, for the ones people reach for. */
 const REACHES: Record<string, string> = {
@@ -109,6 +115,9 @@ const REACHES: Record<string, string> = {
   pwd: "the account database",
   grp: "the account database",
   platform: "processes",
+  timeit: "dynamic code (it compiles the statements it times)",
+  linecache: "files by a name computed at run time",
+  codecs: "files by a name computed at run time",
 };
 
 /** Module functions that open the file named by their first argument. */
@@ -116,8 +125,10 @@ const OPENERS: Record<string, Set<string>> = {
   gzip: new Set(["open", "GzipFile"]),
   bz2: new Set(["open", "BZ2File"]),
   lzma: new Set(["open", "LZMAFile"]),
-  sqlite3: new Set(["connect"]),
+  sqlite3: new Set(["connect", "Connection"]),
 };
+/** The keyword that names the file of each opener, where it is not the first argument. */
+const FILE_KEYWORDS = new Set(["file", "filename", "database"]);
 /** The only attributes these modules may be used for (anything else reaches further). */
 const ATTRIBUTES: Record<string, Set<string>> = {
   sys: new Set([
@@ -150,6 +161,82 @@ const ATTRIBUTES: Record<string, Set<string>> = {
     "SEEK_END",
     "UnsupportedOperation",
   ]),
+  // What reads the source lines of the frames that ran: not of a file a frame summary names.
+  traceback: new Set([
+    "print_exc",
+    "format_exc",
+    "print_exception",
+    "format_exception",
+    "format_exception_only",
+  ]),
+  // Not warn_explicit, showwarning or formatwarning, which print a line of any file they are told.
+  warnings: new Set(["warn", "simplefilter", "filterwarnings", "catch_warnings", "resetwarnings"]),
+  // Not the shlex class, whose `source` reads the files its input names.
+  shlex: new Set(["split", "quote", "join"]),
+};
+/**
+ * Modules the pure ones hold as attributes that are not pure themselves (`pathlib.os`,
+ * `random._os`, `traceback.linecache`, `enum.bltns`), or whose attributes are restricted
+ * (`x.sys`): reached through an attribute of that name, whatever object holds it.
+ */
+const MODULE_ATTRIBUTES = new Set([
+  "os",
+  "_os",
+  "posix",
+  "nt",
+  "posixpath",
+  "ntpath",
+  "sys",
+  "_sys",
+  "io",
+  "_io",
+  "builtins",
+  "bltns",
+  "linecache",
+  "inspect",
+  "gc",
+  "platform",
+  "codecs",
+  "encodings",
+  "subprocess",
+  "_posixsubprocess",
+  "socket",
+  "_socket",
+  "importlib",
+  "ctypes",
+  "shutil",
+  "tempfile",
+  "pickle",
+  "_pickle",
+  "marshal",
+  "runpy",
+  "_thread",
+  "threading",
+  "_compression",
+  "_hashlib",
+  "_hashopenssl",
+  "_random",
+  "_string",
+  "_uuid",
+  "copyreg",
+  "_imp",
+  "zipimport",
+]);
+/**
+ * What pure modules hold that reaches further, by name (an attribute, a name taken or used):
+ * text evaluated as code (string annotations, forward references), code built from bytes, and
+ * files named only when the code runs.
+ */
+const EVALUATES: Record<string, string> = {
+  get_type_hints: "evaluates annotations written as text",
+  get_annotations: "evaluates annotations written as text",
+  ForwardRef: "evaluates a forward reference written as text",
+  _eval_type: "evaluates annotations written as text",
+  evaluate_forward_ref: "evaluates a forward reference written as text",
+  CodeType: "builds code from bytes",
+  FunctionType: "makes a function of any code object",
+  FileType: "opens files named only when it runs (argparse.FileType)",
+  reset_tzpath: "reads time zone files from folders named when it runs",
 };
 /** Names that reach dynamic code or the interpreter's internals, wherever they appear. */
 const FORBIDDEN_NAMES: Record<string, string> = {
@@ -170,6 +257,8 @@ const FORBIDDEN_NAMES: Record<string, string> = {
   breakpoint: "starts a debugger",
   help: "starts the help system, which imports modules",
 };
+/** operator's getattr by another name: only with literal, public attribute names. */
+const GETTERS = new Set(["attrgetter", "methodcaller"]);
 const SAFE_DUNDERS = new Set([
   "__name__",
   "__doc__",
@@ -217,8 +306,15 @@ export function pythonUse(name: string, argv: Field[], inv: Invocation, confined
     if (!confinedAll(confined)) use.refusal = got.unknown;
     return use;
   }
+  if (got.texts.length === 0) return use;
+  const interpreter = pythonInterpreter((argv[0] as Field).text, inv.cwd);
+  if (!interpreter) {
+    if (!confinedAll(confined))
+      use.refusal = `the ${name} code cannot be read: there is no ${name} on the server's PATH, whose own grammar reads it`;
+    return use;
+  }
   for (const code of got.texts) {
-    const refusal = readPython(code, use);
+    const refusal = readPython(code, use, interpreter, source.kind === "stdin");
     if (refusal && !confinedAll(confined)) {
       use.refusal = `the ${name} code ${refusal}`;
       return use;
@@ -291,119 +387,129 @@ function moduleUse(name: string, module: Field, use: CodeUse, confined: Confinem
   return use;
 }
 
-/** Why the code is refused, or undefined; the files it opens by literal name go into `use`. */
-export function readPython(code: string, use: CodeUse): string | undefined {
-  let tokens: PyToken[];
-  try {
-    tokens = tokenizePython(code);
-  } catch (error) {
-    if (error instanceof PyTokenError) return `does not tokenize as Python: ${error.message}`;
-    throw error;
+interface Reading {
+  use: CodeUse;
+  /** What each name bound by an import stands for: a module, or a name taken from one. */
+  modules: Map<string, { module: string; kind: "module" | "name" }>;
+  /** pathlib is about: a `/` may join paths. */
+  pathlib: boolean;
+  /** functools.singledispatch is about: it evaluates annotations written as text. */
+  dispatch: boolean;
+}
+
+/**
+ * Why the code is refused, or undefined; the files it opens by literal name go into `use`.
+ * `interpreter` reads it (default: python3 as the server's PATH gives it); `bytes` says the code
+ * is a program's file (standard input), whose coding declaration counts.
+ */
+export function readPython(
+  code: string,
+  use: CodeUse,
+  interpreter = pythonInterpreter("python3"),
+  bytes = false,
+): string | undefined {
+  if (!interpreter)
+    return "cannot be read: there is no python3 on the server's PATH, whose own grammar reads it";
+  const answer = parsePython(interpreter, code, bytes);
+  if ("failed" in answer) return `cannot be read: the Python reader (${interpreter}) ${answer.failed}`;
+  if ("error" in answer) {
+    const at = answer.line ? ` (line ${answer.line}${answer.col ? `, column ${answer.col}` : ""})` : "";
+    return answer.limit
+      ? `is too large to read: ${answer.error}`
+      : `does not parse as Python: ${answer.error}${at}`;
   }
-  const modules = new Map<string, string>();
-  const pathlib =
-    tokens.some((t) => t.kind === "name" && t.value === "pathlib") ||
-    tokens.some((t) => t.kind === "name" && PATH_CLASSES.has(t.value));
-  for (let i = 0; i < tokens.length; i++) {
-    const t = tokens[i] as PyToken;
-    if (t.kind === "name" && (t.value === "import" || t.value === "from") && !isOp(at(tokens, i - 1), ".")) {
-      const why = importRule(tokens, i, modules);
-      if (why) return why;
-      // The statement's names are modules, not uses.
-      while (i + 1 < tokens.length && !isNewStatement(tokens, i + 1)) i++;
+  const events = answer.events;
+  const reading: Reading = {
+    use,
+    modules: new Map(),
+    pathlib: events.some(
+      (e) =>
+        ((e.k === "import" || e.k === "from") && e.m.split(".")[0] === "pathlib") ||
+        (e.k === "name" && PATH_CLASSES.has(e.id)) ||
+        (e.k === "attr" && PATH_CLASSES.has(e.a)),
+    ),
+    dispatch: events.some(
+      (e) =>
+        (e.k === "name" && /^singledispatch/.test(e.id)) ||
+        (e.k === "attr" && /^singledispatch/.test(e.a)) ||
+        (e.k === "from" && e.n.some(([n]) => /^singledispatch/.test(n))),
+    ),
+  };
+  for (const event of events) {
+    const why = rule(event, reading);
+    if (why) return why;
+  }
+  return undefined;
+}
+
+function rule(e: PyEvent, r: Reading): string | undefined {
+  switch (e.k) {
+    case "import":
+      return importRule(e.m, e.as, r);
+    case "from":
+      return fromRule(e.m, e.lv, e.n, r);
+    case "bind":
+      return nameRule(e.id);
+    case "name":
+      return nameRule(e.id) ?? callRule(e.id, e.call) ?? nameUse(e, r);
+    case "attr":
+      return callRule(`.${e.a}`, e.call) ?? attributeRule(e, r);
+    case "str":
+      return stringRule(e.v, e.ann === 1, r);
+    case "div":
+      return r.pathlib ? joinRule(e.r, r.use) : undefined;
+  }
+}
+
+/** What a call's keywords ask for, whatever is called. */
+function callRule(what: string, call: PyCall | undefined): string | undefined {
+  if (call?.kw.some(([k]) => k === "fromfile_prefix_chars"))
+    return `reads arguments from files named when it runs (${what} with fromfile_prefix_chars)`;
+  return undefined;
+}
+
+/** `import a.b as c`: every module must be a pure one; `c` (or `a`) stands for it. */
+function importRule(module: string, alias: string | null, r: Reading): string | undefined {
+  const why = moduleRule(module);
+  if (why) return why;
+  if (alias) {
+    const bound = nameRule(alias);
+    if (bound) return bound;
+  }
+  const top = module.split(".")[0] as string;
+  r.modules.set(alias ?? top, { module: alias ? module : top, kind: "module" });
+  return undefined;
+}
+
+/** `from a.b import x as y`: a pure module, and names that stay within what it may be used for. */
+function fromRule(module: string, level: number, names: [string, string | null][], r: Reading) {
+  if (level > 0) return "imports a module of the workspace, whose code is not part of the call";
+  const why = moduleRule(module);
+  if (why) return why;
+  const top = module.split(".")[0] as string;
+  const allowed = ATTRIBUTES[top];
+  for (const [name, alias] of names) {
+    if (name === "*") {
+      if (allowed || OPENERS[top]) return `takes every name from ${module}, which reaches beyond computing`;
       continue;
     }
-    const why = tokenRule(tokens, i, modules, pathlib, use);
-    if (why) return why;
+    if (allowed && !allowed.has(name)) return `takes ${name} from ${module}, which reaches beyond computing`;
+    const taken =
+      memberRule(module, name, allowed) ?? nameRule(name) ?? (alias ? nameRule(alias) : undefined);
+    if (taken) return taken;
+    r.modules.set(alias ?? name, { module: `${module}.${name}`, kind: "name" });
   }
   return undefined;
 }
 
-function at(tokens: PyToken[], i: number): PyToken | undefined {
-  return tokens[i];
-}
-
-function isOp(t: PyToken | undefined, value: string): boolean {
-  return t?.kind === "op" && t.value === value;
-}
-
-function tokenRule(
-  tokens: PyToken[],
-  i: number,
-  modules: Map<string, string>,
-  pathlib: boolean,
-  use: CodeUse,
-): string | undefined {
-  const t = tokens[i] as PyToken;
-  const prev = at(tokens, i - 1);
-  if (t.kind === "string") return stringRule(t);
-  if (t.kind === "op" && t.value === "/" && pathlib) return joinRule(tokens, i, use);
-  if (t.kind !== "name") return undefined;
-  if (isOp(prev, ".")) return attributeRule(tokens, i, modules, use);
-  if (Object.hasOwn(FORBIDDEN_NAMES, t.value)) return `${FORBIDDEN_NAMES[t.value]} (${t.value})`;
-  if (t.value.startsWith("__") && t.value.endsWith("__") && !SAFE_DUNDERS.has(t.value))
-    return `uses the interpreter's internal name ${t.value}`;
-  if (t.value === "open") return literalCall(tokens, i, "open", use, true);
-  if (PATH_CLASSES.has(t.value) && isOp(at(tokens, i + 1), "("))
-    return literalCall(tokens, i, t.value, use, false);
+/** A name a module holds, reached by `module.name` or taken with `from module import name`. */
+function memberRule(module: string, name: string, allowed: Set<string> | undefined): string | undefined {
+  if (allowed?.has(name)) return undefined;
+  if (name.startsWith("_") && !(name.startsWith("__") && name.endsWith("__")))
+    return `reaches ${module}.${name}, a private name of the module`;
+  if (MODULE_ATTRIBUTES.has(name)) return `reaches the module ${name} through ${module}.${name}`;
+  if (Object.hasOwn(EVALUATES, name)) return `${EVALUATES[name]} (${module}.${name})`;
   return undefined;
-}
-
-function stringRule(t: PyToken): string | undefined {
-  if (/\battach\s+(?:database\s+)?['"]/i.test(t.value))
-    return "attaches another database file through SQL (ATTACH)";
-  if (/\bload_extension\b/i.test(t.value)) return "loads a native extension through SQL";
-  return undefined;
-}
-
-/** `import a.b as c, d` and `from a.b import x as y`: every module must be a pure one. */
-function importRule(tokens: PyToken[], i: number, modules: Map<string, string>): string | undefined {
-  const from = (tokens[i] as PyToken).value === "from";
-  let j = i + 1;
-  if (from && isOp(at(tokens, j), "."))
-    return "imports a module of the workspace, whose code is not part of the call";
-  const dotted = (k: number): [string, number] => {
-    let name = at(tokens, k)?.value ?? "";
-    while (isOp(at(tokens, k + 1), ".") && at(tokens, k + 2)?.kind === "name") {
-      name += `.${at(tokens, k + 2)?.value}`;
-      k += 2;
-    }
-    return [name, k + 1];
-  };
-  if (from) {
-    const [module, next] = dotted(j);
-    const why = moduleRule(module);
-    if (why) return why;
-    for (let k = next + 1; k < tokens.length && !isNewStatement(tokens, k); k++) {
-      const name = tokens[k] as PyToken;
-      if (name.kind !== "name" || name.value === "as" || isOp(at(tokens, k - 1), ".")) continue;
-      if (isOp(at(tokens, k - 1), "as") || at(tokens, k - 1)?.value === "as") continue;
-      const allowed = ATTRIBUTES[module.split(".")[0] as string];
-      if (allowed && !allowed.has(name.value))
-        return `takes ${name.value} from ${module}, which reaches beyond computing`;
-      modules.set(name.value, `${module}.${name.value}`);
-    }
-    return undefined;
-  }
-  for (;;) {
-    const [module, next] = dotted(j);
-    const why = moduleRule(module);
-    if (why) return why;
-    let alias = module.split(".")[0] as string;
-    j = next;
-    if (at(tokens, j)?.value === "as") {
-      alias = at(tokens, j + 1)?.value ?? alias;
-      j += 2;
-    }
-    modules.set(alias, module);
-    if (!isOp(at(tokens, j), ",")) return undefined;
-    j++;
-  }
-}
-
-function isNewStatement(tokens: PyToken[], k: number): boolean {
-  const t = tokens[k] as PyToken;
-  return t.kind === "op" && (t.value === ";" || t.value === "\n");
 }
 
 function moduleRule(module: string): string | undefined {
@@ -416,92 +522,186 @@ function moduleRule(module: string): string | undefined {
     : `imports ${module}, a module not known to only compute`;
 }
 
+/** A name, wherever it is used or bound: the builtins that reach dynamic code, dunders. */
+function nameRule(name: string): string | undefined {
+  if (Object.hasOwn(FORBIDDEN_NAMES, name)) return `${FORBIDDEN_NAMES[name]} (${name})`;
+  if (name.startsWith("__") && name.endsWith("__") && !SAFE_DUNDERS.has(name))
+    return `uses the interpreter's internal name ${name}`;
+  if (Object.hasOwn(EVALUATES, name)) return `${EVALUATES[name]} (${name})`;
+  return undefined;
+}
+
+type NameEvent = Extract<PyEvent, { k: "name" }>;
+type AttributeEvent = Extract<PyEvent, { k: "attr" }>;
+
+/** How a name is used: open, the openers and path classes taken from their modules, module aliases. */
+function nameUse(e: NameEvent, r: Reading): string | undefined {
+  const { id, call } = e;
+  if (e.ctx !== "load") return undefined;
+  if (GETTERS.has(id)) return getterCall(id, call);
+  if (id === "open") return call ? openCall(call, "open", r.use) : bareUse("open");
+  const bound = r.modules.get(id);
+  if (bound?.kind === "module") {
+    const top = bound.module.split(".")[0] as string;
+    // A module whose use is restricted may be used only by its attributes, never passed on.
+    if (!e.dot && (ATTRIBUTES[top] || OPENERS[top]))
+      return `uses the module ${bound.module} other than by its attributes`;
+    return undefined;
+  }
+  if (bound?.kind === "name") {
+    const [top] = bound.module.split(".") as [string];
+    const member = bound.module.slice(bound.module.lastIndexOf(".") + 1);
+    if (OPENERS[top]?.has(member))
+      return call ? openerCall(call, bound.module, member, r.use) : bareUse(bound.module);
+    if (GETTERS.has(member)) return getterCall(bound.module, call);
+    if (top === "pathlib" && PATH_CLASSES.has(member)) return pathClassUse(e, bound.module, r.use);
+    return undefined;
+  }
+  if (PATH_CLASSES.has(id)) return pathClassUse(e, id, r.use);
+  return undefined;
+}
+
+function bareUse(what: string): string {
+  return `uses ${what} other than by calling it with a literal path`;
+}
+
 /** `x.attr`: dunders and frames are refused; some modules may be used for a few attributes only. */
-function attributeRule(
-  tokens: PyToken[],
-  i: number,
-  modules: Map<string, string>,
-  use: CodeUse,
-): string | undefined {
-  const name = (tokens[i] as PyToken).value;
+function attributeRule(e: AttributeEvent, r: Reading): string | undefined {
+  const name = e.a;
   if (name.startsWith("__") && name.endsWith("__") && !SAFE_DUNDERS.has(name))
     return `reaches the interpreter's internals through .${name}`;
   if (FRAME_ATTRIBUTES.test(name)) return `reaches the interpreter's frames through .${name}`;
-  const owner = at(tokens, i - 2);
-  const module =
-    owner?.kind === "name" && !isOp(at(tokens, i - 3), ".") ? modules.get(owner.value) : undefined;
-  if (module) {
-    const top = module.split(".")[0] as string;
-    const allowed = ATTRIBUTES[top];
+  const owner = e.on !== undefined ? r.modules.get(e.on) : undefined;
+  const module = owner?.kind === "module" ? owner.module : undefined;
+  const top = module?.split(".")[0];
+  const allowed = top ? ATTRIBUTES[top] : undefined;
+  if (module && top) {
     if (allowed && !allowed.has(name)) return `uses ${module}.${name}, which reaches beyond computing`;
-    if (OPENERS[top]?.has(name)) return literalCall(tokens, i, `${module}.${name}`, use, true);
+    const member = memberRule(module, name, allowed);
+    if (member) return member;
+    if (OPENERS[top]?.has(name))
+      return e.call ? openerCall(e.call, `${module}.${name}`, name, r.use) : bareUse(`${module}.${name}`);
   }
+  const root = e.path ? r.modules.get(e.path.split(".")[0] as string) : undefined;
+  const rootTop = root?.kind === "module" ? root.module.split(".")[0] : undefined;
+  if (!module && rootTop && OPENERS[rootTop]?.has(name))
+    return e.call ? openerCall(e.call, e.path as string, name, r.use) : bareUse(e.path as string);
+  if (MODULE_ATTRIBUTES.has(name) && !allowed?.has(name))
+    return `reaches the module ${name} through an attribute (.${name})`;
+  if (Object.hasOwn(EVALUATES, name)) return `${EVALUATES[name]} (.${name})`;
+  if (GETTERS.has(name)) return getterCall(`.${name}`, e.call);
   if (name === "home" || name === "expanduser") return `reaches the home directory (.${name})`;
   if (name === "enable_load_extension" || name === "load_extension")
     return "loads a native extension into sqlite3";
-  if (PATH_METHODS.has(name) && isOp(at(tokens, i + 1), "("))
-    return literalCall(tokens, i, `.${name}`, use, false);
-  if (PATH_CLASSES.has(name) && isOp(at(tokens, i + 1), "(")) return literalCall(tokens, i, name, use, false);
+  if (PATH_METHODS.has(name)) return e.call ? pathMethodCall(e.call, name, r.use) : bareUse(`.${name}`);
+  if (PATH_CLASSES.has(name)) return pathClassUse(e, name, r.use);
   return undefined;
 }
 
-/**
- * A call whose first argument must be a literal path: `open('x')`, `Path('x')`, `gzip.open('x')`.
- * `bare` means the name may not be used other than by calling it.
- */
-function literalCall(
-  tokens: PyToken[],
-  i: number,
-  what: string,
-  use: CodeUse,
-  bare: boolean,
-): string | undefined {
-  if (!isOp(at(tokens, i + 1), "("))
-    return bare ? `uses ${what} other than by calling it with a literal path` : undefined;
-  const first = at(tokens, i + 2);
-  if (isOp(first, ")") && !bare) return undefined;
-  let j = i + 2;
-  let path = "";
-  while (at(tokens, j)?.kind === "string" && !at(tokens, j)?.formatted) {
-    path += (at(tokens, j) as PyToken).value;
-    j++;
-  }
-  const after = at(tokens, j);
-  if (j === i + 2 || !(isOp(after, ",") || isOp(after, ")")))
-    return `calls ${what} with a path known only when it runs`;
-  if (path === ":memory:") return undefined;
-  use.files.push({ path, access: openAccess(tokens, j, what) });
+function stringRule(text: string, annotation: boolean, r: Reading): string | undefined {
+  if (/\battach\s+(?:database\s+)?['"]/i.test(text))
+    return "attaches another database file through SQL (ATTACH)";
+  if (/\bvacuum\b[\s\S]*\binto\b/i.test(text))
+    return "writes a copy of the database to a file through SQL (VACUUM INTO)";
+  if (/\bload_extension\b/i.test(text)) return "loads a native extension through SQL";
+  if (annotation && r.dispatch)
+    return "has an annotation written as text, which functools.singledispatch evaluates as code";
   return undefined;
 }
 
-/** `open(path, 'w')` or `open(path, mode='a')`: the mode, read up to the call's closing parenthesis. */
-function openAccess(tokens: PyToken[], j: number, what: string): "read" | "write" | "touch" {
-  if (!what.endsWith("open")) return "touch";
-  let mode =
-    isOp(at(tokens, j), ",") && at(tokens, j + 1)?.kind === "string" ? at(tokens, j + 1)?.value : undefined;
-  let depth = 0;
-  for (let k = j; k < tokens.length && mode === undefined; k++) {
-    const t = tokens[k] as PyToken;
-    if (isOp(t, "(") || isOp(t, "[") || isOp(t, "{")) depth++;
-    else if (isOp(t, ")") || isOp(t, "]") || isOp(t, "}")) {
-      if (depth === 0) break;
-      depth--;
-    } else if (depth === 0 && t.kind === "name" && t.value === "mode" && isOp(at(tokens, k + 1), "=")) {
-      mode = at(tokens, k + 2)?.kind === "string" ? at(tokens, k + 2)?.value : "w";
-    }
-  }
-  return /[wax+]/.test(mode ?? "r") ? "write" : "read";
+function literalText(value: PyLiteral | undefined): string | undefined {
+  return value && "s" in value ? value.s : undefined;
 }
 
-/** With pathlib about, `/` may join paths: the part joined must be literal, and is checked like a path. */
-function joinRule(tokens: PyToken[], i: number, use: CodeUse): string | undefined {
-  const next = at(tokens, i + 1);
-  if (next?.kind === "number" || isOp(next, "(")) return undefined;
-  if (next?.kind === "string" && !next.formatted) {
-    if (next.value.startsWith("/") || next.value.startsWith("~") || next.value.split("/").includes("..")) {
-      use.files.push({ path: next.value, access: "touch" });
-    }
-    return undefined;
+/** The argument at `index`, or the keyword that names the same parameter. */
+function argument(call: PyCall, index: number, keywords: ReadonlySet<string>): PyLiteral | undefined {
+  return call.args[index] ?? call.kw.find(([k]) => k !== null && keywords.has(k))?.[1];
+}
+
+/** `open(path, mode)`: the path must be literal; the mode says read or write. */
+function openCall(call: PyCall, what: string, use: CodeUse): string | undefined {
+  const path = literalText(argument(call, 0, FILE_KEYWORDS));
+  if (path === undefined) return `calls ${what} with a path known only when it runs`;
+  const mode = argument(call, 1, new Set(["mode"]));
+  const spread = call.kw.some(([k]) => k === null);
+  // A mode known only at run time may write.
+  const text = mode === undefined ? (spread ? "w" : "r") : (literalText(mode) ?? "w");
+  use.files.push({ path, access: /[wax+]/.test(text) ? "write" : "read" });
+  return undefined;
+}
+
+/** `gzip.open(path, ...)`, `sqlite3.connect(path)`: a literal path, no URI. */
+function openerCall(call: PyCall, what: string, member: string, use: CodeUse): string | undefined {
+  if (member === "open") return openCall(call, what, use);
+  const path = literalText(argument(call, 0, FILE_KEYWORDS));
+  if (path === undefined) return `calls ${what} with a path known only when it runs`;
+  if (member === "connect" || member === "Connection") {
+    // A URI (`file:...`, read as one where `uri=` is given or SQLite is built to) may name any file.
+    if (path.startsWith("file:") || call.kw.some(([k]) => k === "uri" || k === null))
+      return `calls ${what} with a URI, which may name any file`;
+    if (path === ":memory:" || path === "") return undefined;
   }
-  return "joins a path (pathlib's /) with a value known only when it runs";
+  use.files.push({ path, access: "touch" });
+  return undefined;
+}
+
+/** `Path('a', 'b')`: every part literal; the path they make is checked. */
+function pathClassUse(e: NameEvent | AttributeEvent, what: string, use: CodeUse): string | undefined {
+  if (!e.call) {
+    // A class used as a type is no path; passed on, it could be called with any.
+    if (e.ann || e.typed || e.dot || e.ctx !== "load") return undefined;
+    return `uses ${what} other than by calling it with literal parts`;
+  }
+  if (e.call.kw.some(([k]) => k === null)) return `calls ${what} with parts known only when it runs`;
+  const parts: string[] = [];
+  for (const arg of e.call.args) {
+    const text = literalText(arg);
+    if (text === undefined) return `calls ${what} with a path known only when it runs`;
+    parts.push(text);
+  }
+  if (parts.length === 0) return undefined;
+  const path = parts.reduce((acc, part) => (part.startsWith("/") || !acc ? part : `${acc}/${part}`), "");
+  use.files.push({ path: path || ".", access: "touch" });
+  return undefined;
+}
+
+/** `p.rename('x')`, `p.joinpath('a', 'b')`: literal arguments; the first is checked like a path. */
+function pathMethodCall(call: PyCall, name: string, use: CodeUse): string | undefined {
+  if (call.kw.some(([k]) => k === null)) return `calls .${name} with a path known only when it runs`;
+  const args = name === "joinpath" ? call.args : call.args.slice(0, 1);
+  if (args.length === 0 && call.kw.length === 0) return undefined;
+  const first = literalText(args[0] ?? call.kw[0]?.[1]);
+  if (first === undefined || args.some((a) => literalText(a) === undefined))
+    return `calls .${name} with a path known only when it runs`;
+  use.files.push({ path: first, access: "touch" });
+  for (const part of args.slice(1)) suspiciousPart(literalText(part) as string, use);
+  return undefined;
+}
+
+/** operator.attrgetter('a.b') and methodcaller('m'): literal names, none private. */
+function getterCall(what: string, call: PyCall | undefined): string | undefined {
+  const names = what.endsWith("methodcaller") ? call?.args.slice(0, 1) : call?.args;
+  if (!call || !names?.length || (call.kw.some(([k]) => k === null) && !what.endsWith("methodcaller")))
+    return `reaches attributes by a name computed at run time (${what})`;
+  for (const arg of names) {
+    const text = literalText(arg);
+    if (text === undefined || "b" in (arg as object) || text.split(".").some((part) => part.startsWith("_")))
+      return `reaches attributes by a name computed at run time or private (${what})`;
+  }
+  return undefined;
+}
+
+/** A literal joined to a path: absolute, from the home directory, or going up, it is checked. */
+function suspiciousPart(part: string, use: CodeUse): void {
+  if (part.startsWith("/") || part.startsWith("~") || part.split("/").includes(".."))
+    use.files.push({ path: part, access: "touch" });
+}
+
+/** With pathlib about, `/` may join paths: the part joined must be literal (or a number). */
+function joinRule(right: PyLiteral, use: CodeUse): string | undefined {
+  if ("num" in right) return undefined;
+  const text = literalText(right);
+  if (text === undefined) return "joins a path (pathlib's /) with a value known only when it runs";
+  suspiciousPart(text, use);
+  return undefined;
 }
