@@ -61,6 +61,7 @@ describe("L1 on options that run something", () => {
     "MANOPT='-P sh' man ls",
     "tar -P -xf a.tar",
     "less -k keys data/rows.csv",
+    "man -H ls",
     "man -C man.conf ls",
     "bash --rcfile data/rows.csv -i",
     "ssh -F cfg host",
@@ -77,6 +78,9 @@ describe("L1 on options that run something", () => {
     "tar -cf a.tar --checkpoint=1 --checkpoint-action=exec='nc x' data",
     "tar -cf a.tar --checkpoint=1 --checkpoint-act exec='nc x' data",
     "tar -cf a.tar -F 'nc x' data",
+    // An optional value is only ever attached: the next word is not it.
+    "tar -cf a.tar --checkpoint --checkpoint-action=exec='nc x' data",
+    "sudo -h nc x",
     "zip a.zip data/rows.csv -T -TT 'nc x #'",
     "zip a.zip data/rows.csv -T --unzip-command 'nc x'",
     "rsync -e 'nc x' data host:",
@@ -131,6 +135,8 @@ describe("L1 on options that run something", () => {
     ["shuf -o/etc/x data/rows.csv", "l1.path.write"],
     ["iconv -f utf8 -t ascii -o/etc/x data/rows.csv", "l1.path.write"],
     ["date -f/etc/shadow", "l1.path.read"],
+    ["grep --color -f /etc/shadow data/rows.csv", "l1.path.read"],
+    ["diff --context -X /etc/shadow a b", "l1.path.read"],
     ["file -m/etc/shadow data/rows.csv", "l1.path.read"],
     ["find data -fprint /etc/x", "l1.path.write"],
     ["tar -cf a.tar -g/etc/snar data", "l1.path.write"],
@@ -175,8 +181,9 @@ describe("L1 on options that run something", () => {
 });
 
 /** The option with its value, as a command line spells it. */
-function spelled(option: string, value: string): string {
+function spelled(option: string, value: string, attached = false): string {
   const quoted = `'${value}'`;
+  if (attached) return `${option}${quoted}`;
   if (option === "+") return `'+${value}'`;
   if (option.startsWith("--")) return `${option}=${quoted}`;
   return `${option} ${quoted}`;
@@ -206,6 +213,8 @@ function tableCases(): Case[] {
     // sdiff -o reads its merge commands from its input: a known one that runs nothing.
     const input = facts.input ? " a b <<< l" : "";
     for (const [option, fact] of Object.entries(facts.options)) {
+      // An optional value is only ever attached (`man -Hfirefox`).
+      const attached = /^-[^-]$/.test(option) && !!facts.optional?.includes(option[1] as string);
       if (fact.does === "anywhere") {
         cases.push({ option, does: fact.does, bad: `${program} ${option}` });
         continue;
@@ -220,7 +229,7 @@ function tableCases(): Case[] {
             [
               option,
               fact.does,
-              (value) => `${program} ${spelled(option, (fact.prefix ?? "") + value)}${input}`,
+              (value) => `${program} ${spelled(option, (fact.prefix ?? "") + value, attached)}${input}`,
             ],
           ];
       for (const [name, does, line] of ways) {

@@ -86,7 +86,8 @@ const WRAPPERS: Record<string, Wrapper> = {
   time: { short: "fo", long: ["format", "output"] },
   unbuffer: {},
   sudo: {
-    short: "ugCDhprtUR",
+    short: "ugCDprtUR",
+    optional: "h",
     long: ["user", "group", "close-from", "chdir", "host", "prompt", "role", "type", "other-user", "chroot"],
   },
   doas: { short: "uC" },
