@@ -249,7 +249,7 @@ if (PACK) {
     type: "module",
     engines: own.engines,
     bin: { mcpguard: "./bin/mcpguard.js" },
-    files: ["bin", "dist", "bpf"],
+    files: ["bin", "dist", "bpf", "workspace"],
   };
   writeFileSync(join(PACK, "package.json"), `${JSON.stringify(pkg, null, 2)}\n`);
   mkdirSync(join(PACK, "bin"), { recursive: true });
@@ -259,6 +259,11 @@ if (PACK) {
   chmodSync(join(PACK, "bin", "mcpguard.js"), 0o755);
   const { packKernelLayer } = await import("./pack-kernel.mjs");
   packKernelLayer(PACK);
+  // The Python reader's helper (a file the readers package runs with python3) where its bundled
+  // module looks for it: beside that module's path in the package.
+  const reader = join(PACK, "workspace", "packages", "readers", "dist", "code");
+  mkdirSync(reader, { recursive: true });
+  copyFileSync(join(REPO, "packages", "readers", "dist", "code", "pyast.py"), join(reader, "pyast.py"));
 }
 const scratch = mkdtempSync(join(tmpdir(), "mcpguard-proxy-build-"));
 try {

@@ -10,8 +10,10 @@
  */
 import { existsSync } from "node:fs";
 import type { KernelEvent, KernelNeeds, PendingLoader } from "@mcpguard/kernel";
+import type { HelperLauncher } from "@mcpguard/readers";
 import type { Containment } from "./containment.js";
 import { LayerSetupError } from "./layers.js";
+import { confinedHelper } from "./pythonReader.js";
 
 export interface KernelLayer {
   /** Start the server confined: what its command resolved to, through the launcher. */
@@ -20,6 +22,8 @@ export interface KernelLayer {
   ruleset: string | undefined;
   /** The backend of each capability, and what the compilation approximated. */
   startInfo: Record<string, unknown>;
+  /** How the Python reader's helper starts confined (with Landlock; pythonReader.ts). */
+  readerLauncher?: HelperLauncher;
   stop: () => Promise<void>;
 }
 
@@ -172,6 +176,12 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
     return {
       launch: () => guard.launch(resolved.argv, cgroup, containment.v1Paths),
       ruleset: guard.ruleset,
+      readerLauncher: launch.landlock
+        ? confinedHelper(kernel, {
+            seccomp: launch.seccomp,
+            isolateNet: backends["abstract-unix-bind"].backend === "net-namespace",
+          })
+        : undefined,
       startInfo: {
         ...(resolved.via ? { launcher: resolved.via, launched: resolved.argv } : {}),
         l3: Object.fromEntries(kernel.CAPABILITIES.map((c) => [c, backends[c].backend ?? "none"])),

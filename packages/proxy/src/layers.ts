@@ -3,9 +3,10 @@
  * server's environment at spawn. L1 decides first, then L2 inspects; AB stands alone. The layer
  * packages are loaded only when a config uses them, so C0 starts without them.
  */
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import type { KernelNeeds } from "@mcpguard/kernel";
 import type { Message } from "@mcpguard/protocol";
+import type { HelperLauncher } from "@mcpguard/readers";
 import { type Layer, listLayers } from "./configs.js";
 import type { Grant } from "./guardFiles.js";
 import type { Interceptor, ResultChange, ToolCall, Verdict } from "./router.js";
@@ -53,9 +54,10 @@ export interface Layers {
   warm?: () => void;
   /**
    * Tell L1 and L2 which effects the kernel layer really enforces in this run (the backend of
-   * each capability as L3 started it, "none" where none does), so that they leave those to it.
+   * each capability as L3 started it, "none" where none does), so that they leave those to it;
+   * and how the Python reader's helper starts under it (pythonReader.ts), where it can be confined.
    */
-  confine?: (l3: Readonly<Record<string, string>>) => void;
+  confine?: (l3: Readonly<Record<string, string>>, readerLauncher?: HelperLauncher) => void;
 }
 
 export class LayerSetupError extends Error {
@@ -80,6 +82,9 @@ function sanitized(outcome: {
 }
 
 type PolicyLib = typeof import("@mcpguard/policy");
+
+/** The programs whose code the Python reader reads. */
+const PYTHON = /^python[0-9.]*$/;
 
 /**
  * The folders the tool's relative-to-an-argument paths resolve against in this call (the policy's
@@ -158,10 +163,16 @@ function warmLayers(
   sanitize: ((tool: string, message: Message) => unknown) | undefined,
   cwd: string,
 ): () => void {
-  const shell = policyLib.policyNeeds(resolved).shell;
+  const needs = policyLib.policyNeeds(resolved);
+  const shell = needs.shell;
+  // The Python reader's helper of each python a command may run starts now, off the call's path.
+  const pythons = shell
+    ? needs.exec.map((e) => e.split(" ")[0] as string).filter((p) => PYTHON.test(basename(p)))
+    : [];
   return () =>
     setImmediate(() => {
       try {
+        for (const python of pythons) readers.warmPythonReader(python);
         if (shell) readers.warmShellGrammar();
         for (const [name, tool] of resolved.tools) {
           const roles = Object.entries(tool.args ?? {});
@@ -348,6 +359,13 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
       return { env, withheld: [], server: policy.server, kernelNeeds, grants, limits: policy.limits, draft };
     }
     const filtered = policyLib.filterEnvironment(env, resolved.keepEnv);
+    // Python in a command is read by CPython's own grammar: the python3 the server's PATH gives,
+    // never one the server could have written (pythonReader.ts).
+    const { writableByServer } = await import("./pythonReader.js");
+    readers.configurePythonReader({
+      path: filtered.env.PATH ?? env.PATH,
+      distrust: (file) => writableByServer(grants, file),
+    });
     const validator = layers.includes("L2") ? await import("@mcpguard/validator") : undefined;
     const useL1 = layers.includes("L1");
     const label = layers.filter((l) => l === "L1" || l === "L2").join("+");
@@ -435,9 +453,10 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
           : undefined,
         cwd,
       ),
-      confine: (l3) => {
+      confine: (l3, readerLauncher) => {
         const on = (capability: string) => (l3[capability] ?? "none") !== "none";
         confined = { files: on("file"), exec: on("exec"), network: on("net") };
+        if (readerLauncher) readers.configurePythonReader({ launcher: readerLauncher });
       },
     };
   } catch (error) {

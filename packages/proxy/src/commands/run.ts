@@ -466,7 +466,7 @@ async function serve(options: {
     throw error;
   }
   // L1 and L2 leave to the kernel what it really enforces in this run, and only that.
-  if (kernel) layers.confine?.(kernel.startInfo.l3 as Record<string, string>);
+  if (kernel) layers.confine?.(kernel.startInfo.l3 as Record<string, string>, kernel.readerLauncher);
   // Under L3 without Landlock the launcher cannot hold: it starts now that everything is ready.
   if (!running) startRelay(kernel?.launch, false, kernel?.startInfo);
   else release({ fd3: kernel?.ruleset, startInfo: kernel?.startInfo });

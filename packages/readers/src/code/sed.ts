@@ -17,61 +17,149 @@ interface SedEffects {
 
 class SedError extends Error {}
 
-export function sedUse(argv: Field[], confined: Confinement): CodeUse {
-  const use = emptyUse();
-  const scripts: Field[] = [];
-  let fromFile = false;
+/** GNU sed's long options (getopt_long takes any unambiguous prefix), and what value each takes. */
+const LONG_OPTIONS: Record<string, "none" | "required" | "optional"> = {
+  expression: "required",
+  file: "required",
+  "in-place": "optional",
+  "line-length": "required",
+  quiet: "none",
+  silent: "none",
+  "null-data": "none",
+  "zero-terminated": "none",
+  separate: "none",
+  unbuffered: "none",
+  "regexp-extended": "none",
+  posix: "none",
+  debug: "none",
+  sandbox: "none",
+  "follow-symlinks": "none",
+  binary: "none",
+  help: "none",
+  version: "none",
+};
+/** Short options without a value; -e, -f and -l take one, -i an optional one attached. */
+const SHORT_FLAGS = new Set(["n", "r", "E", "s", "u", "z", "b"]);
+
+interface SedWords {
+  /** The scripts in order, as sed joins them (with newlines); `undefined` for one read from a file. */
+  scripts: (Field | undefined)[];
+  /** -i's suffix ("" without one), when sed edits its files in place. */
+  inPlace?: string;
+  /** Why the options cannot be read, if they cannot. */
+  problem?: string;
+  /** Index of the first operand. */
+  operands: number;
+}
+
+/** sed's options as getopt_long reads them: clusters (-nE), attached values (-e1d, -fprog), -i's optional suffix, prefixes of long options. */
+function readWords(argv: Field[], use: CodeUse): SedWords {
+  const w: SedWords = { scripts: [], operands: argv.length };
   let i = 1;
+  const script = (field: Field | undefined, index: number) => {
+    use.codeOperands.add(index);
+    w.scripts.push(field);
+  };
   for (; i < argv.length; i++) {
-    const word = (argv[i] as Field).text;
+    const f = argv[i] as Field;
+    const word = f.text;
     if (word === "--") {
       i++;
       break;
     }
-    if (word === "-e" || word === "--expression") {
-      use.codeOperands.add(i + 1);
-      if (argv[i + 1]) scripts.push(argv[i + 1] as Field);
-      i++;
-    } else if (word.startsWith("--expression=")) {
-      use.codeOperands.add(i);
-      scripts.push({ ...(argv[i] as Field), text: word.slice(13) });
-    } else if (word === "-f" || word === "--file" || word.startsWith("--file=")) {
-      fromFile = true;
-      if (word === "-f" || word === "--file") i++;
-    } else if (word === "-l" || word === "--line-length") i++;
-    else if (/^-[nrEsuzi]*e$/.test(word)) {
-      use.codeOperands.add(i + 1);
-      if (argv[i + 1]) scripts.push(argv[i + 1] as Field);
-      i++;
-    } else if (!word.startsWith("-") || word === "-") break;
+    if (!word.startsWith("-") || word === "-") break;
+    if (f.unknown) return { ...w, problem: "takes an option known only at run time" };
+    if (word.startsWith("--")) {
+      const [given = "", value] = word.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
+      const names = Object.keys(LONG_OPTIONS).filter((n) => n.startsWith(given));
+      const name = names.includes(given) ? given : names.length === 1 ? names[0] : undefined;
+      if (name === undefined)
+        return { ...w, problem: `takes the option --${given}, which sed does not know` };
+      const kind = LONG_OPTIONS[name];
+      const take = (): Field | undefined => (value !== undefined ? { ...f, text: value } : argv[++i]);
+      if (name === "expression") script(take(), value !== undefined ? i : i + 1);
+      else if (name === "file") {
+        take();
+        w.scripts.push(undefined);
+      } else if (name === "in-place") w.inPlace = value ?? "";
+      else if (kind === "required") take();
+      continue;
+    }
+    // A cluster of short options: a value-taking option takes the rest of the word, or the next word.
+    for (let k = 1; k < word.length; k++) {
+      const c = word[k] as string;
+      if (SHORT_FLAGS.has(c)) continue;
+      if (c === "i") {
+        w.inPlace = word.slice(k + 1);
+        break;
+      }
+      if (c === "e" || c === "f" || c === "l") {
+        const rest = word.slice(k + 1);
+        const value = rest !== "" ? { ...f, text: rest } : argv[++i];
+        if (c === "e") script(value, i);
+        else if (c === "f") w.scripts.push(undefined);
+        break;
+      }
+      return { ...w, problem: `takes the option -${c}, which sed does not know` };
+    }
   }
-  if (scripts.length === 0 && !fromFile && argv[i]) {
-    use.codeOperands.add(i);
-    scripts.push(argv[i] as Field);
+  if (w.scripts.length === 0 && argv[i]) {
+    script(argv[i], i);
+    i++;
   }
+  w.operands = i;
+  return w;
+}
+
+export function sedUse(argv: Field[], confined: Confinement): CodeUse {
+  const use = emptyUse();
+  const w = readWords(argv, use);
   const strict = !confined.exec;
-  if (fromFile && strict)
-    return { ...use, refusal: "sed reads its script from a file, which is not part of the call" };
-  for (const script of scripts) {
-    if (script.unknown) {
-      if (strict)
-        return { ...use, refusal: `the sed script holds ${script.unknown.origin}, known only at run time` };
-      continue;
-    }
-    let effects: SedEffects;
-    try {
-      effects = readSed(script.text);
-    } catch (error) {
-      if (!(error instanceof SedError)) throw error;
-      if (strict) return { ...use, refusal: `the sed script does not parse: ${error.message}` };
-      continue;
-    }
-    for (const path of effects.reads) use.files.push({ path, access: "read" });
-    for (const path of effects.writes)
-      if (!STANDARD_STREAMS.has(path)) use.files.push({ path, access: "write" });
-    if (effects.executes && strict) return { ...use, refusal: "the sed script runs a command (e)" };
+  if (w.problem) return strict ? { ...use, refusal: `sed ${w.problem}` } : use;
+  if (w.inPlace !== undefined) {
+    const why = inPlaceFiles(argv.slice(w.operands), w.inPlace, use);
+    if (why && !confined.files) return { ...use, refusal: `sed -i ${why}` };
   }
+  if (w.scripts.includes(undefined) && strict)
+    return { ...use, refusal: "sed reads its script from a file, which is not part of the call" };
+  const known = w.scripts.filter((f): f is Field => f !== undefined);
+  const unknown = known.find((f) => f.unknown);
+  if (unknown?.unknown) {
+    return strict
+      ? { ...use, refusal: `the sed script holds ${unknown.unknown.origin}, known only at run time` }
+      : use;
+  }
+  let effects: SedEffects;
+  try {
+    // sed joins its -e scripts with newlines and reads them as one: `-e 'a\' -e 'e id'` appends "e id".
+    effects = readSed(known.map((f) => f.text).join("\n"));
+  } catch (error) {
+    if (!(error instanceof SedError)) throw error;
+    return strict ? { ...use, refusal: `the sed script does not parse: ${error.message}` } : use;
+  }
+  for (const path of effects.reads) use.files.push({ path, access: "read" });
+  for (const path of effects.writes)
+    if (!STANDARD_STREAMS.has(path)) use.files.push({ path, access: "write" });
+  if (effects.executes && strict) return { ...use, refusal: "the sed script runs a command (e)" };
   return use;
+}
+
+/**
+ * sed -i rewrites each input file, and with a suffix keeps the old one beside it (GNU sed: each
+ * `*` of the suffix is the file's name, and a suffix without `/` names a file in the same folder).
+ */
+function inPlaceFiles(operands: Field[], suffix: string, use: CodeUse): string | undefined {
+  for (const f of operands) {
+    if (f.unknown) return "edits a file named only at run time";
+    if (f.text === "-") continue;
+    use.files.push({ path: f.text, access: "write" });
+    if (suffix === "") continue;
+    const slash = f.text.lastIndexOf("/");
+    const [dir, base] = slash === -1 ? ["", f.text] : [f.text.slice(0, slash + 1), f.text.slice(slash + 1)];
+    const backup = suffix.includes("*") ? suffix.replaceAll("*", base) : base + suffix;
+    use.files.push({ path: backup.includes("/") ? backup : dir + backup, access: "write" });
+  }
+  return undefined;
 }
 
 /** What a sed script does beyond editing its input. */
