@@ -300,10 +300,11 @@ class SedScanner {
       this.skipWhile(/[IM]/);
     }
   }
+  /** A label of :, b, t or T: GNU sed ends it at whitespace or `;` (`:x e id` is a label and an e). */
   label(): string {
     this.skip(" \t");
     const start = this.#i;
-    while (!this.done() && !";\n".includes(this.peek())) this.#i++;
+    while (!this.done() && !"; \t\n".includes(this.peek())) this.#i++;
     return this.src.slice(start, this.#i);
   }
   /** `a text`, `a\` and its lines, with backslash-newline continuing the text. */
