@@ -217,6 +217,7 @@ function command(s: SedScanner, cmd: string, effects: SedEffects): void {
     return;
   }
   if ("lLqQv".includes(cmd)) {
+    s.skip(" \t");
     s.skipWhile(/[0-9.]/);
     return;
   }
