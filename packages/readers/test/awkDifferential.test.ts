@@ -11,47 +11,18 @@
  * MCPGUARD_DIFF_RUNS and MCPGUARD_DIFF_SEED run more lines or other ones; MCPGUARD_DIFF_AWK names
  * another awk.
  */
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
 import fc from "fast-check";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { awkUse } from "../src/code/awk.ts";
 import { UNCONFINED } from "../src/confinement.ts";
 import { awkCommand } from "./differential/awkGenerator.ts";
+import { PYTHON, runTool, summary, type ToolRun } from "./differential/toolRuns.ts";
 
-const PYTHON = "/usr/bin/python3";
-const ORACLE = join(import.meta.dirname, "differential", "toolOracle.py");
 const AWK = process.env.MCPGUARD_DIFF_AWK ?? "/usr/bin/awk";
 const RUNS = Number(process.env.MCPGUARD_DIFF_RUNS ?? 300);
 const SEED = Number(process.env.MCPGUARD_DIFF_SEED ?? 30);
-
-export interface ToolRun {
-  status: number | null;
-  error: string;
-  commands: string[];
-  written: string[];
-  read: string[];
-  dir: string;
-}
-
-const scratches: string[] = [];
-afterAll(() => {
-  for (const dir of scratches) rmSync(dir, { recursive: true, force: true });
-});
-
-export function runTool(binary: string, runs: { argv: string[] }[]): ToolRun[] {
-  const scratch = mkdtempSync(join(tmpdir(), "mcpguard-tooldiff-"));
-  scratches.push(scratch);
-  const done = spawnSync(PYTHON, [ORACLE], {
-    input: JSON.stringify({ scratch, binary, runs }),
-    encoding: "utf8",
-    maxBuffer: 256 * 1024 * 1024,
-  });
-  if (done.status !== 0) throw new Error(`the oracle failed: ${done.stderr}`);
-  return JSON.parse(done.stdout);
-}
 
 /** What of the run the reader's reading of `argv` does not account for. */
 function violations(argv: string[], run: ToolRun): string[] {
@@ -77,19 +48,6 @@ function violations(argv: string[], run: ToolRun): string[] {
       found.push(`it read ${name}; the reader reported ${JSON.stringify(use.files)}`);
   }
   return found;
-}
-
-/** Disagreements by kind, each with its shortest command line. */
-export function summary(problems: { line: string; p: string }[]): string[] {
-  const kinds = new Map<string, { line: string; p: string; n: number }>();
-  for (const problem of problems) {
-    const kind = problem.p.replace(/;.*/, "").replace(/\S+\.txt|\S+\.awk|\d+/g, "_");
-    const seen = kinds.get(kind);
-    if (!seen || problem.line.length < seen.line.length)
-      kinds.set(kind, { ...problem, n: (seen?.n ?? 0) + 1 });
-    else seen.n++;
-  }
-  return [...kinds.values()].map((k) => `${k.p} (${k.n}x)\n    ${k.line}`);
 }
 
 function check(lines: string[][]): string[] {

@@ -2,7 +2,7 @@
 
 Reads {"scratch": dir, "binary": path, "runs": [{"argv": [...], "stdin"?: text}]} on stdin. Each
 run gets a folder of its own under scratch with the same files (input.txt, a.txt, b.txt,
-sub/c.txt, prog.awk, prog.sed), "@DIR@" in its arguments replaced by that folder, and runs there
+sub/c.txt, prog.awk, prog.sed, cmds.txt), "@DIR@" in its arguments replaced by that folder, and runs there
 as `env -i PATH=<stand-ins> binary argv...` does, where PATH holds only stand-ins that log their name
 and arguments (id, date, uname, ...). The binary's own shell (/bin/sh for system(), pipes and sed's
 e) finds commands through that PATH. What the run did:
@@ -27,10 +27,11 @@ FILES = {
     "sub/c.txt": "gamma\n",
     "prog.awk": 'BEGIN { system("id") }\n',
     "prog.sed": "1e id\n",
+    "cmds.txt": "id\ndate\n",
 }
 STANDINS = ["id", "date", "uname", "whoami", "hostname", "cat", "ls", "curl", "sort", "wc", "tr", "nc"]
 PAST = 1_000_000_000
-TIMEOUT = 5
+TIMEOUT = 2
 
 
 def make_standins(scratch):
