@@ -50,6 +50,16 @@ export interface Containment {
   killAll(pid: number): Promise<void>;
   /** SIGKILL every process of the server now, synchronously (for a crash handler). */
   killNow(): void;
+  /**
+   * SIGKILL every process of the server and wait, blocking (bounded), until none is left: for a
+   * path where nothing asynchronous may run any more (a process's `exit`).
+   */
+  killSync(pid: number | undefined, timeoutMs?: number): void;
+  /**
+   * Wait (bounded), without a signal, until no process of the server is left, as when it stops on
+   * its own; false if one still runs.
+   */
+  settled(pid: number, timeoutMs: number): Promise<boolean>;
   /** Stop every process of the server where it stands, without a signal it could handle (v2 only). */
   freeze(): void;
   /** Remove what the containment created. Safe to call more than once. */
@@ -153,6 +163,21 @@ class ProcessGroupContainment extends Supervised implements Containment {
     if (this.#group) signalGroup(this.#group, "SIGKILL");
   }
 
+  /** Not waited for: a child of this process stays a zombie until the event loop reaps it. */
+  killSync(pid: number | undefined): void {
+    const group = pid ?? this.#group;
+    if (group) signalGroup(group, "SIGKILL");
+  }
+
+  async settled(pid: number, timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (groupAlive(pid)) {
+      if (Date.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return true;
+  }
+
   freeze(): void {
     if (this.#group) signalGroup(this.#group, "SIGSTOP");
   }
@@ -166,6 +191,16 @@ class ProcessGroupContainment extends Supervised implements Containment {
   }
 
   dispose(): void {}
+}
+
+/** Whether a process of the group still runs (a zombie counts until its parent reaps it). */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
 
 /** Children of this process (the main thread spawns them) that lead their own process group. */
@@ -244,6 +279,25 @@ class CgroupContainment extends Supervised implements Containment {
     }
   }
 
+  killSync(pid: number | undefined, timeoutMs = 2000): void {
+    try {
+      writeFileSync(join(this.cgroupPath, "cgroup.kill"), "1");
+    } catch {
+      if (pid) signalGroup(pid, "SIGKILL");
+    }
+    const deadline = Date.now() + timeoutMs;
+    while (this.#populated() && Date.now() < deadline) sleepSync(5);
+  }
+
+  async settled(_pid: number, timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.#populated()) {
+      if (Date.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return true;
+  }
+
   freeze(): void {
     try {
       writeFileSync(join(this.cgroupPath, "cgroup.freeze"), "1");
@@ -268,6 +322,11 @@ class CgroupContainment extends Supervised implements Containment {
       return false;
     }
   }
+}
+
+/** Block this thread for `ms` (the processes a kill ends are reaped by the kernel meanwhile). */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /**

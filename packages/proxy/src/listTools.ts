@@ -14,7 +14,9 @@ import { classify, decodeMessage, encodeMessage, LineFramer, type Message } from
 import { InitializeResult, Tool } from "@mcpguard/protocol/mcp";
 
 import { z } from "zod";
-import { createContainment } from "./containment.js";
+import { type Containment, createContainment } from "./containment.js";
+import { hold } from "./helperExit.js";
+import { ReaperError } from "./reaper.js";
 
 export const PROTOCOL_VERSION = "2025-11-25";
 
@@ -129,20 +131,55 @@ export interface ShortSession {
 /**
  * Start `argv` in a containment of its own, complete the MCP handshake (the client declaring
  * `roots` and answering them), and hand back a session. `clientName` names the client to the server.
+ * The server is held (helperExit.ts) until close(): a signal to the helper stops it and removes its
+ * cgroup, and so does the exit of the helper by any path; a reaper, where one is built, does so
+ * when the helper is killed outright.
  */
 export async function openShortSession(
   argv: readonly string[],
-  options: ListOptions & { cwd?: string; clientName?: string } = {},
+  options: ListOptions & { cwd?: string; clientName?: string; graceMs?: number } = {},
 ): Promise<ShortSession> {
-  const { roots = [], timeoutMs = 15_000 } = options;
+  const { roots = [], timeoutMs = 15_000, graceMs = 0 } = options;
   const containment = createContainment();
-  const [command, ...args] = containment.wrap(argv);
-  const child = spawn(command as string, args, {
-    stdio: ["pipe", "pipe", "inherit"],
-    detached: true,
-    env: options.env ?? process.env,
-    ...(options.cwd ? { cwd: options.cwd } : {}),
+  let child: ReturnType<typeof spawnServer> | undefined;
+  let closing: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  // Each way the session ends: the server (and what it started) stopped, its cgroup removed.
+  const close = (signal?: NodeJS.Signals): Promise<void> => {
+    closing ??= (async () => {
+      clearTimeout(timer);
+      const pid = child?.pid;
+      if (pid && graceMs > 0 && child?.exitCode === null && child.signalCode === null) {
+        // It may stop on its own first: at the end of its input, or on the helper's signal.
+        if (signal) child.kill(signal);
+        child.stdin.end();
+        await containment.settled(pid, graceMs);
+      }
+      child?.stdin.end();
+      if (pid) await containment.killAll(pid);
+      containment.dispose();
+      await containment.release();
+      letGo();
+    })();
+    return closing;
+  };
+  const letGo = hold({
+    stop: (signal) => close(signal),
+    stopNow: () => {
+      clearTimeout(timer);
+      containment.killSync(child?.pid);
+      containment.dispose();
+    },
   });
+  try {
+    await superviseShortSession(containment);
+    child = spawnServer(containment, argv, options);
+    containment.serverStarted();
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  const server = child;
   const waiting = new Map<number, (message: Message) => void>();
   let changed = 0;
   let rootsAsked!: () => void;
@@ -160,7 +197,7 @@ export async function openShortSession(
       if (c.kind === "response" && typeof c.id === "number") waiting.get(c.id)?.(c.message);
       else if (c.kind === "request") {
         const reply = answerServer(c.method, roots);
-        child.stdin.write(encodeMessage({ jsonrpc: "2.0", id: c.id, ...reply } as Message));
+        server.stdin.write(encodeMessage({ jsonrpc: "2.0", id: c.id, ...reply } as Message));
         if (c.method === "roots/list") rootsAsked();
       } else if (c.kind === "notification" && c.method === "notifications/tools/list_changed") {
         changed++;
@@ -169,12 +206,12 @@ export async function openShortSession(
     },
     error: () => {},
   });
-  child.stdout.on("data", (chunk: Buffer) => framer.push(chunk));
-  child.stdin.on("error", () => {});
+  server.stdout.on("data", (chunk: Buffer) => framer.push(chunk));
+  server.stdin.on("error", () => {});
   let nextId = 0;
   let step = "initialize";
   const failed = new Promise<never>((_, reject) => {
-    child.once("error", (error: NodeJS.ErrnoException) =>
+    server.once("error", (error: NodeJS.ErrnoException) =>
       reject(
         new ListingError(
           error.code === "ENOENT"
@@ -183,7 +220,7 @@ export async function openShortSession(
         ),
       ),
     );
-    child.once("exit", (code, signal) =>
+    server.once("exit", (code, signal) =>
       reject(
         new ListingError(
           `the server exited (${signal ? `killed by ${signal}` : `status ${code}${EXIT_MEANING[code ?? -1] ?? ""}`}) before answering ${step}`,
@@ -193,25 +230,19 @@ export async function openShortSession(
   });
   failed.catch(() => {});
   // One timer: the time-out is said before the kill, whose exit would otherwise race it to the reason.
-  let timer: NodeJS.Timeout | undefined;
+  // A server given a grace is stopped by close(), which the caller's handling of the error runs.
   const timedOut = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       reject(new ListingError(`the server did not answer ${step} within ${timeoutMs / 1000} s`));
-      child.kill("SIGKILL");
+      if (graceMs === 0) server.kill("SIGKILL");
     }, timeoutMs);
   });
   timedOut.catch(() => {});
-  const close = async () => {
-    clearTimeout(timer);
-    child.stdin.end();
-    if (child.pid) await containment.killAll(child.pid);
-    containment.dispose();
-  };
   const request = (method: string, params: unknown): Promise<unknown> => {
     const id = ++nextId;
     step = method;
     const answer = new Promise<Message>((resolve) => waiting.set(id, resolve));
-    child.stdin.write(encodeMessage({ jsonrpc: "2.0", id, method, params }));
+    server.stdin.write(encodeMessage({ jsonrpc: "2.0", id, method, params }));
     return Promise.race([answer, failed, timedOut]).then((message) => {
       if (message.error)
         throw new ListingError(`the server refused ${method}: ${JSON.stringify(message.error)}`);
@@ -231,18 +262,53 @@ export async function openShortSession(
         `the server's initialize result does not fit the MCP schema: ${firstIssue(init.error)}`,
       );
     }
-    child.stdin.write(encodeMessage({ jsonrpc: "2.0", method: "notifications/initialized" }));
+    server.stdin.write(encodeMessage({ jsonrpc: "2.0", method: "notifications/initialized" }));
     return Object.assign(session, {
       init: init.data,
       request,
-      notify: (method: string) => child.stdin.write(encodeMessage({ jsonrpc: "2.0", method })),
+      notify: (method: string) => server.stdin.write(encodeMessage({ jsonrpc: "2.0", method })),
       toolsChanged: () => changed,
       rootsAsked: asked,
-      close,
+      close: () => close(),
     }) as ShortSession;
   } catch (error) {
     await close();
     throw error;
+  }
+}
+
+/** The server's process, in its containment, in a session of its own (its process group's leader). */
+function spawnServer(
+  containment: Containment,
+  argv: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string },
+) {
+  const [command, ...args] = containment.wrap(argv);
+  return spawn(command as string, args, {
+    stdio: ["pipe", "pipe", "inherit"],
+    detached: true,
+    env: options.env ?? process.env,
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+  });
+}
+
+/**
+ * The reaper (reaper.ts), started before the server: it removes the server's cgroup when the
+ * helper is killed outright (SIGKILL), which no handler of the helper sees. Where it is not built
+ * or does not start, the helper's own handlers are what cleans up.
+ */
+async function superviseShortSession(containment: Containment): Promise<void> {
+  const { binaries } = await import("@mcpguard/kernel/binaries");
+  let reaper: string;
+  try {
+    reaper = binaries().reaper;
+  } catch {
+    return;
+  }
+  try {
+    await containment.supervise(reaper, () => {});
+  } catch (error) {
+    if (!(error instanceof ReaperError)) throw error;
   }
 }
 

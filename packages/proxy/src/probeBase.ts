@@ -17,6 +17,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import type { Tool } from "@mcpguard/protocol/mcp";
+import { hold } from "./helperExit.js";
 import { ListingError, openShortSession } from "./listTools.js";
 
 export type RelativeBase =
@@ -66,6 +67,15 @@ function replaceRoot(
   return flag && valued >= 0 ? `${flag[1]}${scratch[valued]}` : word;
 }
 
+/**
+ * How `mcpguard run` stops the probed server once the probe is done (or derive is stopped): the end
+ * of its input, then SIGTERM after RUN_GRACE_MS, SIGKILL after as long again. Derive waits
+ * STOP_GRACE_MS for run to stop it and remove its cgroups (the v1 ones of its limits among them,
+ * which only run knows) before it kills what is left.
+ */
+const RUN_GRACE_MS = 500;
+const STOP_GRACE_MS = 5000;
+
 /** The text of a tools/call result, whatever shape its content has. */
 const resultText = (result: unknown): string => JSON.stringify(result ?? "");
 
@@ -75,6 +85,9 @@ export async function probeRelativeBase(options: ProbeOptions): Promise<Relative
   if (!options.kernelReady)
     return { unknown: "the kernel layer cannot run here to confine the server while it is asked" };
   const world = realpathSync(mkdtempSync(join(tmpdir(), "mcpguard-probe-")));
+  const removeWorld = () => rmSync(world, { recursive: true, force: true });
+  // Held after the session (stopped first, on a signal): the world goes once nothing runs in it.
+  const letGo = hold({ stopNow: removeWorld });
   try {
     const nonce = randomBytes(8).toString("hex");
     const marker = `mcpguard-probe-${nonce}.txt`;
@@ -105,12 +118,14 @@ export async function probeRelativeBase(options: ProbeOptions): Promise<Relative
         },
       }),
     );
-    const run = [process.execPath, options.bin, "run", "--config", "C-ebpf", "--policy", policy];
+    const grace = ["--close-grace-ms", String(RUN_GRACE_MS), "--term-grace-ms", String(RUN_GRACE_MS)];
+    const run = [process.execPath, options.bin, "run", "--config", "C-ebpf", "--policy", policy, ...grace];
     const session = await openShortSession([...run, "--", ...argv], {
       cwd,
       env: options.env,
       roots: scratch.slice(options.roots.length),
       timeoutMs: options.timeoutMs,
+      graceMs: STOP_GRACE_MS,
       clientName: "mcpguard-policy-derive-probe",
     });
     let text: string;
@@ -139,6 +154,7 @@ export async function probeRelativeBase(options: ProbeOptions): Promise<Relative
     if (error instanceof ListingError) return { unknown: `asked in a scratch world, ${error.message}` };
     throw error;
   } finally {
-    rmSync(world, { recursive: true, force: true });
+    removeWorld();
+    letGo();
   }
 }
