@@ -1,14 +1,24 @@
 /**
- * Issue 31 item 6: a helper that starts a server (policy derive, its relative-path probe, pin)
- * leaves neither the server's cgroup nor a process of the server behind, however it ends: SIGTERM,
- * SIGINT or SIGHUP mid-run (exit 128 + the signal), SIGKILL (the reaper), its own time-out. Real
- * processes throughout: the helpers through the bin, on a server that hangs before answering
- * initialize, ignores SIGTERM and the end of its input, and has started a grandchild in a session of
- * its own (fixtures/slow.mjs). Each signal is sent once the server is seen running (its pid file, or
- * its line on stderr), never after a sleep.
+ * Issue 31 item 6: a helper that starts a server (policy derive, its relative-path probe, pin, and
+ * wrap, which runs those two) leaves neither the server's cgroup nor a process of the server
+ * behind, however it ends: SIGTERM, SIGINT or SIGHUP mid-run (exit 128 + the signal), SIGKILL (the
+ * reaper), its own time-out, wrap's time-out. Real processes throughout: the helpers through the
+ * bin, on a server that hangs before answering initialize, ignores SIGTERM and the end of its
+ * input, and has started a grandchild in a session of its own (fixtures/slow.mjs). Each signal is
+ * sent once the server is seen running (its pid file, or its line on stderr), never after a sleep.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { constants, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -276,4 +286,55 @@ describe.concurrent("a helper stopped mid-run leaves no cgroup and no process of
       nothingLeft(helper.pid, [server], dirs);
     },
   );
+
+  it.each(["SIGTERM", "SIGINT"] as const)(
+    "wrap, on %s while policy derive waits on the server: derive stops it, and wrap exits 128+signal",
+    async (signal) => {
+      const dir = fresh("wrap");
+      const pidFile = join(dir, "pid");
+      const config = join(dir, "mcp.json");
+      const text = `${JSON.stringify({ mcpServers: { slow: { command: process.execPath, args: [SLOW, "--pid-file", pidFile] } } })}\n`;
+      writeFileSync(config, text);
+      const helper = start(["wrap", "--config", "C-app", "--policies", join(dir, "state"), config]);
+      const [server, grandchild] = (await until("server", helper, () => pids(pidFile))) as number[];
+      const dirs = cgroupDirs(server as number);
+      // The server's cgroup is derive's, wrap's child.
+      const derive = Number(/\/mcpguard-(\d+)-/.exec(dirs[0] ?? "")?.[1] ?? 0);
+      if (cgroupRoot) expect(derive).toBeGreaterThan(0);
+      helper.child.kill(signal);
+      expect((await helper.exited).code).toBe(status(signal));
+      nothingLeft(derive, [server as number, grandchild as number, ...(derive ? [derive] : [])], dirs);
+      expect(readFileSync(config, "utf8")).toBe(text);
+    },
+  );
+
+  it("wrap, when policy derive outlives its budget (npx fetching the package): one line naming the server, the time and --timeout-ms", {
+    timeout: 120_000,
+  }, async () => {
+    const dir = fresh("wrap-timeout");
+    // npx on a cold cache, as far as derive sees it: it does not answer.
+    const bin = join(dir, "bin");
+    mkdirSync(bin);
+    const npxPid = join(dir, "npx.pid");
+    writeFileSync(join(bin, "npx"), `#!/bin/sh\necho $$ > ${npxPid}\nexec sleep 1000\n`);
+    chmodSync(join(bin, "npx"), 0o755);
+    const config = join(dir, "mcp.json");
+    const text = `${JSON.stringify({ mcpServers: { cold: { command: "npx", args: ["-y", "cold-server@1.0.0"] } } })}\n`;
+    writeFileSync(config, text);
+    const helper = start(
+      ["wrap", "--config", "C-app", "--yes", "--timeout-ms", "250", "--policies", join(dir, "state"), config],
+      { env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } },
+    );
+    const { code } = await helper.exited;
+    expect(code).toBe(1);
+    const lines = helper.stderr().trim().split("\n");
+    expect(lines).toContain(
+      "mcpguard: cold: mcpguard policy derive did not finish within 15.5 s (--timeout-ms 250 for each of " +
+        "the server's 2 starts, and 15 s for the rest, where npx fetches a package it has not cached): try a larger --timeout-ms",
+    );
+    expect(helper.stderr()).not.toMatch(/ETIMEDOUT|spawnSync|\n\s+at |internal error/);
+    expect(readFileSync(config, "utf8")).toBe(text);
+    const npx = Number(readFileSync(npxPid, "utf8"));
+    expect(isAlive(npx), "the npx derive started survived").toBe(false);
+  });
 });

@@ -2,7 +2,7 @@
  * `mcpguard wrap` and `mcpguard unwrap`: put `mcpguard run` in front of every local server of an
  * MCP client's config file, and take it away again, byte for byte.
  */
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   chmodSync,
@@ -25,7 +25,9 @@ import { z } from "zod";
 import { defineCommand, intOption, UsageError } from "../args.js";
 import { auditFiles } from "../audit.js";
 import { ConfigError, resolveConfig } from "../configs.js";
+import { signalGroup } from "../containment.js";
 import { canonical, within } from "../guardFiles.js";
+import { hold } from "../helperExit.js";
 import { ownBin } from "../self.js";
 import { stateHome } from "../stateHome.js";
 import {
@@ -360,23 +362,95 @@ const masked = (argv: readonly string[]) => {
 };
 const show = (argv: readonly string[]) => argv.map(quote).join(" ");
 
-/** Run one of mcpguard's own commands for a server, with its env and cwd. */
-function runOwn(
+/**
+ * How long wrap gives one of its own commands for a server: --timeout-ms for each start of the
+ * server (policy derive starts it twice: its listing, and the relative-path probe), and SLACK_MS
+ * for the rest (mcpguard's own start, the kernel probe, resolving the launch: npx fetches a package
+ * it has not cached there).
+ */
+const SLACK_MS = 15_000;
+/** A command of wrap's that a signal or the time-out stopped, killed if it has not ended after this. */
+const STOP_MS = 10_000;
+
+interface OwnResult {
+  ok: boolean;
+  out: string;
+  err: string;
+  /** Stopped past its budget: the one line that says so. */
+  timedOut?: string;
+}
+
+/**
+ * Run one of mcpguard's own commands for a server (policy derive, pin), with the server's env and
+ * cwd, in a session of its own: a signal to wrap (a Ctrl-C too) reaches it once, from wrap. It is
+ * held (helperExit.ts) while it runs, so wrap stopped by a signal hands it on and waits while the
+ * command stops its server and removes its cgroup. Past its budget (`starts` times --timeout-ms,
+ * and SLACK_MS) it is stopped the same way, with SIGTERM. Once a stopped command has ended, what is
+ * left of its process group (npx fetching a package) is killed.
+ */
+async function runOwn(
   bin: string,
   args: string[],
   p: Planned,
   timeoutMs: number,
-): { ok: boolean; out: string; err: string } {
-  const r = spawnSync(process.execPath, [bin, ...args], {
+  starts: number,
+): Promise<OwnResult> {
+  const child = spawn(process.execPath, [bin, ...args], {
     cwd: p.cwd,
     env: p.env,
-    encoding: "utf8",
-    timeout: timeoutMs + 15_000,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
   });
-  const err = (r.stderr ?? "").trim();
-  const out = (r.stdout ?? "").trim();
-  if (r.error) return { ok: false, out, err: r.error.message };
-  return { ok: r.status === 0, out, err };
+  let out = "";
+  let err = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    out += chunk;
+  });
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    err += chunk;
+  });
+  const exited = new Promise<Error | undefined>((resolve) => {
+    child.once("exit", () => resolve(undefined));
+    child.once("error", resolve);
+  });
+  // Its output to the end, unless a process it started holds the pipes open.
+  const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
+  const stop = async (signal: NodeJS.Signals) => {
+    child.kill(signal);
+    const kill = setTimeout(() => child.kill("SIGKILL"), STOP_MS);
+    await exited;
+    clearTimeout(kill);
+    // What it started in its own process group (npx fetching the server's package) ends with it.
+    if (child.pid) signalGroup(child.pid, "SIGKILL");
+  };
+  const letGo = hold({ stop, stopNow: () => child.kill("SIGTERM") });
+  const budgetMs = starts * timeoutMs + SLACK_MS;
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    void stop("SIGTERM");
+  }, budgetMs);
+  const error = await exited;
+  clearTimeout(timer);
+  letGo();
+  await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000))]);
+  out = out.trim();
+  err = err.trim();
+  if (error) return { ok: false, out, err: error.message };
+  if (timedOut) {
+    const command = args[0] === "policy" ? "policy derive" : args[0];
+    const each = starts > 1 ? ` for each of the server's ${starts} starts` : "";
+    return {
+      ok: false,
+      out,
+      err,
+      timedOut:
+        `mcpguard ${command} did not finish within ${budgetMs / 1000} s (--timeout-ms ${timeoutMs}${each}, ` +
+        `and ${SLACK_MS / 1000} s for the rest, where npx fetches a package it has not cached): ` +
+        `try a larger --timeout-ms`,
+    };
+  }
+  return { ok: child.exitCode === 0, out, err };
 }
 
 /** Add the entry's own variables to a freshly derived policy's `environment.keep`. */
@@ -622,7 +696,7 @@ async function wrap(argv: string[]): Promise<number> {
       failed.push(`${p.name}: cannot be started here: ${p.blocked}`);
       continue;
     } else {
-      const r = runOwn(
+      const r = await runOwn(
         bin,
         [
           "policy",
@@ -639,16 +713,19 @@ async function wrap(argv: string[]): Promise<number> {
         ],
         p,
         timeoutMs,
+        2,
       );
       for (const line of r.err.split("\n").filter(Boolean))
         say(line.replace(/^mcpguard policy derive: /, ""));
       if (!r.ok || !existsSync(p.policy)) {
         failed.push(
           `${p.name}: ${
-            r.err
+            r.timedOut ??
+            (r.err
               .split("\n")
               .at(-1)
-              ?.replace(/^mcpguard( policy)?: /, "") || "derive failed"
+              ?.replace(/^mcpguard( policy)?: /, "") ||
+              "derive failed")
           }`,
         );
         continue;
@@ -660,7 +737,7 @@ async function wrap(argv: string[]): Promise<number> {
     }
     if (pinned.has(p.name)) say(`pins of "${p.name}" in ${pins} kept as they are`);
     else {
-      const r = runOwn(
+      const r = await runOwn(
         bin,
         [
           "pin",
@@ -676,8 +753,12 @@ async function wrap(argv: string[]): Promise<number> {
         ],
         p,
         timeoutMs,
+        1,
       );
-      const lines = `${r.out}\n${r.err}`.split("\n").filter(Boolean);
+      const lines = [
+        ...`${r.out}\n${r.err}`.split("\n").filter(Boolean),
+        ...(r.timedOut ? [r.timedOut] : []),
+      ];
       // mcpguard pin writes a new file: private again.
       if (existsSync(pins)) chmodSync(pins, 0o600);
       if (r.ok) for (const line of lines) say(line);
