@@ -95,6 +95,21 @@ function readWords(argv: Field[], use: CodeUse): SqliteWords {
   return w;
 }
 
+/**
+ * `.parameter set NAME VALUE` puts VALUE into SQL as it is written (REPLACE INTO
+ * temp.sqlite_parameters ... VALUES(NAME, VALUE)): it is an expression, run, and may call
+ * writefile() or edit(). It is read as SQL like any other; a value that does not read is refused.
+ */
+function parameterRefusal(line: string): string | undefined {
+  const m = /^\.\S+\s+(\S+)\s+\S+\s+([\s\S]*)$/.exec(line);
+  if (!m || !/^set$/i.test(m[1] as string)) return undefined;
+  const reading = readSql(`SELECT ${m[2]}`);
+  if (!reading.ok || reading.statements.length !== 1)
+    return "the sqlite3 .parameter set runs a value that does not read as one SQL expression";
+  const dangerous = reading.statements[0]?.dangerous;
+  return dangerous ? `the sqlite3 .parameter set runs ${dangerous.verb}: ${dangerous.reason}` : undefined;
+}
+
 /** Why a sqlite3 script may not run without the kernel layer, or undefined. */
 function scriptRefusal(text: string): string | undefined {
   const sql: string[] = [];
@@ -107,6 +122,8 @@ function scriptRefusal(text: string): string | undefined {
     const command = (trimmed.slice(1).split(/\s+/)[0] ?? "").toLowerCase();
     if (!SAFE_DOT.has(command))
       return `the sqlite3 dot-command .${command} may reach files or programs beyond the database`;
+    const why = command === "parameter" ? parameterRefusal(trimmed) : undefined;
+    if (why) return why;
   }
   const reading = readSql(sql.join("\n"));
   if (!reading.ok) return `the sqlite3 script does not parse as SQLite: ${reading.reason}`;
