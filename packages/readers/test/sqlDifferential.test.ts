@@ -24,9 +24,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
+import { sqliteUse } from "../src/code/sqlite.ts";
+import { UNCONFINED } from "../src/confinement.ts";
+import type { Invocation } from "../src/shell/index.ts";
 import { readSql, type SqlStatement, type StatementClass } from "../src/sql.ts";
 import { readSqlite, type SqlStatementRead } from "../src/sqlReader.ts";
 import { SCHEMA, sqlText } from "./differential/sqlGenerator.ts";
+import { runTool, type ToolRun } from "./differential/toolRuns.ts";
 
 const PYTHON = "/usr/bin/python3";
 const ORACLE = join(import.meta.dirname, "differential", "sqliteOracle.py");
@@ -228,3 +232,99 @@ describe.skipIf(!available)("the SQL reader against SQLite", () => {
     expect(summary(problems)).toEqual([]);
   });
 });
+
+/**
+ * The sqlite3 shell (code/sqlite.ts) against the sqlite3 shell itself: command lines of
+ * dot-commands and SQL, each argument one command as the shell runs it, in a folder of their own
+ * with logging stand-ins on PATH (toolOracle.py). Whenever the reader lets one through under
+ * C-app, its run must have run no command and written and read no file.
+ */
+const SQLITE3 = "/usr/bin/sqlite3";
+const DOT = [
+  ".print hi",
+  ".mode csv",
+  ".headers on",
+  ".schema",
+  ".tables",
+  ".dump",
+  ".show",
+  ".nullvalue N",
+  ".width 5",
+  ".databases",
+  ".parameter init",
+  ".parameter list",
+  ".parameter set @x 1",
+  ".parameter set @x 'a.txt'",
+  ".parameter set @x writefile('w.txt','x')",
+  ".parameter set @x readfile('a.txt')",
+  ".parameter set @x edit('x','id')",
+  ".parameter set @x (SELECT(writefile('w.txt','y')))",
+  ".parameter set @x abs(-1)",
+  ".shell id",
+  ".system date",
+  ".output o.txt",
+  ".once o.txt",
+  ".read prog.sed",
+  ".open o.db",
+  ".save o.db",
+  ".import a.txt t",
+  "SELECT 1;",
+  "CREATE TABLE t(a);",
+  "SELECT readfile('a.txt');",
+  "SELECT writefile('w.txt', 'x');",
+  "SELECT edit('x', 'id');",
+  "ATTACH 'o.db' AS o;",
+  "VACUUM INTO 'v.db';",
+  "SELECT name FROM fsdir('.');",
+  "SELECT length(:x);",
+];
+const sqliteLine = fc
+  .array(fc.constantFrom(...DOT), { minLength: 1, maxLength: 3 })
+  .map((cmds) => [":memory:", ...cmds]);
+
+function sqliteViolations(argv: string[], run: ToolRun): string[] {
+  const fields = ["sqlite3", ...argv].map((text) => ({ text }));
+  const use = sqliteUse(fields, { stdin: { kind: "inherit" } } as unknown as Invocation, UNCONFINED);
+  if (use.refusal !== undefined) return [];
+  return [
+    ...run.commands.map((c) => `it ran ${c}`),
+    ...run.written.map((f) => `it wrote ${f}`),
+    ...run.read.map((f) => `it read ${f}`),
+  ];
+}
+
+/** What the generated command lines found: a value of .parameter set is SQL, and is run. */
+const SQLITE_FOUND = [
+  [":memory:", ".parameter set @x writefile('w.txt','x')"],
+  [":memory:", ".parameter set @x readfile('a.txt')"],
+  [":memory:", ".parameter set @x edit('x','id')"],
+];
+
+describe.skipIf(!available || !existsSync(SQLITE3))(
+  "the sqlite3 shell's reader against the sqlite3 shell",
+  () => {
+    it("refuses what the generated command lines found, each of which runs, reads or writes", () => {
+      const runs = runTool(
+        SQLITE3,
+        SQLITE_FOUND.map((argv) => ({ argv })),
+      );
+      SQLITE_FOUND.forEach((argv, i) => {
+        const run = runs[i] as ToolRun;
+        expect([...run.commands, ...run.written, ...run.read], argv.join(" ")).not.toEqual([]);
+        expect(sqliteViolations(argv, run)).toEqual([]);
+      });
+    });
+
+    it(`accounts for every command, read and write of ${RUNS / 5} generated command lines`, () => {
+      const lines = fc.sample(sqliteLine, { seed: SEED, numRuns: RUNS / 5 });
+      const runs = runTool(
+        SQLITE3,
+        lines.map((argv) => ({ argv })),
+      );
+      const problems = lines.flatMap((argv, i) =>
+        sqliteViolations(argv, runs[i] as ToolRun).map((p) => `${argv.join(" | ")}: ${p}`),
+      );
+      expect([...new Set(problems)]).toEqual([]);
+    });
+  },
+);
