@@ -2,11 +2,12 @@
  * node code handed on the command line (`-e`, `-p`, `-` with a here-document), read with acorn.
  * Where the kernel does not confine the program (C-app) the code may use the globals that compute,
  * require pure modules and JSON files by literal name, and use `fs` only by calling its functions
- * with literal paths. It may not reach `process.env` or `process.binding`, `child_process`, the
- * network, `eval`/`Function`, or a function through a property name computed at run time
- * (`this.constructor.constructor`, `x[k]()`). Under every config the literal files it opens are
+ * with literal paths (open flags decide read or write). It may not reach `process.env` or
+ * `process.binding`, `child_process`, the network, `eval`/`Function`, `this` outside a class (the
+ * global object), or a value read by a property name computed at run time other than as data
+ * (`x[k]` may be the Function constructor). Under every config the literal files it opens are
  * returned for L1's path checks. This is a check of the code's text, not a JavaScript sandbox:
- * DESIGN.md says what it does not follow.
+ * DESIGN.md says what it does not follow, and jsDifferential.test.ts holds it to Node.
  */
 import type { Confinement } from "../confinement.js";
 import { requireCached } from "../moduleCache.js";

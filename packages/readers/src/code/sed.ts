@@ -1,8 +1,9 @@
 /**
  * sed scripts, read command by command: GNU sed can run a command (`e`, the `e` flag of `s`),
- * read a file (`r`, `R`) and write one (`w`, `W`, the `w` flag of `s`). Files are returned for
- * L1's path checks under every config; running a command is refused where the kernel does not
- * confine programs (C-app), and so is a script sed reads from a file.
+ * read a file (`r`, `R`) and write one (`w`, `W`, the `w` flag of `s`, and `-i` its input files).
+ * Files are returned for L1's path checks under every config; running a command is refused where
+ * the kernel does not confine programs (C-app), and so is a script sed reads from a file. Options
+ * and labels are read as GNU sed reads them; sedDifferential.test.ts holds the reader to GNU sed.
  */
 import type { Confinement } from "../confinement.js";
 import type { Field } from "../shell/index.js";
