@@ -5,7 +5,8 @@
  *     socket "family":4|6,"addr":S,"port":N (or "af":N for another family) and "proto":S, for a
  *     file "access":"rwx" (what was needed) and "path":S}
  *   {"type":"denied","backend":"landlock","syscall":S,"errno":N,"pid":N,"comm":S, then "path":S
- *     (and "to":S, the destination of a rename or link) or "family","addr","port" when known}
+ *     (and "to":S, the destination of a rename or link) or "family","addr","port" when known,
+ *     and for a file "access":"rwx" (what the call asked for: an open's flags)}
  *   {"type":"exec","pid":N,"ppid":N,"filename":S}
  *   {"type":"fork","pid":N,"child":N}
  *   {"type":"exit","pid":N,"code":N} (with "signal":N when a signal ended it)
@@ -291,6 +292,8 @@ int emit_event(void *ctx, void *data, size_t size)
 	case MCPGUARD_EV_DENIED:
 		put_common("denied", e);
 		put_address(e, true);
+		if (e->access)
+			put_access(e->access);
 		break;
 	case MCPGUARD_EV_EXEC:
 		printf("{\"type\":\"exec\",\"pid\":%u,\"ppid\":%u,\"filename\":", e->pid, e->other);

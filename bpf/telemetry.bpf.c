@@ -18,6 +18,7 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_tracing.h>
 #include "common.bpf.h"
+#include "lsm.h"
 #include "telemetry.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
@@ -41,6 +42,7 @@ struct pending {
 	__u8 addr[16];
 	__u8 has_path;
 	__u8 has_path2;
+	__u8 access; /* MCPGUARD_ACCESS_* the call asked for, 0 when not known */
 	char path[MCPGUARD_PATH_LEN];
 	char path2[MCPGUARD_PATH_LEN];
 };
@@ -122,6 +124,52 @@ static __always_inline void read_sockaddr(struct pending *p, const void *user_ad
 	}
 }
 
+/* open(2)'s flags as the access they ask for: read unless write-only, write when writing or creating. */
+static __always_inline __u8 open_access(__u64 flags)
+{
+	__u64 mode = flags & 3; /* O_ACCMODE */
+	__u8 access = 0;
+
+	if (flags & 010000000) /* O_PATH: no access to the file's data */
+		return MCPGUARD_ACCESS_READ;
+	if (mode != 1) /* not O_WRONLY */
+		access |= MCPGUARD_ACCESS_READ;
+	if (mode != 0 || (flags & (0100 | 01000))) /* O_WRONLY, O_RDWR, O_CREAT, O_TRUNC */
+		access |= MCPGUARD_ACCESS_WRITE;
+	return access;
+}
+
+/*
+ * What a watched file call asks of its path: the flags of an open, write for a call that changes
+ * the tree (creat, truncate, mkdir, unlink, rename, link, symlink), exec for an execve. What
+ * policy learn grants for a refusal (the proxy's audit log), never what is enforced.
+ */
+static __always_inline __u8 access_of(long nr, struct pt_regs *regs)
+{
+	__u64 flags = 0;
+
+	switch (nr) {
+	case MCPGUARD_NR_OPEN:
+		return open_access(PT_REGS_PARM2_CORE_SYSCALL(regs));
+	case MCPGUARD_NR_OPENAT:
+		return open_access(PT_REGS_PARM3_CORE_SYSCALL(regs));
+	case MCPGUARD_NR_OPENAT2:
+		/* struct open_how starts with its u64 flags. */
+		if (bpf_probe_read_user(&flags, sizeof(flags), (const void *)PT_REGS_PARM3_CORE_SYSCALL(regs)))
+			return 0;
+		return open_access(flags);
+	case MCPGUARD_NR_EXECVE:
+	case MCPGUARD_NR_EXECVEAT:
+		return MCPGUARD_ACCESS_EXEC;
+	case MCPGUARD_NR_CONNECT:
+	case MCPGUARD_NR_SENDTO:
+	case MCPGUARD_NR_SENDMSG:
+		return 0;
+	default:
+		return MCPGUARD_ACCESS_WRITE;
+	}
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(mcpguard_sys_enter, struct pt_regs *regs, long nr)
 {
@@ -140,6 +188,7 @@ int BPF_PROG(mcpguard_sys_enter, struct pt_regs *regs, long nr)
 	p->port = 0;
 	p->has_path = 0;
 	p->has_path2 = 0;
+	p->access = access_of(nr, regs);
 	switch (nr) {
 	case MCPGUARD_NR_EXECVE:
 	case MCPGUARD_NR_OPEN:
@@ -218,6 +267,7 @@ int BPF_PROG(mcpguard_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	e->op = nr;
 	e->errno_ = -ret;
+	e->access = p->access;
 	e->family = p->family;
 	e->port = p->port;
 	__builtin_memcpy(e->addr, p->addr, sizeof(e->addr));
