@@ -24,7 +24,7 @@ import {
   type ShellContext,
   UNKNOWN_MARK,
 } from "@mcpguard/readers";
-import { ALLOW, type Decision, destinationAllowed } from "./decide.js";
+import { ALLOW, type Decision, destinationAllowed, destinationOf, type Need } from "./decide.js";
 import { WORLD_VARIABLES } from "./env.js";
 import type { ResolvedTool, Variables } from "./load.js";
 import type { PathResolver } from "./paths.js";
@@ -157,7 +157,10 @@ function checkProgram(argv: Field[], inv: Invocation, c: CommandCheck): Decision
   // entry (bare `env`, which prints the environment, still does).
   if (program.text === "env" && envPrefixCommand(argv) !== undefined) return ALLOW;
   if (!executableAllowed(argv, c.tool.exec, inv.cwd ?? c.vars.cwd)) {
-    return deny("l1.exec", `${name} is not a program ${c.tool.name} may run`);
+    return deny("l1.exec", `${name} is not a program ${c.tool.name} may run`, {
+      capability: "exec",
+      value: program.text,
+    });
   }
   if (name === "git") {
     const d = checkGit(argv, inv, c);
@@ -237,7 +240,8 @@ const DEFAULT_PORTS = new Map([
   ["ftp:", "21"],
 ]);
 
-const deny = (rule: string, reason: string): Decision => ({ allow: false, rule, reason });
+const deny = (rule: string, reason: string, need?: Need): Decision =>
+  need ? { allow: false, rule, reason, need } : { allow: false, rule, reason };
 
 /** The file an operand may name: the word, the value of `--opt=value` or `name=value`, the file of `@file`. */
 function operandPath(word: string): string | undefined {
@@ -263,7 +267,10 @@ function checkUrlWord(word: string, c: CommandCheck): Decision {
   if (!url.hostname) return ALLOW;
   const port = url.port || DEFAULT_PORTS.get(url.protocol) || "";
   if (destinationAllowed(url.hostname, port, c.tool.network)) return ALLOW;
-  return deny("l1.network", `${url.hostname}:${port} is not a destination ${c.tool.name} may reach`);
+  return deny("l1.network", `${url.hostname}:${port} is not a destination ${c.tool.name} may reach`, {
+    capability: "network",
+    value: destinationOf(url.hostname, port),
+  });
 }
 
 /** One field that may name a file: known, a name in a known directory, a number, or unknown. */
@@ -325,9 +332,14 @@ function checkPath(path: string, access: Access, cwd: string, c: CommandCheck): 
     const ok = access === "write" ? c.tool.write.match(p) : readable;
     if (!ok) {
       const verb = access === "touch" ? "touch" : access;
+      const capability = access === "write" ? "write" : "read";
       return deny(
-        `l1.path.${access === "write" ? "write" : "read"}`,
+        `l1.path.${capability}`,
         `${shown({ text: p })} is outside what ${c.tool.name} may ${verb}`,
+        {
+          capability,
+          value: p,
+        },
       );
     }
   }

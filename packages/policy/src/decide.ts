@@ -5,15 +5,26 @@
  */
 
 import { isAbsolute, resolve } from "node:path";
-import { type Confinement, readSql, UNCONFINED } from "@mcpguard/readers";
+import { type Confinement, readSql, type StatementClass, UNCONFINED } from "@mcpguard/readers";
 import { checkCommand } from "./command.js";
 import type { ResolvedPolicy, ResolvedTool } from "./load.js";
-import { canonicalPath, type PathResolver } from "./paths.js";
+import { canonicalPath, type PathResolver, PathSet } from "./paths.js";
 
-export type Decision = { allow: true } | { allow: false; rule: string; reason: string };
+/**
+ * The grant a refusal lacked, where one grant of the tool's would have allowed the call: a file to
+ * read or write (canonical, absolute), a program to run, a destination (`host:port`), a class of
+ * SQL statements. The audit log keeps it on the decision, for `mcpguard policy learn`.
+ */
+export interface Need {
+  capability: "read" | "write" | "exec" | "network" | "sql";
+  value: string;
+}
+
+export type Decision = { allow: true } | { allow: false; rule: string; reason: string; need?: Need };
 
 export const ALLOW: Decision = { allow: true };
-const deny = (rule: string, reason: string): Decision => ({ allow: false, rule, reason });
+const deny = (rule: string, reason: string, need?: Need): Decision =>
+  need ? { allow: false, rule, reason, need } : { allow: false, rule, reason };
 
 const DEFAULT_PORTS = new Map([
   ["http:", "80"],
@@ -50,7 +61,11 @@ function checkPath(
     // A tool allowed to write a path may also read it.
     const allowed =
       access === "read" ? tool.read.match(path) || tool.write.match(path) : tool.write.match(path);
-    if (!allowed) return deny(`l1.path.${access}`, `${path} is outside what ${tool.name} may ${access}`);
+    if (!allowed)
+      return deny(`l1.path.${access}`, `${path} is outside what ${tool.name} may ${access}`, {
+        capability: access,
+        value: path,
+      });
   }
   return ALLOW;
 }
@@ -112,7 +127,16 @@ function checkUrl(value: string, tool: ResolvedTool): Decision {
   if (url.protocol === "data:") return ALLOW;
   const port = url.port || DEFAULT_PORTS.get(url.protocol) || "";
   if (destinationAllowed(url.hostname, port, tool.network)) return ALLOW;
-  return deny("l1.network", `${url.hostname}:${port} is not a destination ${tool.name} may reach`);
+  return deny("l1.network", `${url.hostname}:${port} is not a destination ${tool.name} may reach`, {
+    capability: "network",
+    value: destinationOf(url.hostname, port),
+  });
+}
+
+/** `host:port` as a policy's network list writes it (`[v6]:port` for an IPv6 address). */
+export function destinationOf(host: string, port: string): string {
+  const name = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+  return port ? `${name}:${port}` : name;
 }
 
 /** Every statement, as SQLite's grammar reads it, must be of a class the tool may run. */
@@ -130,7 +154,11 @@ function checkSql(value: string, tool: ResolvedTool): Decision {
     }
     const missing = statement.needs.find((need) => !tool.sql.has(need.sqlClass));
     const what = missing && `${missing.sqlClass} statements (${missing.verb})`;
-    if (what) return deny("l1.sql", `${tool.name} may not run ${what}`);
+    if (what && missing)
+      return deny("l1.sql", `${tool.name} may not run ${what}`, {
+        capability: "sql",
+        value: missing.sqlClass,
+      });
   }
   return ALLOW;
 }
@@ -185,4 +213,53 @@ export function decide(
     if (!decision.allow) return decision;
   }
   return ALLOW;
+}
+
+/** At most this many grants are looked for in one call (a command may name many files). */
+const MAX_NEEDS = 32;
+
+/** The tool with one more grant: the file, program, destination or statement class a refusal lacked. */
+function granted(tool: ResolvedTool, need: Need): ResolvedTool | undefined {
+  switch (need.capability) {
+    case "read":
+    case "write":
+      // An exact path: a name with a wildcard would grant more than the one file.
+      if (/[*?[\]{}]/.test(need.value)) return undefined;
+      return { ...tool, [need.capability]: new PathSet([...tool[need.capability].patterns, need.value]) };
+    case "exec":
+      return { ...tool, exec: [...tool.exec, need.value] };
+    case "network":
+      return { ...tool, network: [...tool.network, need.value] };
+    case "sql":
+      return { ...tool, sql: new Set([...tool.sql, need.value as StatementClass]) };
+  }
+}
+
+/**
+ * Every grant a refused call lacks, not only the first: L1 stops at its first refusal, so the call
+ * is judged again with each missing grant added until it passes or is refused for something no
+ * grant answers. For the audit log (`policy learn` learns a call's needs from one refusal); only a
+ * refused call pays for it.
+ */
+export function missingGrants(
+  policy: ResolvedPolicy,
+  name: string,
+  args: Record<string, unknown>,
+  resolvePath: PathResolver = canonicalPath,
+  options: DecideOptions = {},
+): Need[] {
+  const needs: Need[] = [];
+  let current = policy;
+  for (let i = 0; i < MAX_NEEDS; i++) {
+    const d = decide(current, name, args, resolvePath, options);
+    if (d.allow || !d.need) break;
+    const need = d.need;
+    if (needs.some((n) => n.capability === need.capability && n.value === need.value)) break;
+    needs.push(need);
+    const tool = current.tools.get(name);
+    const more = tool && granted(tool, need);
+    if (!more) break;
+    current = { ...current, tools: new Map(current.tools).set(name, more) };
+  }
+  return needs;
 }

@@ -37,6 +37,11 @@ export interface DecisionEvent {
   latencyMs: number;
   /** sha256 of the canonical JSON of the arguments: never the arguments themselves. */
   argsDigest: string;
+  /**
+   * An L1 refusal's missing grants (files, programs, destinations, SQL classes; the first is the
+   * one its reason names): what `mcpguard policy learn` proposes.
+   */
+  needs?: { capability: string; value: string }[];
 }
 
 export interface LifecycleEvent {
@@ -54,6 +59,8 @@ export interface LifecycleEvent {
   l3Notes?: string[];
   /** On the exit record: the name the server gave itself in `initialize` (its claim, not its name). */
   claimedName?: string;
+  /** On the start record: the folders {{cwd}}, {{home}} and {{tmp}} stood for. */
+  world?: { cwd: string; home?: string; tmp?: string };
 }
 
 /** What the kernel layer saw: a deny by a BPF program, a syscall Landlock refused, an exec, a fork. */

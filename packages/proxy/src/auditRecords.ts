@@ -35,6 +35,15 @@ const DecisionRecord = z.looseObject({
   reason: z.string(),
   latencyMs: z.number(),
   argsDigest: z.string(),
+  needs: z
+    .array(
+      z.strictObject({
+        capability: z.enum(["read", "write", "exec", "network", "sql"]),
+        value: z.string().min(1).max(4096),
+      }),
+    )
+    .max(32)
+    .optional(),
 });
 
 const LifecycleRecord = z.looseObject({
@@ -45,6 +54,9 @@ const LifecycleRecord = z.looseObject({
   status: z.number().int().optional(),
   withheld: z.array(z.string()).optional(),
   claimedName: z.string().optional(),
+  world: z
+    .strictObject({ cwd: z.string().min(1), home: z.string().optional(), tmp: z.string().optional() })
+    .optional(),
 });
 
 const KernelRecord = z.looseObject({

@@ -378,7 +378,19 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
         const resolvePath = policyLib.callPathResolver();
         if (useL1) {
           const d = policyLib.decide(resolved, call.name, call.arguments, resolvePath, { confined });
-          if (!d.allow) return { decision: "deny", layer: "L1", rule: d.rule, reason: d.reason };
+          if (!d.allow) {
+            // Every grant the call lacks, for policy learn (only a refused call pays for this).
+            const needs = d.need
+              ? policyLib.missingGrants(resolved, call.name, call.arguments, resolvePath, { confined })
+              : [];
+            return {
+              decision: "deny",
+              layer: "L1",
+              rule: d.rule,
+              reason: d.reason,
+              ...(needs.length ? { needs } : {}),
+            };
+          }
         }
         if (validator) {
           const tool = resolved.tools.get(call.name);

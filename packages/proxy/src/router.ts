@@ -55,6 +55,8 @@ export interface Verdict {
   rule: string | null;
   /** Shown to the agent when the call is denied. */
   reason: string;
+  /** The grants an L1 refusal lacked (policy's missingGrants), kept on the audit record for policy learn. */
+  needs?: { capability: string; value: string }[];
 }
 
 /** A tool call as the client sent it. */
@@ -669,6 +671,7 @@ export class Router {
       reason: decision.reason,
       latencyMs,
       argsDigest: digest(args),
+      ...(decision.needs ? { needs: decision.needs } : {}),
     });
   }
 
