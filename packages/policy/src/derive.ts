@@ -4,9 +4,11 @@
  * annotation can only take a capability away (readOnlyHint drops writes, openWorldHint false drops
  * the network), never add one: annotations come from the server, which is not trusted.
  *
- * Path tools get the server's roots (the folders on its command line and the client's roots), as
- * absolute grants: never `{{cwd}}`, which is wherever the client starts the proxy (`/` for a
- * desktop client). Tools that take no path get the files the server keeps its data in.
+ * Path tools get the server's roots (the folders on its command line and the client's roots):
+ * absolute where they were named absolutely, `{{cwd}}/...` where the command line named them
+ * relatively (the server resolves them against its working directory, wherever the client starts
+ * it; `mcpguard run` refuses a `{{cwd}}` grant that comes to cover `/` or a home). Tools that take no
+ * path get the files and folders the server keeps its data in.
  */
 import type { z } from "zod";
 import type { ArgRole, Policy as PolicySchema, ToolPolicy as ToolPolicySchema } from "./schema.js";
@@ -24,6 +26,8 @@ export interface DeriveContext {
   roots: readonly string[];
   /** Files it keeps its data in, absolute: granted to its tools that take no path. */
   dataFiles?: readonly string[];
+  /** Folders it keeps its data in (a variable such as NOTES_DIR names one): likewise. */
+  dataDirs?: readonly string[];
   /** Environment variables it needs at spawn (a data file's location). */
   keepEnv?: readonly string[];
   /** Tools left out of the draft, and why. */
@@ -91,11 +95,80 @@ function roleOf(name: string, schema: Record<string, unknown>, tool: ListedTool)
   return "text";
 }
 
+/**
+ * The programs a draft lets a command tool run: those that read only the files their words name,
+ * print, and run no code but through options the readers' table knows (`find -exec`, `sed e`,
+ * awk's `system`, each judged as the command it runs). Every file such a program may open is judged
+ * against the tool's read grant by L1 and the kernel, so naming them widens nothing the tool may
+ * touch; what writes, fetches or interprets (cp, rm, curl, python, sh) is for a person, or policy
+ * learn, to add. A decision of derive's (docs/DESIGN.md, "Drafts").
+ */
+export const INSPECTION_PROGRAMS = [
+  "cat",
+  "head",
+  "tail",
+  "wc",
+  "sort",
+  "uniq",
+  "cut",
+  "paste",
+  "tr",
+  "nl",
+  "rev",
+  "column",
+  "grep",
+  "egrep",
+  "fgrep",
+  "sed",
+  "awk",
+  "diff",
+  "cmp",
+  "comm",
+  "ls",
+  "find",
+  "stat",
+  "file",
+  "du",
+  "md5sum",
+  "sha1sum",
+  "sha256sum",
+  "base64",
+  "od",
+  "strings",
+  "echo",
+  "printf",
+  "seq",
+  "expr",
+  "test",
+  "[",
+  "true",
+  "false",
+  "basename",
+  "dirname",
+  "realpath",
+  "readlink",
+  "date",
+  "pwd",
+  "uname",
+  "id",
+  "whoami",
+  "nproc",
+  "which",
+];
+
 /** Whether a tool takes a path argument (by the role derive gives each argument). */
 export function takesPath(tool: ListedTool): boolean {
   return Object.entries(tool.inputSchema?.properties ?? {}).some(([name, schema]) =>
     roleOf(name, (schema ?? {}) as Record<string, unknown>, tool).startsWith("path."),
   );
+}
+
+/** Whether a tool names files: a path argument, or a command whose words may name them. */
+export function takesFiles(tool: ListedTool): boolean {
+  return Object.entries(tool.inputSchema?.properties ?? {}).some(([name, schema]) => {
+    const role = roleOf(name, (schema ?? {}) as Record<string, unknown>, tool);
+    return role.startsWith("path.") || role === "command";
+  });
 }
 
 /**
@@ -162,14 +235,25 @@ export function deriveTool(tool: ListedTool, context: DeriveContext = { roots: [
     if (roles.has("path.write")) policy.write = context.roots.map(beneath);
     if (context.roots.length === 0)
       notes.push("takes a path, but no folder was found for it: list the folders it may use in read/write");
-  } else if (context.dataFiles?.length) {
+  } else if (context.dataFiles?.length || context.dataDirs?.length) {
     // The server's own store (a memory file, a database): its siblings too, for a journal or
-    // a temporary file renamed over it.
-    policy.read = context.dataFiles.map((file) => `${file}*`);
-    if (WRITE_TOOL.test(tool.name)) policy.write = context.dataFiles.map((file) => `${file}*`);
+    // a temporary file renamed over it; a data folder whole.
+    const data = [
+      ...(context.dataFiles ?? []).map((file) => `${file}*`),
+      ...(context.dataDirs ?? []).map(beneath),
+    ];
+    policy.read = data;
+    if (WRITE_TOOL.test(tool.name)) policy.write = data;
+  }
+  if (roles.has("command")) {
+    // Its commands read the server's folders, with the programs that only read what they name.
+    if (!paths) policy.read = context.roots.map(beneath);
+    policy.exec = [...INSPECTION_PROGRAMS];
+    notes.push(
+      "takes a command: may run programs that only read the files they name (each judged against read); add the others it needs to exec",
+    );
   }
   if (roles.has("url")) notes.push("takes a URL: list the destinations it may reach in network");
-  if (roles.has("command")) notes.push("takes a command: list the programs it may run in exec");
   if (roles.has("sql") && tool.annotations?.readOnlyHint !== true) {
     policy.sql = ["read", "write"];
     notes.push("runs SQL: allowed to read and write rows, never to change the schema");
@@ -197,10 +281,12 @@ export function derivePolicy(
 ): Draft & { environment: { keep: string[] }; tools: Record<string, DraftTool> } {
   const review = [
     `Draft derived from tools/list${source ? ` of ${source}` : ""} by mcpguard policy derive: review every tool before use.`,
-    context.roots.length && tools.some(takesPath)
+    context.roots.length && tools.some(takesFiles)
       ? `Path tools may use ${context.roots.join(", ")} (check that these are the folders the server should have).`
       : "",
-    context.dataFiles?.length ? `Its data: ${context.dataFiles.join(", ")}.` : "",
+    context.dataFiles?.length || context.dataDirs?.length
+      ? `Its data: ${[...(context.dataFiles ?? []), ...(context.dataDirs ?? [])].join(", ")}.`
+      : "",
     ...(context.notes ?? []).map((n) => `${n.replace(/\.$/, "")}.`),
     context.relativeUnknown && tools.some(takesPath)
       ? "The folder it resolves relative paths against could not be found out, so relative paths are refused (relativePaths); set relativeTo once you know it."

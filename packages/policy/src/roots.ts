@@ -13,6 +13,11 @@ export interface ServerRoots {
   roots: string[];
   /** Files it is pointed at (a database, a store): existing, or new in an existing folder. */
   files: string[];
+  /**
+   * Those of them written as relative paths: the server resolves them against its working
+   * directory, so a draft grants them as `{{cwd}}/...` and holds wherever the client starts it.
+   */
+  relative: string[];
 }
 
 /** Option names whose value is a folder or file the server works in. */
@@ -35,8 +40,14 @@ function classify(value: string, cwd: string, named: boolean, out: ServerRoots):
   if (found === "dir") out.roots.push(path);
   else if (found === "file") out.files.push(path);
   // A file that does not exist yet counts when an option names it as one and its folder exists.
-  else if (named && isAbsolute(value) && kind(dirname(path)) === "dir") out.files.push(path);
+  else if (
+    named &&
+    kind(dirname(path)) === "dir" &&
+    (value.includes("/") || /\.[A-Za-z0-9]{1,8}$/.test(value))
+  )
+    out.files.push(path);
   else return false;
+  if (!isAbsolute(value)) out.relative.push(path);
   return true;
 }
 
@@ -51,7 +62,7 @@ function parts(value: string): string[] {
  * `--allowed-dir=DIR`, `-d DIR`), and `key=path` words.
  */
 export function serverRoots(args: readonly string[], cwd: string): ServerRoots {
-  const out: ServerRoots = { roots: [], files: [] };
+  const out: ServerRoots = { roots: [], files: [], relative: [] };
   for (let i = 0; i < args.length; i++) {
     const word = args[i] as string;
     const option = /^--?([A-Za-z][\w-]*)(?:=(.*))?$/s.exec(word);
@@ -81,7 +92,7 @@ export function serverRoots(args: readonly string[], cwd: string): ServerRoots {
     classify(word, cwd, false, out);
   }
   const unique = (list: string[]) => [...new Set(list)];
-  return { roots: unique(out.roots), files: unique(out.files) };
+  return { roots: unique(out.roots), files: unique(out.files), relative: unique(out.relative) };
 }
 
 /** Where a server kept in its package keeps its data, when its tools cannot say. */
@@ -132,4 +143,17 @@ export function knownServerData(script: string | undefined, env: NodeJS.ProcessE
   const pkg = script && isAbsolute(script) ? packageOf(script) : undefined;
   const known = pkg && Object.hasOwn(KNOWN, pkg.name) ? KNOWN[pkg.name] : undefined;
   return known ? known(script as string, env) : { files: [], keepEnv: [], notes: [] };
+}
+
+/**
+ * A folder or file of the server's as a draft writes it: `{{cwd}}` for the working directory and
+ * what lies below it where the command line named it relatively (or derive fell back to it), so a
+ * draft derived in one folder holds in the folder the client starts the server in.
+ */
+export function asDrafted(path: string, cwd: string, relative: ReadonlySet<string>): string {
+  if (!relative.has(path)) return path;
+  if (path === cwd) return "{{cwd}}";
+  return path.startsWith(`${cwd.replace(/\/$/, "")}/`)
+    ? `{{cwd}}${path.slice(cwd.replace(/\/$/, "").length)}`
+    : path;
 }

@@ -8,7 +8,7 @@ import { derivePolicy, probeTool } from "../src/derive.ts";
 import { filterEnvironment, tokenShaped } from "../src/env.ts";
 import { loadOverrides, PolicyError, resolvePolicy } from "../src/load.ts";
 import { callPathResolver, canonicalPath, globToRegExp, isWithin, PathSet } from "../src/paths.ts";
-import { knownServerData, serverRoots } from "../src/roots.ts";
+import { asDrafted, knownServerData, serverRoots } from "../src/roots.ts";
 import { type Policy, Policy as PolicySchema } from "../src/schema.ts";
 
 let root: string;
@@ -383,10 +383,30 @@ describe("server roots (derive)", () => {
         ],
         root,
       ),
-    ).toEqual({ roots: [work, home, join(work, "data")], files: [db, join(root, "new.db")] });
-    // Relative words are read against the folder derive runs in; a URL is never a path.
-    expect(serverRoots(["work", "https://example.com/x"], root)).toEqual({ roots: [work], files: [] });
-    expect(serverRoots(["--repository", work], "/")).toEqual({ roots: [work], files: [] });
+    ).toEqual({ roots: [work, home, join(work, "data")], files: [db, join(root, "new.db")], relative: [] });
+    // Relative words are read against the folder derive runs in, and marked relative; a URL is never a path.
+    expect(serverRoots(["work", "https://example.com/x"], root)).toEqual({
+      roots: [work],
+      files: [],
+      relative: [work],
+    });
+    expect(serverRoots(["--repository", work], "/")).toEqual({ roots: [work], files: [], relative: [] });
+    // A file an option names relatively, new or not: `--db state.db`.
+    expect(serverRoots(["--db", "state.db", "--db-path=./x/new.db"], root)).toEqual({
+      roots: [],
+      files: [join(root, "state.db")],
+      relative: [join(root, "state.db")],
+    });
+  });
+
+  it("writes what the command line names relatively with {{cwd}}, so a draft holds in another folder", () => {
+    const found = serverRoots(["work", "--db", "state.db", work], root);
+    const relative = new Set(found.relative);
+    expect(found.roots.map((p) => asDrafted(p, root, relative))).toEqual(["{{cwd}}/work"]);
+    expect(found.files.map((p) => asDrafted(p, root, relative))).toEqual(["{{cwd}}/state.db"]);
+    expect(asDrafted(root, root, new Set([root]))).toBe("{{cwd}}");
+    // Named absolutely, a folder stays as it is, even below the working directory.
+    expect(asDrafted(work, root, new Set())).toBe(work);
   });
 
   it("knows where server-memory keeps its graph, and the variable that moves it", () => {

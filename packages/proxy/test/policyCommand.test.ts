@@ -46,27 +46,34 @@ describe("policy derive", () => {
     expect(r.stderr).toMatch(/wrote a draft policy for workspace-files \(3 tools; roots .*\)/);
     const draft = Policy.parse(JSON.parse(readFileSync(out, "utf8")));
     expect(draft.draft).toBe(true);
-    // No folder on its command line: the folder derive ran in, written out, never {{cwd}}.
-    const here = realpathSync(scratch);
+    // No folder on its command line: the folder the server starts in, wherever the client starts it.
     expect(draft.tools.read_file).toMatchObject({
       args: { path: "path.read" },
-      read: [`${here}/**`],
+      read: ["{{cwd}}/**"],
       write: [],
     });
     expect(draft.tools.write_file).toMatchObject({
       args: { path: "path.write", content: "text" },
-      write: [`${here}/**`],
+      write: ["{{cwd}}/**"],
     });
-    expect(draft.description).toMatch(/granted the folder derive ran in/);
+    expect(draft.description).toMatch(/granted \{\{cwd\}\}, the folder the server starts in/);
     expect(draft.tools.list_dir).toMatchObject({ args: { path: "path.read" }, write: [] });
   });
 
-  it("never grants programs or network on its own, and lets annotations only take away", () => {
+  it("gives a command tool only programs that read what they name, never network, and lets annotations only take away", () => {
     const shell = JSON.parse(
       mcpguard("policy", "derive", "--", "python3", "-B", join(ROOT, "servers", "python", "shell.py")).stdout,
     );
-    expect(shell.tools.run_command).toMatchObject({ args: { command: "command" }, exec: [], network: [] });
-    expect(shell.tools.run_command.description).toMatch(/list the programs it may run/);
+    expect(shell.tools.run_command).toMatchObject({
+      args: { command: "command" },
+      read: ["{{cwd}}/**"],
+      write: [],
+      network: [],
+    });
+    expect(shell.tools.run_command.exec).toEqual(expect.arrayContaining(["cat", "grep", "ls", "date"]));
+    for (const program of ["sh", "bash", "python3", "node", "curl", "cp", "rm", "tee", "env", "xargs"])
+      expect(shell.tools.run_command.exec).not.toContain(program);
+    expect(shell.tools.run_command.description).toMatch(/programs that only read the files they name/);
     const sqlite = JSON.parse(
       mcpguard("policy", "derive", "--", "python3", "-B", join(ROOT, "servers", "python", "sqlite.py"))
         .stdout,

@@ -6,7 +6,7 @@ export {
   scanAgentText,
 } from "./agentText.js";
 export { CONFUSABLES_DATE, CONFUSABLES_VERSION } from "./confusablesData.js";
-export type { Finding, ValidatorContext } from "./context.js";
+export { type Finding, Scope, type ValidatorContext } from "./context.js";
 export { findHidden, type HiddenFinding, smuggledText } from "./hidden.js";
 export { inspectArguments } from "./inspect.js";
 export {
@@ -46,3 +46,4 @@ export {
   textNotice,
 } from "./protocolText.js";
 export { type SanitizeContext, Sanitizer, sanitizeResult } from "./sanitize.js";
+export { describeSensitivity, type Sensitivity, sensitivity } from "./sensitive.js";

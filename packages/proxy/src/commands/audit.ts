@@ -7,7 +7,7 @@ import { AuditRecord, firstIssue } from "../auditRecords.js";
 import { type VerifyReport, verifyAuditLog } from "../auditVerify.js";
 import { describeDenial } from "../startupDenials.js";
 
-const AUDIT_KEY = {
+export const AUDIT_KEY = {
   type: "string",
   value: "file",
   help:
@@ -85,7 +85,7 @@ export function parseSince(value: string, now = Date.now()): number {
   return t;
 }
 
-function logFiles(file: string | undefined): string[] {
+export function logFiles(file: string | undefined): string[] {
   if (!file) throw new UsageError("no audit log given (--file FILE or MCPGUARD_AUDIT_LOG)");
   const files = auditFiles(file);
   if (files.length === 0) throw new UsageError(`${file}: no such audit log`);
@@ -109,7 +109,7 @@ function parseLine(line: string): ReturnType<typeof AuditRecord.safeParse> | und
 }
 
 /** Every line that parses as an audit record; the others are named on stderr and skipped. */
-function readRecords(files: string[]): AuditRecord[] {
+export function readRecords(files: string[]): AuditRecord[] {
   const records: AuditRecord[] = [];
   let skipped = 0;
   for (const f of files) {
@@ -248,7 +248,7 @@ function heads(keyPath: string): string | undefined {
   return existsSync(dir) ? dir : undefined;
 }
 
-function check(file: string, key: Buffer, files: string[], keyPath: string): VerifyReport {
+export function check(file: string, key: Buffer, files: string[], keyPath: string): VerifyReport {
   try {
     return verifyAuditLog(file, key, { heads: heads(keyPath) });
   } catch (error) {

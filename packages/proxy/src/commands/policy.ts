@@ -4,6 +4,7 @@ import { defineCommand, dispatch, intOption, UsageError } from "../args.js";
 import { ListingError, listTools } from "../listTools.js";
 import { probeRelativeBase } from "../probeBase.js";
 import { ownBin } from "../self.js";
+import { serverCode } from "../serverCode.js";
 
 const DERIVE = defineCommand({
   name: "mcpguard policy derive",
@@ -11,9 +12,12 @@ const DERIVE = defineCommand({
     "Start the server, read its tools/list, and write a least-privilege draft policy (argument roles " +
     "from the schemas; annotations may only take capabilities away). Path tools get the server's " +
     "roots: the folders its command line names (positional folders, --root/--dir/--allowed-style " +
-    "options, key=path), and each --root, which derive also declares as the client's MCP roots. Never " +
-    "{{cwd}}: the folder a client starts the proxy in is not the server's. Without any root, the " +
-    'folder derive runs in, unless that is / or a home. The draft is marked "draft": true.',
+    "options, key=path), and each --root, which derive also declares as the client's MCP roots; " +
+    "written {{cwd}}/... where the command line names them relatively. Without any root, {{cwd}} " +
+    "(the folder the server starts in), unless derive runs in / or a home. Variables its code reads " +
+    "(process.env.X, os.environ[...]) that are set here, and each --keep-env, are kept, a secret " +
+    "among them named on stderr; a *_FILE, *_PATH, *_DIR or *_DB among them is granted as its data. " +
+    'The draft lists what derive could not see, and is marked "draft": true.',
   withCommand: "required",
   options: {
     out: { type: "string", value: "file", help: "write the draft there (default: standard output)" },
@@ -27,6 +31,12 @@ const DERIVE = defineCommand({
       multiple: true,
       value: "dir",
       help: "a folder the server works in (repeatable); also declared as the client's MCP roots",
+    },
+    "keep-env": {
+      type: "string",
+      multiple: true,
+      value: "name",
+      help: "a variable the client sets for the server (repeatable; wrap passes its entry's): kept, like those its code reads",
     },
     "timeout-ms": {
       type: "string",
@@ -51,7 +61,10 @@ function broad(dir: string): boolean {
 }
 
 /** What the server runs (through npx or a shim), for its script and its own arguments. */
-async function launchOf(command: string[], cwd: string): Promise<{ script?: string; args: string[] }> {
+async function launchOf(
+  command: string[],
+  cwd: string,
+): Promise<{ argv?: string[]; script?: string; args: string[] }> {
   const kernel = await import("@mcpguard/kernel");
   try {
     return await kernel.resolveLaunch(command, { env: process.env, cwd });
@@ -101,23 +114,43 @@ async function derive(argv: string[]): Promise<number> {
     throw error;
   }
   const found = policyLib.serverRoots(launch.args, cwd);
+  const relative = new Set(found.relative);
   const script = launch.script ? resolve(cwd, launch.script) : undefined;
   const data = policyLib.knownServerData(script, process.env);
   const notes = [...data.notes];
+  const unseen: string[] = [];
   let roots = [...new Set([...found.roots, ...clientRoots])];
-  if (roots.length === 0 && listing.tools.some(policyLib.takesPath)) {
+  if (roots.length === 0 && listing.tools.some(policyLib.takesFiles)) {
     if (broad(cwd)) {
       notes.push(
         `no folder on the server's command line and no --root, and derive ran in ${cwd}: nothing granted`,
       );
     } else {
       roots = [cwd];
-      notes.push(`no folder on the server's command line and no --root: granted the folder derive ran in`);
+      relative.add(cwd);
+      notes.push(
+        "no folder on the server's command line and no --root: granted {{cwd}}, the folder the server starts in",
+      );
     }
+  }
+  // The variables the server needs: those its code reads that are set here, and the entry's own.
+  const env = serverVariables(policyLib, launch, command, script, cwd, values["keep-env"] ?? []);
+  unseen.push(...env.unseen);
+  for (const name of env.secrets)
+    process.stderr.write(
+      `mcpguard policy derive: keeps ${name} for the server (${env.why.get(name)}): a secret, passed through at spawn\n`,
+    );
+  const dataDirs: string[] = [];
+  const dataFiles = [...found.files, ...data.files];
+  for (const [name, path] of env.data) {
+    if (dataFiles.includes(path)) continue;
+    const isDir = existsSync(path) && statSync(path).isDirectory();
+    (isDir ? dataDirs : dataFiles).push(path);
+    notes.push(`${name} names ${isDir ? "a data folder" : "a data file"}, ${path}`);
   }
   const server = values.server ?? listing.serverInfo.name;
   // Where it resolves a relative path: asked of the server itself, in a scratch world (probeBase.ts).
-  const relative = listing.tools.some(policyLib.takesPath)
+  const base = listing.tools.some(policyLib.takesPath)
     ? await probeRelativeBase({
         bin: ownBin(),
         argv: command,
@@ -131,20 +164,26 @@ async function derive(argv: string[]): Promise<number> {
         kernelReady: await kernelReady(),
       })
     : undefined;
-  if (relative && "unknown" in relative)
-    notes.push(`where it resolves a relative path is not known (${relative.unknown})`);
-  else if (relative)
+  if (base && "unknown" in base)
+    notes.push(`where it resolves a relative path is not known (${base.unknown})`);
+  else if (base)
     notes.push(
-      `asked in a scratch world, ${relative.tool} resolved a relative path against ${relative.base === "root" ? relative.root : "its working directory"}`,
+      `asked in a scratch world, ${base.tool} resolved a relative path against ${base.base === "root" ? base.root : "its working directory"}`,
     );
+  const drafted = (path: string) => policyLib.asDrafted(path, cwd, relative);
+  unseen.push(
+    "files and programs its code opens on its own (run it under this draft, then mcpguard policy learn proposes them)",
+  );
+  notes.push(`Could not see: ${unseen.join("; ")}`);
   const policy = policyLib.derivePolicy(server, listing.tools, listing.serverInfo.name, {
-    roots,
-    dataFiles: [...found.files, ...data.files],
-    keepEnv: data.keepEnv,
+    roots: roots.map(drafted),
+    dataFiles: dataFiles.map(drafted),
+    dataDirs: dataDirs.map(drafted),
+    keepEnv: [...data.keepEnv, ...env.keep],
     skipped: listing.skipped,
     notes,
-    relativeTo: relative && "base" in relative && relative.base === "root" ? relative.root : undefined,
-    relativeUnknown: relative !== undefined && "unknown" in relative,
+    relativeTo: base && "base" in base && base.base === "root" ? drafted(base.root) : undefined,
+    relativeUnknown: base !== undefined && "unknown" in base,
   });
   for (const { name, reason } of listing.skipped) {
     process.stderr.write(`mcpguard policy derive: skipped tool "${name}": ${reason}\n`);
@@ -153,7 +192,7 @@ async function derive(argv: string[]): Promise<number> {
   const text = `${JSON.stringify(policy, null, 2)}\n`;
   if (values.out) {
     writeFileSync(values.out, text);
-    const where = roots.length ? `; roots ${roots.join(", ")}` : "";
+    const where = roots.length ? `; roots ${roots.map(drafted).join(", ")}` : "";
     process.stderr.write(
       `wrote a draft policy for ${server} (${listing.tools.length} tools${where}) to ${values.out}; review it before use\n`,
     );
@@ -161,6 +200,66 @@ async function derive(argv: string[]): Promise<number> {
     process.stdout.write(text);
   }
   return 0;
+}
+
+/** Variables that change how a runtime starts, never kept for a server on the strength of its code. */
+const RUNTIME_VARIABLES =
+  /^(LD_|DYLD_|NODE_OPTIONS$|NODE_PATH$|PYTHON|PERL5|PERLLIB$|RUBYOPT$|RUBYLIB$|BASH_ENV$|ENV$|IFS$|GCONV_PATH$)/;
+/** The names of variables that locate a server's data. */
+const DATA_VARIABLE = /(^|_)(FILE|PATH|DIR|DB|DATABASE|DATA|HOME|ROOT|FOLDER|DIRECTORY|STORE|STORAGE)$/;
+
+/**
+ * The variables a server needs kept at spawn: those its code reads (serverCode.ts) that are set
+ * where derive runs, and those the client config sets for it (--keep-env). A secret among them is
+ * named on stderr; one of a data name whose value is a path is its data (a folder or a file).
+ */
+function serverVariables(
+  policyLib: typeof import("@mcpguard/policy"),
+  launch: { argv?: string[]; script?: string },
+  command: string[],
+  script: string | undefined,
+  cwd: string,
+  given: readonly string[],
+): {
+  keep: string[];
+  secrets: string[];
+  data: [string, string][];
+  unseen: string[];
+  why: Map<string, string>;
+} {
+  const code = serverCode(launch.argv ?? command, script, process.env, cwd);
+  const why = new Map<string, string>();
+  for (const name of code.names) why.set(name, "its code reads it");
+  for (const name of given) why.set(name, "the client config sets it");
+  const world = new Set(policyLib.WORLD_VARIABLES);
+  const keep = [...why.keys()]
+    .filter((name) => process.env[name] !== undefined && !world.has(name) && !name.startsWith("MCPGUARD_"))
+    .filter((name) => given.includes(name) || !RUNTIME_VARIABLES.test(name))
+    .sort();
+  const secrets = keep.filter((name) => {
+    const value = process.env[name] as string;
+    return policyLib.secretName(name) || (value.length >= 8 && policyLib.tokenShaped(value));
+  });
+  const data: [string, string][] = [];
+  for (const name of keep) {
+    const value = process.env[name] as string;
+    if (!DATA_VARIABLE.test(name) || secrets.includes(name) || value.includes(":") || !/^[./~\w]/.test(value))
+      continue;
+    if (!value.includes("/") && !/\.[A-Za-z0-9]{1,8}$/.test(value)) continue;
+    const path = resolve(cwd, value);
+    if (existsSync(path) || existsSync(dirname(path))) data.push([name, path]);
+  }
+  const unset = code.names.filter((name) => process.env[name] === undefined && !world.has(name));
+  const unseen = [
+    ...(code.unseen ? [code.unseen] : []),
+    ...(unset.length
+      ? [
+          `variables its code reads that are not set here (${unset.slice(0, 12).join(", ")}${unset.length > 12 ? ", ..." : ""})`,
+        ]
+      : []),
+    "variables it names at run time",
+  ];
+  return { keep, secrets, data, unseen, why };
 }
 
 /** A line for each grant of the draft that `mcpguard run` will refuse as too broad. */
@@ -251,6 +350,10 @@ export function main(argv: string[]): Promise<number> | number {
       derive: {
         summary: "start a server and write a least-privilege draft policy from its tools",
         run: derive,
+      },
+      learn: {
+        summary: "propose the grants a server's refusals needed, from its audit log",
+        run: async (rest) => (await import("./policyLearn.js")).learnCommand(rest),
       },
       check: { summary: "validate policy, manifest, override and pin files", run: check },
       export: {

@@ -367,6 +367,7 @@ async function serve(options: {
         ...startInfo,
         ...(containment.limits ? { limits: containment.limits } : {}),
         ...(layers.draft ? { draft: true } : {}),
+        world: worldOf(process.cwd(), layers.env),
       },
       serverName: values["server-name"] ?? layers.server,
       startFailure: layers.kernelNeeds ? (status) => startup.summary(status) : undefined,
@@ -491,4 +492,12 @@ async function dnsUpstreams(
   } catch (error) {
     throw new UsageError(`--dns-upstream: ${(error as Error).message}`);
   }
+}
+
+/**
+ * What the policy's variables stood for in this run ({{cwd}}, {{home}}, {{tmp}}), on the start
+ * record: `mcpguard policy learn` writes the paths it proposes with them again.
+ */
+function worldOf(cwd: string, env: NodeJS.ProcessEnv): { cwd: string; home?: string; tmp?: string } {
+  return { cwd, ...(env.HOME ? { home: env.HOME } : {}), ...(env.TMPDIR ? { tmp: env.TMPDIR } : {}) };
 }
