@@ -51,6 +51,10 @@ export interface BenchPlan {
   direct: boolean;
   keepRaw: boolean;
   allowHostSudo: boolean;
+  /** Each server's policy from `<dir>/<server id>.json` instead of policies/servers. */
+  policiesDir?: string;
+  /** Keep every trial's audit log in this folder (for `mcpguard policy learn`). */
+  auditDir?: string;
   /** Run only this deterministic slice of the trials (1-based index). */
   shard?: { index: number; count: number };
   /**
@@ -226,7 +230,15 @@ export async function runBench(plan: BenchPlan, signal?: AbortSignal): Promise<B
             cwd: task.cwd,
             signal: controller.signal,
           },
-          { factory, servers: servers as ReadonlyMap<string, ServerEntry>, interpreters, auditDir, rawDir },
+          {
+            factory,
+            servers: servers as ReadonlyMap<string, ServerEntry>,
+            interpreters,
+            auditDir,
+            rawDir,
+            ...(plan.policiesDir ? { policiesDir: plan.policiesDir } : {}),
+            ...(plan.auditDir ? { keepAuditDir: plan.auditDir } : {}),
+          },
         );
         if (controller.signal.aborted && !signal?.aborted)
           markError(record, `trial exceeded ${TRIAL_TIMEOUT_MS} ms and was killed`);

@@ -64,6 +64,18 @@ const BENCH = defineCommand({
       help: "name of the run (default: the UTC time and a random suffix)",
     },
     "no-direct": { type: "boolean", help: "skip the direct (no proxy) latency baseline" },
+    policies: {
+      type: "string",
+      value: "dir",
+      help:
+        "each server's policy from <dir>/<server id>.json instead of policies/servers (drafts from " +
+        "mcpguard policy derive, a learnt set); a server of the run without one there is an error",
+    },
+    "audit-dir": {
+      type: "string",
+      value: "dir",
+      help: "keep each trial's audit log there as <config>.<case>.<trial>.ndjson (for mcpguard policy learn)",
+    },
     "keep-raw": {
       type: "boolean",
       help: "also keep raw response and sink bytes in <out>/raw/ (never commit them)",
@@ -88,6 +100,7 @@ const BENCH = defineCommand({
   mcpguard bench validate [--suite LIST | DIR...]   check scenario files without running them
   mcpguard bench latency [options]                  the latency benchmark
   mcpguard bench merge [--out DIR] <shard-dir>...   combine the shards of one run
+  mcpguard bench drafts [options]                   raw drafts, a learning pass, learnt policies: how far each gets
 each has its own --help`,
 });
 
@@ -164,6 +177,7 @@ async function bench(argv: string[]): Promise<number> {
   if (argv[0] === "validate") return validate(argv.slice(1));
   if (argv[0] === "merge") return merge(argv.slice(1));
   if (argv[0] === "latency") return (await import("./latency.js")).main(argv.slice(1));
+  if (argv[0] === "drafts") return (await import("./drafts.js")).drafts(argv.slice(1));
   const parsed = BENCH.parse(argv);
   if (!parsed) return 0;
   const { values } = parsed;
@@ -190,6 +204,18 @@ async function bench(argv: string[]): Promise<number> {
     scenarios.some((s) => s.kind === "attack"),
   );
 
+  const policiesDir = values.policies === undefined ? undefined : resolve(values.policies);
+  if (policiesDir) {
+    const missing = [...new Set(scenarios.map((s) => s.server))].filter(
+      (id) => !existsSync(join(policiesDir, `${id}.json`)),
+    );
+    if (missing.length)
+      throw new UsageError(
+        `--policies ${values.policies}: no policy for ${missing.map((id) => `${id}.json`).join(", ")}`,
+      );
+  }
+  const auditDir = values["audit-dir"] === undefined ? undefined : resolve(values["audit-dir"]);
+  if (auditDir) mkdirSync(auditDir, { recursive: true });
   const outDir = resolve(values.out ?? repoPath("reports", runId));
   const plan: BenchPlan = {
     runId,
@@ -201,6 +227,8 @@ async function bench(argv: string[]): Promise<number> {
     direct: !values["no-direct"],
     keepRaw: values["keep-raw"] === true,
     allowHostSudo: values["allow-host-sudo"] === true,
+    ...(policiesDir ? { policiesDir } : {}),
+    ...(auditDir ? { auditDir } : {}),
     progress: values.quiet ? "off" : process.stderr.isTTY === true ? "tty" : "lines",
     commandLine: ["mcpguard", "bench", ...argv],
     shard: parseShard(values.shard),

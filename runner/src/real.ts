@@ -40,8 +40,9 @@ export function bindPolicies(
   server: ServerEntry,
   world: { expand<T>(value: T): T },
   base: string,
+  policiesDir?: string,
 ): PolicyFiles {
-  const files = policyFiles(server.id);
+  const files = policyFiles(server.id, policiesDir);
   if (!server.policyRoots) return files;
   const roots = new Map(Object.entries(server.policyRoots).map(([from, to]) => [from, world.expand(to)]));
   const bound = { ...files, policy: `${base}.policy.json`, manifest: `${base}.manifest.json` };

@@ -45,9 +45,11 @@ export interface PolicyFiles {
   pins?: string;
 }
 
-export function policyFiles(serverId: string): PolicyFiles {
+export function policyFiles(serverId: string, policiesDir?: string): PolicyFiles {
   return {
-    policy: repoPath("policies", "servers", `${serverId}.json`),
+    policy: policiesDir
+      ? join(policiesDir, `${serverId}.json`)
+      : repoPath("policies", "servers", `${serverId}.json`),
     manifest: repoPath("policies", "agentbound", `${serverId}.json`),
     overrides: repoPath("policies", "overrides"),
   };

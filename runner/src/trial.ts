@@ -5,7 +5,16 @@
  * digests, never raw response or sink bytes (DESIGN.md "Results contract").
  */
 import { createHash } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { classifyEnding, type Ending } from "./ending.js";
@@ -100,6 +109,10 @@ export interface TrialContext {
   auditDir: string;
   /** Where raw response and sink bytes go with --keep-raw. */
   rawDir?: string;
+  /** Each server's policy from `<dir>/<server id>.json` instead of policies/servers (--policies). */
+  policiesDir?: string;
+  /** Keep each trial's audit log there, as `<tag>.ndjson` (--audit-dir). */
+  keepAuditDir?: string;
 }
 
 function sha256(data: string | Buffer): string {
@@ -241,6 +254,9 @@ export async function runTrial(spec: TrialSpec, ctx: TrialContext): Promise<Tria
     record.durationMs = performance.now() - started;
     return record;
   } finally {
+    // Kept for `mcpguard policy learn` (--audit-dir): the log, and its rotated files if any.
+    if (ctx.keepAuditDir && existsSync(auditLog))
+      copyFileSync(auditLog, join(ctx.keepAuditDir, `${tag}.ndjson`));
     rmSync(auditLog, { force: true });
     for (const bound of [".policy.json", ".manifest.json"])
       rmSync(join(ctx.auditDir, `${tag}${bound}`), { force: true });
@@ -308,7 +324,7 @@ async function execute(
     const roots = [world.trial];
     const t0 = performance.now();
     try {
-      const policies = bindPolicies(server, world, join(ctx.auditDir, tag));
+      const policies = bindPolicies(server, world, join(ctx.auditDir, tag), ctx.policiesDir);
       session = await openSession({
         world,
         server,
