@@ -327,3 +327,38 @@ describe("learning from a log", () => {
     expect(policy.tools.add).toEqual({ read: ["{{cwd}}/a"] });
   });
 });
+
+describe.skipIf(!l3)("wrap --learn", () => {
+  it("learns for every wrapped server of a client config, and unwrap takes what it wrote", async () => {
+    const b = world("wrapped");
+    const config = join(scratch, "wrapped", "claude_desktop_config.json");
+    writeFileSync(
+      config,
+      `${JSON.stringify({ mcpServers: { journal: { command: process.execPath, args: [JOURNAL], env: { JOURNAL_TOKEN: TOKEN } } } }, null, 2)}\n`,
+    );
+    const wrapped = spawnSync(process.execPath, [MCPGUARD, "wrap", config], { encoding: "utf8", env: b.env });
+    expect(wrapped.status, wrapped.stderr).toBe(0);
+    const entry = JSON.parse(readFileSync(config, "utf8")).mcpServers.journal;
+    const use = async (text: string) => {
+      const s = await connect(entry.args, { ...b.env, ...entry.env }, b.cwd);
+      try {
+        return toolText(await s.client.callTool({ name: "add_entry", arguments: { text } }));
+      } finally {
+        await s.client.close();
+      }
+    };
+    expect(await use("one")).toMatch(/Error/);
+    const learnt = spawnSync(process.execPath, [MCPGUARD, "wrap", "--learn", config], {
+      encoding: "utf8",
+      env: b.env,
+    });
+    expect(learnt.status, learnt.stderr).toBe(0);
+    expect(learnt.stdout).toMatch(
+      /^journal:\npolicy learn: journal: [\s\S]*\+ {3}write \{\{cwd\}\}\/journal\/\*\*/,
+    );
+    expect(await use("two")).toBe("added");
+    const policy = entry.args[entry.args.indexOf("--policy") + 1] as string;
+    const unwrapped = spawnSync(process.execPath, [MCPGUARD, "unwrap", config], { encoding: "utf8" });
+    expect(unwrapped.stdout).toContain(`removed ${policy}.before-learn`);
+  }, 120_000);
+});

@@ -109,6 +109,13 @@ const WRAP = defineCommand({
       type: "boolean",
       help: "move the files of entries wrapped before into wrap's own folder, and point the entries there",
     },
+    learn: {
+      type: "boolean",
+      help:
+        "for each wrapped server, propose the grants its audit log's refusals needed (mcpguard policy " +
+        "learn), print them, and add them to its policy (the old one kept as <policy>.before-learn); " +
+        "with --dry-run, print only",
+    },
     "dry-run": { type: "boolean", help: "print the review and the plan; write and start nothing" },
     yes: { type: "boolean", short: "y", help: "wrap despite high findings (they are still printed)" },
   },
@@ -550,6 +557,10 @@ async function wrap(argv: string[]): Promise<number> {
   for (const wanted of values.server ?? [])
     if (!names.includes(wanted))
       throw new UsageError(`--server ${wanted}: no such server in ${file} (it has ${names.join(", ")})`);
+  if (values.learn) {
+    if (values.relocate) throw new UsageError("give --learn or --relocate, not both");
+    return learnAll(file, config, values.server ?? [], values["dry-run"] === true);
+  }
   if (values.relocate) {
     for (const option of ["policies", "pins", "audit-dir"] as const)
       if (values[option] !== undefined)
@@ -953,7 +964,9 @@ function tidy(file: string, state: WrapState, keepPolicies: boolean): void {
   const ours = (path: string) =>
     dir !== undefined && within(canonical(path), dir) && canonical(path) !== dir && isPlainFile(path);
   const lines: string[] = [];
-  const files = [...new Set([...Object.values(state.servers).map((s) => s.policy), state.pins])];
+  // wrap --learn keeps the policy it changed as <policy>.before-learn: it goes with the policy.
+  const policies = Object.values(state.servers).flatMap((s) => [s.policy, `${s.policy}.before-learn`]);
+  const files = [...new Set([...policies, state.pins])];
   for (const path of files.filter((f) => existsSync(f))) {
     if (keepPolicies) lines.push(`kept ${path} (--keep-policies)`);
     else if (!ours(path)) lines.push(`kept ${path}: not in wrap's own folder`);
@@ -978,6 +991,63 @@ function tidy(file: string, state: WrapState, keepPolicies: boolean): void {
 function copyPrivate(from: string, to: string): void {
   copyFileSync(from, to, constants.COPYFILE_EXCL);
   chmodSync(to, 0o600);
+}
+
+/**
+ * `wrap --learn`: the learning step for a whole client config. Each wrapped entry names its policy,
+ * its audit log and its name in the log; what its sessions were refused is proposed (learn.ts) and,
+ * unless --dry-run, added to its policy, the previous one kept beside it as `<policy>.before-learn`.
+ * An entry with no session yet is said so; a log that does not verify stops that entry, not the rest.
+ */
+async function learnAll(
+  file: string,
+  config: ClientConfig,
+  only: readonly string[],
+  dryRun: boolean,
+): Promise<number> {
+  const { learnPolicy } = await import("./policyLearn.js");
+  let failed = 0;
+  let seen = 0;
+  for (const e of config.entries) {
+    if (e.kind !== "stdio" || !isWrapped(e.entry) || (only.length && !only.includes(e.name))) continue;
+    seen++;
+    const args = e.entry.args ?? [];
+    const end = args.includes("--") ? args.indexOf("--") : args.length;
+    const at = (flag: string) => {
+      const i = args.indexOf(flag);
+      return i !== -1 && i + 1 < end ? (args[i + 1] as string) : undefined;
+    };
+    const policy = at("--policy");
+    const audit = at("--audit-log");
+    process.stdout.write(`${e.name}:\n`);
+    if (!policy || !audit) {
+      process.stdout.write("  its entry names no --policy or --audit-log: nothing to learn from\n");
+      continue;
+    }
+    if (auditFiles(audit).length === 0) {
+      process.stdout.write(
+        `  no session in ${audit} yet: use the server from the client, then run wrap --learn again\n`,
+      );
+      continue;
+    }
+    const before = `${policy}.before-learn`;
+    try {
+      const request = { audit: [audit], policy, server: at("--server-name"), auditKey: at("--audit-key") };
+      if (dryRun) await learnPolicy(request);
+      else {
+        copyFileSync(policy, before);
+        chmodSync(before, 0o600);
+        const { added } = await learnPolicy({ ...request, out: policy });
+        if (added === 0) rmSync(before, { force: true });
+      }
+    } catch (error) {
+      if (!(error instanceof UsageError)) throw error;
+      failed++;
+      process.stdout.write(`  ${error.message}\n`);
+    }
+  }
+  if (seen === 0) process.stdout.write(`no server of ${file} is wrapped by mcpguard: nothing to learn\n`);
+  return failed ? 1 : 0;
 }
 
 /**
