@@ -221,19 +221,22 @@ export async function peerSessionArgv(
       argv: o.serverArgv,
       srtRuntime: install.packageDir ? srtRuntimeFiles(install.packageDir, o.env) : undefined,
     });
+    // What runs under the profile: the server's command as the kernel layer resolves it (a launcher
+    // such as npx resolved to the script it runs), its program an absolute path.
+    const command = grant.command;
     let wrapper: string[];
     if (tool === "bwrap") {
-      wrapper = bwrapArgv(install.command[0] as string, bwrapArgs(grant), o.serverArgv);
+      wrapper = bwrapArgv(install.command[0] as string, bwrapArgs(grant), command);
     } else if (tool === "firejail") {
       const profile = join(dir, `${o.serverId}.profile`);
       writeFileSync(profile, exported.text);
-      wrapper = firejailArgv(install.command[0] as string, profile, o.serverArgv);
+      wrapper = firejailArgv(install.command[0] as string, profile, command);
     } else {
       const settings = join(dir, "srt-settings.json");
       writeFileSync(settings, exported.text);
       // srt's own sockets go to its TMPDIR, not the world's; the command sets the world's back.
       const env = which("env") ?? "/usr/bin/env";
-      wrapper = [env, `TMPDIR=${dir}`, ...srtArgv(install.command, settings, grant, o.serverArgv)];
+      wrapper = [env, `TMPDIR=${dir}`, ...srtArgv(install.command, settings, grant, command)];
     }
     const argv = [
       o.node,

@@ -7,13 +7,13 @@
  * any server runs answers the client's initialize with the reason instead of a closed connection.
  */
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MCPGUARD, RawProxy } from "./helpers.ts";
+import { PY_ECHO as FIXTURE, installByLayout } from "./venvFixture.ts";
 
-const FIXTURE = join(import.meta.dirname, "fixtures", "py-echo");
 const doctor = spawnSync(process.execPath, [MCPGUARD, "doctor", "--json"], { encoding: "utf8" });
 const l3 = doctor.status === 0;
 if (!l3)
@@ -31,36 +31,6 @@ function interpreters(): { name: string; python: string }[] {
   if (pyenv.status === 0 && target && target !== "/usr/bin/python3")
     found.push({ name: "pyenv", python: target });
   return found;
-}
-
-/**
- * Install the fixture as pip installs a wheel: the package in site-packages, a dist-info folder,
- * and a console script in the environment's bin whose `#!` names the environment's python.
- */
-function installByLayout(venv: string, source: string): void {
-  const site = spawnSync(
-    join(venv, "bin", "python"),
-    ["-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-    {
-      encoding: "utf8",
-    },
-  ).stdout.trim();
-  cpSync(join(source, "mcp_echo_server"), join(site, "mcp_echo_server"), { recursive: true });
-  const info = join(site, "mcp_echo_server-0.1.0.dist-info");
-  mkdirSync(info);
-  writeFileSync(join(info, "METADATA"), "Metadata-Version: 2.1\nName: mcp-echo-server\nVersion: 0.1.0\n");
-  writeFileSync(join(info, "INSTALLER"), "pip\n");
-  writeFileSync(
-    join(info, "entry_points.txt"),
-    "[console_scripts]\nmcp-echo-server = mcp_echo_server.server:main\n",
-  );
-  writeFileSync(join(info, "RECORD"), "");
-  const script = join(venv, "bin", "mcp-echo-server");
-  writeFileSync(
-    script,
-    `#!${join(venv, "bin", "python3")}\n# -*- coding: utf-8 -*-\nimport re\nimport sys\nfrom mcp_echo_server.server import main\nif __name__ == '__main__':\n    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n    sys.exit(main())\n`,
-    { mode: 0o755 },
-  );
 }
 
 let scratch: string;

@@ -7,6 +7,7 @@
  * policy names a destination, and then it is the host's, whole.
  */
 import {
+  commandLine,
   type Exported,
   hiddenDirectories,
   networkSummary,
@@ -63,8 +64,9 @@ export function exportBwrap(grant: Grant): Exported {
   const doc = {
     format: "bwrap",
     server: grant.server,
-    usage: "bwrap <args...> -- <server argv>",
+    usage: `bwrap <args...> -- ${commandLine(grant.command)}`,
     notes,
+    command: grant.command,
     args: bwrapArgs(grant),
   };
   return { format: "bwrap", text: `${JSON.stringify(doc, null, 2)}\n`, notes };

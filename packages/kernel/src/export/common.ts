@@ -1,5 +1,5 @@
 /** What every exported profile shares: its result shape, and the notes that hold for any sandbox. */
-import { destinationText, type Grant, type GrantedPath, within } from "./grant.js";
+import { destinationText, ExportError, type Grant, type GrantedPath, hasControl, within } from "./grant.js";
 
 export interface Exported {
   format: string;
@@ -17,7 +17,28 @@ export function sandboxNotes(grant: Grant): string[] {
   ];
   if (grant.command.length === 0)
     notes.push("no server command was given: nothing is granted for an interpreter or a script");
+  if (grant.launcher)
+    notes.push(
+      `command: ${commandLine(grant.launcher.command)} starts a launcher (${grant.launcher.via}), resolved as mcpguard run resolves it under the kernel layer; this profile is for what it runs, ${commandLine(grant.command)}: run that under it, not the launcher, whose cache, configuration and registry are not granted`,
+    );
   return [...notes, ...grant.notes.map((n) => `plan: ${n}`)];
+}
+
+/** One argument for a POSIX shell, quoted. */
+export function shellQuote(arg: string): string {
+  if (arg.includes("\0")) throw new ExportError("an argument holds NUL, which no shell command can carry");
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`;
+}
+
+/**
+ * The server's command as a shell command line, or `placeholder` when the export has none. An
+ * argument with a line break or another control character is shown as the JSON argv instead, so
+ * that a comment line of a profile stays one line.
+ */
+export function commandLine(command: readonly string[], placeholder = "<server argv>"): string {
+  if (command.length === 0) return placeholder;
+  if (command.some(hasControl)) return `<the argv ${JSON.stringify(command)}>`;
+  return command.map(shellQuote).join(" ");
 }
 
 /** The environment as a sandbox that can only remove named variables expresses it. */

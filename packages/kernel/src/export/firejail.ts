@@ -8,6 +8,7 @@
  * family filter.
  */
 import {
+  commandLine,
   type Exported,
   hiddenDirectories,
   networkSummary,
@@ -85,7 +86,7 @@ export function firejailNotes(grant: Grant): string[] {
           `hidden: ${hidden.join(", ")} do${hidden.length > 1 ? "" : "es"} not exist in the sandbox (the policy grants nothing there)`,
         ]
       : []),
-    'run: firejail --profile=<this file> <server argv>, never with "--" (firejail then runs the command through /bin/bash)',
+    'run: never with "--" (firejail then runs the command through /bin/bash), and the program as an absolute path',
   ];
 }
 
@@ -93,6 +94,7 @@ export function firejailProfile(grant: Grant): string {
   const view = viewEntries(grant.paths);
   const lines = [
     `# MCPGuard policy "${grant.server}" exported for firejail 0.9.72 (mcpguard policy export --format firejail)`,
+    `# usage: firejail --profile=<this file> ${commandLine(grant.command)}`,
     ...firejailNotes(grant).map((n) => `# ${n.replace(/\n/g, " ")}`),
     "quiet",
     "caps.drop all",

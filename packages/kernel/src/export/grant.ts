@@ -34,8 +34,14 @@ export interface GrantedPath {
 
 export interface Grant {
   server: string;
-  /** The server's argv (empty when the export was made without one). */
+  /**
+   * What runs under the profile (empty when the export was made without a command): the server's
+   * argv with its launcher resolved as `mcpguard run` resolves it under the kernel layer (see
+   * `launcher`), its program as the server's PATH finds it, links unresolved.
+   */
   command: string[];
+  /** The command as given, when it starts a launcher (npx, uvx, a version manager's shim). */
+  launcher?: { command: string[]; via: string };
   cwd: string;
   home: string | null;
   tmp: string | null;
@@ -66,7 +72,10 @@ export interface Grant {
 export interface GrantInput {
   server: string;
   needs: KernelNeeds;
+  /** What runs: the server's command, its launcher already resolved (launchers.ts, resolveLaunch). */
   argv: readonly string[];
+  /** The command as given and how its launcher was resolved, when it names one. */
+  launcher?: { command: readonly string[]; via: string };
   /** The server's environment at spawn, before the policy filters it (PATH, HOME, TMPDIR). */
   env: NodeJS.ProcessEnv;
   cwd: string;
@@ -186,9 +195,13 @@ export function buildGrant(input: GrantInput): Grant {
   for (const name of namesToKeep(run, input.argv, input.env)) {
     for (const link of symlinkChain(name)) links.set(link.path, link.target);
   }
+  const [program, ...args] = input.argv;
   return {
     server: input.server,
-    command: [...input.argv],
+    command: program === undefined ? [] : [lexicalWhich(program, input.env.PATH) ?? program, ...args],
+    ...(input.launcher
+      ? { launcher: { command: [...input.launcher.command], via: input.launcher.via } }
+      : {}),
     cwd: input.cwd,
     home: input.env.HOME || null,
     tmp: input.env.TMPDIR || null,

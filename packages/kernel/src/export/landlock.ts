@@ -62,6 +62,12 @@ export function landlockRuleset(grant: Grant): Record<string, unknown> {
 
 export function exportLandlock(grant: Grant): Exported {
   const notes = landlockNotes(grant);
-  const doc = { format: "landlock", server: grant.server, notes, ...landlockRuleset(grant) };
+  const doc = {
+    format: "landlock",
+    server: grant.server,
+    command: grant.command,
+    notes,
+    ...landlockRuleset(grant),
+  };
   return { format: "landlock", text: `${JSON.stringify(doc, null, 2)}\n`, notes };
 }

@@ -7,8 +7,10 @@
  */
 import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { type Exported, networkSummary, sandboxNotes, withheldNote } from "./common.js";
-import { destinationText, ExportError, type Grant, within } from "./grant.js";
+import { type Exported, networkSummary, sandboxNotes, shellQuote, withheldNote } from "./common.js";
+import { destinationText, type Grant, within } from "./grant.js";
+
+export { shellQuote } from "./common.js";
 
 export interface SrtOptions {
   /**
@@ -16,6 +18,8 @@ export interface SrtOptions {
    * the shell it runs the command with, socat for its proxy bridges. Unknown, the notes say so.
    */
   runtime?: readonly string[];
+  /** Where the runtime was found (`srt on PATH: <shim> runs <cli.js>`), for the notes. */
+  found?: string;
   /** How to list a directory (tests); default: the filesystem at export time. */
   listDirectory?: (dir: string) => string[] | undefined;
 }
@@ -166,7 +170,9 @@ export function srtNotes(grant: Grant, options: SrtOptions = {}): string[] {
     "unix sockets: srt refuses socket(AF_UNIX) with seccomp (MCPGuard leaves pathname unix sockets open)",
     "limits: none (srt has no cgroup or rlimit option; see --format cgroup)",
     ...(options.runtime
-      ? [`srt's own files, readable inside: ${options.runtime.join(", ")}`]
+      ? [
+          `srt's own files, readable inside: ${options.runtime.join(", ")}${options.found ? ` (${options.found})` : ""}`,
+        ]
       : [
           "srt's own files: add its vendor/seccomp/<arch> directory, the shell and socat to allowRead (not found when this was exported)",
         ]),
@@ -186,12 +192,6 @@ export function exportSrt(grant: Grant, options: SrtOptions = {}): Exported {
     ...body,
   };
   return { format: "srt", text: `${JSON.stringify(settings, null, 2)}\n`, notes };
-}
-
-/** One argument for a POSIX shell, quoted. */
-export function shellQuote(arg: string): string {
-  if (arg.includes("\0")) throw new ExportError("an argument holds NUL, which no shell command can carry");
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`;
 }
 
 /**

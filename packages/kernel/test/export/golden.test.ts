@@ -111,4 +111,20 @@ describe("policy export, golden files", () => {
       "cd /srv/world/workspace 2>/dev/null; export TMPDIR=/srv/world/tmp; exec /usr/bin/python3.11 /srv/mcp/servers/python/notes.py",
     );
   });
+
+  it("keeps a usage line or a note about a command with a line break on one comment line", () => {
+    const g = grant("shell");
+    g.command = ["/usr/bin/node", "/srv/mcp/servers/js/shell.mjs", "a\nquit"];
+    g.launcher = { command: ["npx", "-y", "@mcp-test/shell", "a\nquit"], via: "npx @mcp-test/shell" };
+    for (const format of ["firejail", "sbpl"] as const) {
+      const text = exportGrant(format, g).text;
+      expect(text.split("\n").filter((l) => l === "quit" || l.startsWith("quit"))).toEqual([]);
+    }
+    expect(exportGrant("firejail", g).text).toContain(
+      '# usage: firejail --profile=<this file> <the argv ["/usr/bin/node","/srv/mcp/servers/js/shell.mjs","a\\nquit"]>',
+    );
+    // JSON formats carry the argv itself, and srt's usage the line break inside its quotes.
+    expect(JSON.parse(exportGrant("bwrap", g).text).command).toEqual(g.command);
+    expect(JSON.parse(exportGrant("srt", g).text).mcpguard.usage).toContain("a\nquit");
+  });
 });

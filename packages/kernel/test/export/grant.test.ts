@@ -56,4 +56,27 @@ describe("grant", () => {
     expect(grant).toMatchObject({ home: env.HOME, tmp: env.TMPDIR, env: { withheld: ["SECRET_KEY"] } });
     expect(grant.hostEntries).toContain("/usr/lib");
   });
+
+  it("runs the program by the path the server's PATH finds it, and keeps the launcher it was resolved from", () => {
+    const bin = join(root, "bin");
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(root, "tool-real"), "#!/bin/sh\n", { mode: 0o755 });
+    symlinkSync(join(root, "tool-real"), join(bin, "tool"));
+    const launcher = { command: ["npx", "-y", "tool"], via: "npx tool" };
+    const grant = buildGrant({
+      server: "s",
+      needs: { read: [], write: [], exec: [], network: [], shell: false },
+      argv: ["tool", "--flag"],
+      launcher,
+      env: { ...env, PATH: `${bin}:/usr/bin:/bin` },
+      cwd: root,
+      keptEnv: [],
+      withheldEnv: [],
+      limits,
+    });
+    // The link, as found on PATH: a view holds it (grant.links), and firejail needs an absolute path.
+    expect(grant.command).toEqual([join(bin, "tool"), "--flag"]);
+    expect(grant.links).toContainEqual({ path: join(bin, "tool"), target: join(root, "tool-real") });
+    expect(grant.launcher).toEqual(launcher);
+  });
 });

@@ -8,8 +8,11 @@ const EXPORT = defineCommand({
   description:
     "Write the policy as a profile for another sandbox, resolved for the working directory and the " +
     "environment as `mcpguard run` resolves it ({{cwd}}, {{home}} from HOME, {{tmp}} from TMPDIR). The " +
-    "server's command adds what its interpreter needs, as the kernel layer adds it. Each profile says " +
-    'what of the policy the format cannot express (a header comment, or a "notes" field).',
+    "server's command is resolved as `mcpguard run` resolves it under the kernel layer (npx, npm exec, " +
+    "uvx, uv tool run and a version manager's shim to the interpreter and script they would run; a " +
+    "launcher it does not resolve is refused), and adds what its interpreter needs, as the kernel layer " +
+    "adds it. The profile's usage line says that command: run it under the profile, not the launcher. " +
+    'Each profile says what of the policy the format cannot express (a header comment, or a "notes" field).',
   withCommand: "optional",
   options: {
     format: { type: "string", value: "format", help: "the profile's format (below; required)" },
@@ -29,7 +32,7 @@ const EXPORT = defineCommand({
     },
   },
   more: `formats:
-  srt        sandbox-runtime settings (srt --settings FILE -c '<command>')
+  srt        sandbox-runtime settings (srt --settings FILE -c '<command>'); srt must be on PATH
   bwrap      bubblewrap arguments, as JSON ({"notes": [...], "args": [...]})
   firejail   a firejail profile (firejail --profile=FILE <command>)
   landlock   the Landlock ruleset MCPGuard's kernel layer applies, as JSON

@@ -1,0 +1,39 @@
+/**
+ * The stdlib-only MCP server of fixtures/py-echo installed into a Python virtual environment, as
+ * people install servers (pythonVenv.test.ts, policyExportRuns.test.ts).
+ */
+import { spawnSync } from "node:child_process";
+import { cpSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+export const PY_ECHO = join(import.meta.dirname, "fixtures", "py-echo");
+
+/**
+ * Install the fixture as pip installs a wheel: the package in site-packages, a dist-info folder,
+ * and a console script in the environment's bin whose `#!` names the environment's python.
+ */
+export function installByLayout(venv: string, source: string = PY_ECHO): void {
+  const site = spawnSync(
+    join(venv, "bin", "python"),
+    ["-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+    {
+      encoding: "utf8",
+    },
+  ).stdout.trim();
+  cpSync(join(source, "mcp_echo_server"), join(site, "mcp_echo_server"), { recursive: true });
+  const info = join(site, "mcp_echo_server-0.1.0.dist-info");
+  mkdirSync(info);
+  writeFileSync(join(info, "METADATA"), "Metadata-Version: 2.1\nName: mcp-echo-server\nVersion: 0.1.0\n");
+  writeFileSync(join(info, "INSTALLER"), "pip\n");
+  writeFileSync(
+    join(info, "entry_points.txt"),
+    "[console_scripts]\nmcp-echo-server = mcp_echo_server.server:main\n",
+  );
+  writeFileSync(join(info, "RECORD"), "");
+  const script = join(venv, "bin", "mcp-echo-server");
+  writeFileSync(
+    script,
+    `#!${join(venv, "bin", "python3")}\n# -*- coding: utf-8 -*-\nimport re\nimport sys\nfrom mcp_echo_server.server import main\nif __name__ == '__main__':\n    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n    sys.exit(main())\n`,
+    { mode: 0o755 },
+  );
+}
