@@ -30,13 +30,34 @@ export function whitelistTop(path: string): string {
 }
 
 /** A path firejail would read as something else: a glob, a macro, a line break, a quote. */
-function checkPath(path: string): string {
+function expressible(path: string): boolean {
   // A lone `[` (the program /usr/bin/[) is literal to firejail's glob; `[...]` would be a class.
-  if (hasControl(path) || /[*?$"\\]|\[.*\]/.test(path) || path !== path.trim())
+  return !hasControl(path) && !/[*?$"\\]|\[.*\]/.test(path) && path === path.trim();
+}
+
+function checkPath(path: string): string {
+  if (!expressible(path))
     throw new ExportError(
       `cannot express ${JSON.stringify(path)} in a firejail profile (globs, macros, quotes and control characters have a meaning there)`,
     );
   return path;
+}
+
+/**
+ * A top-level host entry to hide whose name firejail would misread (a junk file named `/$\q` or
+ * `/*`): blacklisted through a pattern with `?` for each such character, which hides it and what
+ * else the pattern matches, unless the pattern also matches an entry the view keeps.
+ */
+function blacklistPattern(entry: string, kept: readonly string[]): string {
+  const name = entry.slice(1);
+  const pattern = `/${[...name].map((c, i) => (/[*?$"\\[\]]/.test(c) || hasControl(c) || (/\s/.test(c) && (i === 0 || i === name.length - 1)) ? "?" : c)).join("")}`;
+  const glob = new RegExp(`^${pattern.replace(/[.+^${}()|\\/]/g, "\\$&").replace(/\?/g, "[^/]")}$`, "su");
+  const clash = kept.find((k) => glob.test(k));
+  if (clash)
+    throw new ExportError(
+      `cannot hide ${JSON.stringify(entry)} in a firejail profile: the pattern ${pattern} would also match ${clash}, which the policy keeps`,
+    );
+  return pattern;
 }
 
 function pathLines(grant: Grant, view: readonly ViewEntry[]): string[] {
@@ -60,10 +81,12 @@ function pathLines(grant: Grant, view: readonly ViewEntry[]): string[] {
     if (view.some((e) => within(link.path, e.path))) continue; // its tree brings it
     lines.push(`whitelist ${checkPath(link.path)}`);
   }
+  const keeps = (entry: string) =>
+    KEEP.has(entry) || view.some((e) => within(e.path, entry) || within(entry, e.path));
+  const kept = grant.hostEntries.filter(keeps);
   for (const entry of grant.hostEntries) {
-    if (KEEP.has(entry)) continue;
-    if (view.some((e) => within(e.path, entry) || within(entry, e.path))) continue;
-    lines.push(`blacklist ${checkPath(entry)}`);
+    if (keeps(entry)) continue;
+    lines.push(`blacklist ${expressible(entry) ? entry : blacklistPattern(entry, kept)}`);
   }
   return lines;
 }

@@ -67,6 +67,19 @@ describe("policy export, golden files", () => {
     expect(srt.filesystem.allowRead).toContainEqual({ path: "/srv/world/workspace/notes-*", literal: true });
   });
 
+  it("hides a top-level host entry whose name firejail would misread through a pattern that keeps the view", () => {
+    const g = grant("notes");
+    g.hostEntries = [...g.hostEntries, "/$\\q,{:b", "/*", "/ a "];
+    const text = exportGrant("firejail", g).text;
+    expect(text).toMatch(/^blacklist \/\?\?q,\{:b$/m);
+    expect(text).toMatch(/^blacklist \/\?$/m);
+    expect(text).toMatch(/^blacklist \/\?a\?$/m);
+    // a pattern that would hide what the policy keeps is refused instead
+    const kept = g.paths[0]?.path.split("/")[1] as string;
+    g.hostEntries.push(`/${kept.slice(0, -1)}*`);
+    expect(() => exportGrant("firejail", g)).toThrow(/would also match/);
+  });
+
   it("keeps a writable directory inside a read-only one writable (srt and firejail would not)", () => {
     const g = grant("notes");
     const ws = g.paths.find((p) => p.path === "/srv/world/workspace/notes") as Grant["paths"][number];

@@ -12,6 +12,12 @@ import { FILES, PASSERS, RECORDERS } from "./shellGenerator.ts";
 
 export const STRACE = ["/usr/bin/strace", "/bin/strace"].find((p) => existsSync(p));
 export const SHELLS_PRESENT = existsSync("/bin/dash") && existsSync("/bin/bash");
+/**
+ * A generated line may write anywhere (`> /a:b`, `>> ../x`): it runs in a view where only the
+ * scratch folder can be written, the rest of the host read-only (a write elsewhere fails with
+ * EROFS, and strace still sees it asked), and with no network. Without bubblewrap it runs as it is.
+ */
+const BWRAP = ["/usr/bin/bwrap", "/bin/bwrap"].find((p) => existsSync(p));
 
 let scratch: string;
 let bin: string;
@@ -54,6 +60,25 @@ function workFolder(at: string): string {
   return work;
 }
 
+/** bubblewrap's argv for a view of the host that can write only `scratch`. */
+function confined(scratch: string): string[] {
+  const view = [
+    "--ro-bind",
+    "/",
+    "/",
+    "--tmpfs",
+    "/tmp",
+    "--bind",
+    scratch,
+    scratch,
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+  ];
+  return [BWRAP as string, "--die-with-parent", "--unshare-net", ...view];
+}
+
 /** Runs `argv` (a shell and its -c line) in a fresh folder: what ran and what the shells opened. */
 export function runLine(id: string, shell: string[], line: string): Promise<Run & { work: string }> {
   const at = join(scratch, id);
@@ -66,6 +91,7 @@ export function runLine(id: string, shell: string[], line: string): Promise<Run 
   const argv = STRACE
     ? [STRACE, "-f", "-qq", "-xx", "-e", "trace=open,openat,creat", "-o", trace, ...env]
     : ["/usr/bin/env", ...env.slice(1)];
+  if (BWRAP) argv.unshift(...confined(scratch));
   return new Promise((done) => {
     const child = spawn(argv[0] as string, argv.slice(1), {
       cwd: work,
