@@ -529,9 +529,11 @@ const ENGLISH = new Set([
 const LATIN_WORD = /[\p{Script=Latin}']+/gu;
 const SENTENCE_END = /(?<=[.!?])\s+|(?<=[。！？｡।॥؟۔])\s*|\n+|;\s+/;
 
-const STOPWORDS = new Map(
-  LANGUAGES.filter((l) => l.stopwords).map((l) => [l.id, new Set(l.stopwords)] as const),
-);
+/** Each small word, with the Latin-script languages it belongs to. */
+const STOPWORDS = new Map<string, string[]>();
+for (const language of LANGUAGES)
+  for (const word of language.stopwords ?? [])
+    STOPWORDS.set(word, [...(STOPWORDS.get(word) ?? []), language.id]);
 
 /** How many of each Latin-script language's small words, and of English's, a text holds. */
 function smallWords(text: string): { counts: Map<string, number>; english: number } {
@@ -539,7 +541,8 @@ function smallWords(text: string): { counts: Map<string, number>; english: numbe
   let english = 0;
   for (const [word] of text.matchAll(LATIN_WORD)) {
     if (ENGLISH.has(word)) english += 1;
-    for (const [id, set] of STOPWORDS) if (set.has(word)) counts.set(id, (counts.get(id) ?? 0) + 1);
+    const ids = STOPWORDS.get(word);
+    if (ids) for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
   }
   return { counts, english };
 }
@@ -597,6 +600,8 @@ export function languageFinding(
 ): LanguageFinding | undefined {
   if (!/[\u0080-\u{10FFFF}]|\b(?:el|los|que|do|da|le|les|der|die|das|und|il|della|che)\b/iu.test(text))
     return undefined;
+  const active = activeLanguages(reading(text), classes);
+  if (active.size === 0) return undefined;
   let languages: ReadonlySet<string> | undefined;
   const whole = () => {
     languages ??= textLanguages(reading(text));
@@ -606,36 +611,37 @@ export function languageFinding(
     const sentence = reading(raw).trim();
     if (!sentence) continue;
     for (const language of languagesOf(sentence, whole)) {
-      if (classes.has("injection")) {
-        if (language.override?.test(sentence))
-          return {
-            class: "injection",
-            language: language.id,
-            reason: `tells the agent to ignore its instructions (${language.id})`,
-          };
-        if (language.conceal?.test(sentence))
-          return {
-            class: "injection",
-            language: language.id,
-            reason: `tells the agent to keep something from the user (${language.id})`,
-          };
-        if (language.persist?.test(sentence))
-          return {
-            class: "injection",
-            language: language.id,
-            reason: `gives the agent standing orders for later turns (${language.id})`,
-          };
-      }
-      if (!classes.has("secrets")) continue;
-      const kind =
-        material(raw) ??
-        (language.noun?.test(sentence) && language.source?.test(sentence) ? "secrets by name" : undefined);
-      if (!kind) continue;
+      const on = active.get(language.id);
+      if (!on) continue;
+      if (on.override && language.override?.test(sentence))
+        return {
+          class: "injection",
+          language: language.id,
+          reason: `tells the agent to ignore its instructions (${language.id})`,
+        };
+      if (on.conceal && language.conceal?.test(sentence))
+        return {
+          class: "injection",
+          language: language.id,
+          reason: `tells the agent to keep something from the user (${language.id})`,
+        };
+      if (on.persist && language.persist?.test(sentence))
+        return {
+          class: "injection",
+          language: language.id,
+          reason: `gives the agent standing orders for later turns (${language.id})`,
+        };
+      if (!on.secrets) continue;
+      // The order first: most sentences give none, and what they name costs more to read.
       const order =
         ordered(language, language.imperative, sentence) ||
         ((language.directive?.test(sentence) === true || language.destination?.test(sentence) === true) &&
           ordered(language, language.transfer, sentence));
-      if (order)
+      if (!order) continue;
+      const kind =
+        material(raw) ??
+        (language.noun?.test(sentence) && language.source?.test(sentence) ? "secrets by name" : undefined);
+      if (kind)
         return {
           class: "secrets",
           language: language.id,
@@ -644,4 +650,37 @@ export function languageFinding(
     }
   }
   return undefined;
+}
+
+interface Active {
+  override: boolean;
+  conceal: boolean;
+  persist: boolean;
+  secrets: boolean;
+}
+
+/**
+ * The languages whose rules can match somewhere in the whole text, and which of their rules: no
+ * rule crosses a sentence's end, so a rule that matches nowhere in the text matches in no sentence,
+ * and a long honest text in a language ("Lee el archivo." many times) costs one pass per rule.
+ */
+function activeLanguages(whole: string, classes: ReadonlySet<string>): Map<string, Active> {
+  const active = new Map<string, Active>();
+  const latin = /[a-z]/.test(whole) ? smallWords(whole).counts : undefined;
+  const has = (pattern: RegExp | undefined) => pattern !== undefined && whole.search(pattern) >= 0;
+  for (const language of LANGUAGES) {
+    if (language.script ? !language.script.test(whole) : !latin?.get(language.id)) continue;
+    const made = rules(language);
+    const injection = classes.has("injection");
+    const on: Active = {
+      override: injection && has(made.override),
+      conceal: injection && has(made.conceal),
+      persist: injection && has(made.persist),
+      secrets:
+        classes.has("secrets") &&
+        (has(made.imperative) || (has(made.transfer) && (has(made.directive) || has(made.destination)))),
+    };
+    if (on.override || on.conceal || on.persist || on.secrets) active.set(language.id, on);
+  }
+  return active;
 }
