@@ -46,6 +46,10 @@ export interface TrialRecord {
   tool: string;
   /** The case's construct classes (`class.name`), when it has them. */
   tags?: string[];
+  /** The case's title, its note and the tool call's arguments as the case file writes them (placeholders unexpanded); absent in older records. */
+  title?: string;
+  note?: string;
+  arguments?: Record<string, unknown>;
   trial: number;
   /** Attacks: the oracle fired. Benign: the expect did not hold. */
   fired: boolean | null;
@@ -214,7 +218,10 @@ function auditFacts(auditLog: string): AuditFacts {
 /** What a trial record says of its case, the same whether the trial ran or not. */
 export function caseFields(
   scenario: Scenario,
-): Pick<TrialRecord, "id" | "category" | "kind" | "visibility" | "server" | "tool" | "tags"> {
+): Pick<
+  TrialRecord,
+  "id" | "category" | "kind" | "visibility" | "server" | "tool" | "tags" | "title" | "note" | "arguments"
+> {
   return {
     id: scenario.id,
     category: scenario.category,
@@ -223,6 +230,9 @@ export function caseFields(
     server: scenario.server,
     tool: scenario.tool,
     ...(scenario.tags ? { tags: scenario.tags } : {}),
+    title: scenario.title,
+    ...(scenario.note ? { note: scenario.note } : {}),
+    arguments: scenario.arguments,
   };
 }
 
