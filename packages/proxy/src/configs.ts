@@ -6,7 +6,8 @@ export const LAYERS = {
   L3: "L3 kernel",
   AB: "AgentBound baseline",
 } as const;
-export type Layer = keyof typeof LAYERS;
+/** The name of a layer (layers.ts has the `Layer` each one stands for). */
+export type LayerName = keyof typeof LAYERS;
 
 export const CONFIGS = {
   C0: [],
@@ -15,19 +16,19 @@ export const CONFIGS = {
   "C-ebpf": ["L3"],
   "C-full": ["L1", "L2", "L3"],
   "C-AB+ebpf": ["AB", "L3"],
-} as const satisfies Record<string, readonly Layer[]>;
+} as const satisfies Record<string, readonly LayerName[]>;
 export type ConfigName = keyof typeof CONFIGS;
 
 export const CONFIG_NAMES = Object.keys(CONFIGS) as ConfigName[];
 
 /** Layers this build of mcpguard can apply. A config needing any other layer is refused. */
-export const BUILT_LAYERS: ReadonlySet<Layer> = new Set<Layer>(["L1", "L2", "L3", "AB"]);
+export const BUILT_LAYERS: ReadonlySet<LayerName> = new Set<LayerName>(["L1", "L2", "L3", "AB"]);
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
 }
 
-function describe(layers: readonly Layer[]): string {
+function describe(layers: readonly LayerName[]): string {
   return listLayers(layers.map((l) => `${l} (${LAYERS[l].replace(/^L\d /, "")})`));
 }
 
@@ -36,15 +37,15 @@ export function isConfigName(name: string): name is ConfigName {
 }
 
 /** Configs whose every layer is built. */
-export function availableConfigs(built: ReadonlySet<Layer> = BUILT_LAYERS): ConfigName[] {
+export function availableConfigs(built: ReadonlySet<LayerName> = BUILT_LAYERS): ConfigName[] {
   return CONFIG_NAMES.filter((name) => CONFIGS[name].every((layer) => built.has(layer)));
 }
 
 /** Resolve a config name, refusing unknown names and configs with layers that are not built. */
 export function resolveConfig(
   name: string,
-  built: ReadonlySet<Layer> = BUILT_LAYERS,
-): { name: ConfigName; layers: readonly Layer[] } {
+  built: ReadonlySet<LayerName> = BUILT_LAYERS,
+): { name: ConfigName; layers: readonly LayerName[] } {
   if (!isConfigName(name)) {
     throw new ConfigError(`unknown config "${name}"; the configs are ${CONFIG_NAMES.join(", ")}`);
   }

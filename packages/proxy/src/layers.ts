@@ -7,12 +7,12 @@ import { basename, join, resolve } from "node:path";
 import type { KernelNeeds } from "@mcpguard/kernel";
 import type { Message } from "@mcpguard/protocol";
 import type { HelperLauncher } from "@mcpguard/readers";
-import { type Layer, listLayers } from "./configs.js";
+import { type LayerName, listLayers } from "./configs.js";
 import type { Grant } from "./guardFiles.js";
 import type { Interceptor, ResultChange, ToolCall, Verdict } from "./router.js";
 
 export interface LayerOptions {
-  layers: readonly Layer[];
+  layers: readonly LayerName[];
   /** L1/L2 policy file (required by L1 and L2). */
   policy?: string;
   /** Operator overrides: a file, or a directory holding `<server>.json`. */
@@ -297,179 +297,381 @@ async function kernelGrants(needs: KernelNeeds, env: NodeJS.ProcessEnv): Promise
   ];
 }
 
+type Readers = typeof import("@mcpguard/readers");
+type ResolvedPolicy = import("@mcpguard/policy").ResolvedPolicy;
+type PathResolver = ReturnType<PolicyLib["callPathResolver"]>;
+type Vars = { cwd: string; home?: string; tmp?: string };
+
+/** What a config's layers are built from: the AgentBound manifest (AB), or the server's policy. */
+type Spec =
+  | {
+      from: "manifest";
+      manifest: import("@mcpguard/agentbound").Manifest;
+      ab: import("@mcpguard/agentbound").AgentBound;
+      needs: KernelNeeds;
+    }
+  | {
+      from: "policy";
+      policy: import("@mcpguard/policy/schema").Policy;
+      overrides: import("@mcpguard/policy/schema").OverrideFile | undefined;
+      resolved: ResolvedPolicy;
+    };
+
+/** What one tool call's checks share: the path resolver of the call, made on first use. */
+interface CallScope {
+  resolvePath(): PathResolver;
+}
+
+/**
+ * A config's run as its layers compose it: the spec they read, and what each layer adds in the
+ * config's order (the server's environment, the checks of a tool call, the grants, the kernel's
+ * needs). `buildLayers` turns it into the relay's `Layers`.
+ */
+interface Stack {
+  readonly options: LayerOptions;
+  readonly vars: Vars;
+  readonly policyLib: PolicyLib;
+  readonly readers: Readers;
+  readonly spec: Spec;
+  /** The layers of the config, in its order. */
+  readonly names: readonly LayerName[];
+  /** The server's environment at spawn, as the layers so far leave it. */
+  env: NodeJS.ProcessEnv;
+  withheld: string[];
+  /** The values of the secrets withheld from the environment (the sanitizer looks for them). */
+  secretValues?: string[];
+  grants: Grant[];
+  kernelNeeds?: KernelNeeds;
+  /** The checks of a tool call, in order: the first refusal stands, else the call is allowed. */
+  checks: { layer: LayerName; check: (call: ToolCall, scope: CallScope) => Verdict | undefined }[];
+  /** The relay's interceptor; its tool-call decision runs `checks`. */
+  readonly interceptor: Interceptor;
+  /** The tool-call decision alone, before any guard of listings wraps it (for warming). */
+  readonly decide: (call: ToolCall) => Verdict;
+  /** Whether warming reads a sample response through the interceptor (L2's sanitizer). */
+  warmResponses: boolean;
+  /** What the kernel layer, once started, tells the layers (see `Layers.confine`). */
+  confine: ((l3: Readonly<Record<string, string>>) => void)[];
+}
+
+/**
+ * One defense layer, as the proxy composes it into a run: what it is built from, and what it adds
+ * to the run. `LAYER_TABLE` has one for each layer name; a config (configs.ts) lists the layers it
+ * composes, and `buildLayers` applies them in that order.
+ */
+export interface Layer {
+  readonly name: LayerName;
+  /** What it reads: the manifest (AB), the policy (L1, L2), or either, as the config's others do (L3). */
+  readonly reads: "manifest" | "policy" | "either";
+  /** Whether it decides which of the proxy's variables the server gets (the spec's environment). */
+  readonly narrowsEnvironment: boolean;
+  apply(stack: Stack): void | Promise<void>;
+}
+
+/** The policy spec's, for a layer that reads the policy. */
+function policySpec(stack: Stack): Extract<Spec, { from: "policy" }> {
+  if (stack.spec.from !== "policy") throw new Error(`the ${stack.names.join("+")} layers read no policy`);
+  return stack.spec;
+}
+
+/** AgentBound: the manifest's permissions decide each call; alone, or under L3. */
+const AB_LAYER: Layer = {
+  name: "AB",
+  reads: "manifest",
+  narrowsEnvironment: true,
+  apply(stack) {
+    if (stack.spec.from !== "manifest") throw new Error("the AB layer reads the manifest");
+    const { ab, needs } = stack.spec;
+    stack.grants.push(...needs.write.map((path) => ({ path, why: "the manifest's write scope" })));
+    stack.checks.push({
+      layer: "AB",
+      check(call) {
+        const d = ab.check(call.name, call.arguments);
+        return d.allow ? undefined : { decision: "deny", layer: "AB", rule: d.rule, reason: d.reason };
+      },
+    });
+  },
+};
+
+/** L1: the policy decides each call, leaving to the kernel what it confines in this run. */
+const L1_LAYER: Layer = {
+  name: "L1",
+  reads: "policy",
+  narrowsEnvironment: true,
+  apply(stack) {
+    const { policyLib } = stack;
+    const { resolved } = policySpec(stack);
+    // Until the kernel layer says what it enforces, nothing is confined (C-app stays so).
+    let confined = policyLib.UNCONFINED;
+    stack.confine.push((l3) => {
+      const on = (capability: string) => (l3[capability] ?? "none") !== "none";
+      confined = { files: on("file"), exec: on("exec"), network: on("net") };
+    });
+    stack.checks.push({
+      layer: "L1",
+      check(call, scope) {
+        const resolvePath = scope.resolvePath();
+        const d = policyLib.decide(resolved, call.name, call.arguments, resolvePath, { confined });
+        if (d.allow) return undefined;
+        // Every grant the call lacks, for policy learn (only a refused call pays for this).
+        const needs = d.need
+          ? policyLib.missingGrants(resolved, call.name, call.arguments, resolvePath, { confined })
+          : [];
+        return {
+          decision: "deny",
+          layer: "L1",
+          rule: d.rule,
+          reason: d.reason,
+          ...(needs.length ? { needs } : {}),
+        };
+      },
+    });
+    stack.grants.push(
+      ...[...resolved.tools].flatMap(([name, tool]) =>
+        tool.write.roots.map((path) => ({ path, why: `the write grant of tool ${name}` })),
+      ),
+    );
+  },
+};
+
+/**
+ * L2: the validator inspects each call's arguments, sanitizes every message that can carry data to
+ * the agent, and guards the listings (pins).
+ */
+const L2_LAYER: Layer = {
+  name: "L2",
+  reads: "policy",
+  narrowsEnvironment: true,
+  async apply(stack) {
+    const { policyLib, vars, interceptor, options } = stack;
+    const { cwd, maxDepth } = options;
+    const { policy, overrides, resolved } = policySpec(stack);
+    const validator = await import("@mcpguard/validator");
+    const environment = serverEnvironment(
+      policyLib,
+      stack.env as Record<string, string>,
+      vars,
+      resolved.keepEnv,
+    );
+    stack.checks.push({
+      layer: "L2",
+      check(call, scope) {
+        const tool = resolved.tools.get(call.name);
+        const roots = tool ? [...new Set([...tool.read.roots, ...tool.write.roots])] : [];
+        const finding = validator.inspectArguments(call.arguments, tool?.args ?? {}, {
+          cwd,
+          pathBase: resolved.relativeTo,
+          pathBases: tool && argumentBases(tool.base, call.arguments, resolved.relativeTo),
+          home: vars.home,
+          roots: roots.length ? roots : [policyLib.canonicalPath(cwd, "/").canonical],
+          disabledRules: tool?.disabledRules,
+          resolvePath: scope.resolvePath(),
+          maxDepth,
+          sqlStatements: tool?.sqlStatements,
+          environment,
+        });
+        return finding
+          ? { decision: "deny", layer: "L2", rule: finding.rule, reason: finding.reason }
+          : undefined;
+      },
+    });
+    // Every message the server sends that can carry data to the agent goes through the sanitizer,
+    // with the rules the overrides leave on: the tool's for its result, the server's otherwise.
+    const ctx = { secretValues: stack.secretValues ?? [], maxDepth };
+    const server = { ...ctx, disabledRules: resolved.disabledRules };
+    const forCall = (call: ToolCall | undefined) => {
+      const tool = call ? resolved.tools.get(call.name) : undefined;
+      return tool ? { ...ctx, disabledRules: tool.disabledRules } : server;
+    };
+    interceptor.response = (request, message) =>
+      sanitized(validator.sanitizeResponse(request.method, message, forCall(request.call)));
+    interceptor.serverMessage = (method, message) =>
+      sanitized(validator.sanitizeServerMessage(method, message, server));
+    // Listings, prompts and the server's requests: read as text for the agent, tools pinned.
+    await guardListings(interceptor, validator, {
+      server: options.serverName ?? policy.server,
+      pinFile: options.pins,
+      onChange: onChangeOf(policy, overrides),
+      resolved,
+      maxDepth,
+    });
+    stack.warmResponses = true;
+  },
+};
+
+/** L3: the kernel layer, with what the manifest or the policy lets the server do. */
+const L3_LAYER: Layer = {
+  name: "L3",
+  reads: "either",
+  narrowsEnvironment: false,
+  async apply(stack) {
+    const { spec } = stack;
+    const needs =
+      spec.from === "manifest"
+        ? spec.needs
+        : stack.policyLib.policyNeeds(spec.resolved, { withL1: stack.names.includes("L1") });
+    stack.kernelNeeds = needs;
+    stack.grants.push(...(await kernelGrants(needs, stack.env)));
+  },
+};
+
+/** The layer each name stands for; configs.ts says which a config composes, in which order. */
+export const LAYER_TABLE: Readonly<Record<LayerName, Layer>> = {
+  AB: AB_LAYER,
+  L1: L1_LAYER,
+  L2: L2_LAYER,
+  L3: L3_LAYER,
+};
+
+/** The manifest or the policy the layers read, loaded and resolved. */
+async function loadSpec(
+  layers: readonly Layer[],
+  options: LayerOptions,
+  vars: Vars,
+  policyLib: PolicyLib,
+): Promise<Spec> {
+  if (layers.some((layer) => layer.reads === "manifest")) {
+    if (!options.manifest)
+      throw new LayerSetupError("the AB layer needs an AgentBound manifest (--manifest FILE)");
+    const { AgentBound, loadManifest } = await import("@mcpguard/agentbound");
+    const manifest = await loadManifest(options.manifest);
+    const ab = new AgentBound(manifest, vars);
+    return { from: "manifest", manifest, ab, needs: ab.needs() };
+  }
+  if (!options.policy) {
+    const which = layers.map((layer) => layer.name);
+    throw new LayerSetupError(
+      `${listLayers(which)} ${which.length > 1 ? "need" : "needs"} a policy (--policy FILE)`,
+    );
+  }
+  const policy = await policyLib.loadPolicy(options.policy);
+  const overrides = await policyLib.loadOverrides(options.overrides, policy.server);
+  return { from: "policy", policy, overrides, resolved: policyLib.resolvePolicy(policy, overrides, vars) };
+}
+
+/**
+ * The server's environment as the spec keeps it (the manifest's, or the policy's `environment.keep`);
+ * under a policy, Python in a command is read by CPython's own grammar: the python3 the server's
+ * PATH gives, never one the server could have written (pythonReader.ts).
+ */
+async function narrowEnvironment(stack: Stack): Promise<void> {
+  const { spec, options } = stack;
+  if (spec.from === "manifest") {
+    const filtered = spec.ab.environment(options.env);
+    stack.env = filtered.env;
+    stack.withheld = filtered.withheld;
+    return;
+  }
+  const filtered = stack.policyLib.filterEnvironment(options.env, spec.resolved.keepEnv);
+  stack.env = filtered.env;
+  stack.withheld = filtered.withheld;
+  stack.secretValues = filtered.secretValues;
+  const { writableByServer } = await import("./pythonReader.js");
+  stack.readers.configurePythonReader({
+    path: filtered.env.PATH ?? options.env.PATH,
+    distrust: (file) => writableByServer(stack.grants, file),
+  });
+}
+
+/** A stack with nothing added yet: the proxy's environment, and a decision that runs the checks. */
+function emptyStack(
+  base: Omit<
+    Stack,
+    "env" | "withheld" | "grants" | "checks" | "interceptor" | "decide" | "warmResponses" | "confine"
+  >,
+  perCall: () => PathResolver,
+): Stack {
+  const checks: Stack["checks"] = [];
+  let label: string | undefined;
+  const decide = (call: ToolCall): Verdict => {
+    let resolver: PathResolver | undefined;
+    const scope: CallScope = { resolvePath: () => (resolver ??= perCall()) };
+    for (const { check } of checks) {
+      const verdict = check(call, scope);
+      if (verdict) return verdict;
+    }
+    label ??= checks.map((c) => c.layer).join("+");
+    return allowed(label);
+  };
+  return {
+    ...base,
+    env: base.options.env,
+    withheld: [],
+    grants: [],
+    checks,
+    interceptor: { toolCall: decide },
+    decide,
+    warmResponses: false,
+    confine: [],
+  };
+}
+
+/** What the config's layers warm once the server runs: a parser, a first call of each tool. */
+function warmOf(stack: Stack): (() => void) | undefined {
+  const { spec, readers, interceptor } = stack;
+  if (spec.from === "manifest")
+    // The baseline reads a command's first program with the shell grammar: load it off the call's path.
+    return spec.manifest.permissions.includes("mcp.ac.system.exec")
+      ? () => setImmediate(() => readers.warmShellGrammar())
+      : undefined;
+  return warmLayers(
+    stack.policyLib,
+    readers,
+    spec.resolved,
+    stack.decide,
+    stack.warmResponses
+      ? (tool, message) => {
+          // The response path as the relay takes it (the listing guard, then the sanitizer).
+          const call = { name: tool, arguments: {} };
+          return interceptor.response?.({ method: "tools/call", params: call, call }, message);
+        }
+      : undefined,
+    stack.options.cwd,
+  );
+}
+
+/**
+ * The layers of a config (configs.ts), composed: each name's `Layer` from `LAYER_TABLE`, applied in
+ * the config's order to the spec they read. C0 (no layer) loads nothing.
+ */
 export async function buildLayers(options: LayerOptions): Promise<Layers> {
-  const { layers, env, cwd, maxDepth } = options;
+  const { env, cwd } = options;
+  const layers = options.layers.map((name) => LAYER_TABLE[name]);
+  if (layers.length === 0) return { env, withheld: [], grants: [] };
   const vars = { cwd, home: env.HOME || undefined, tmp: env.TMPDIR || undefined };
-  const appLayers = layers.includes("L1") || layers.includes("L2");
-  const kernel = layers.includes("L3");
-  if (!appLayers && !kernel && !layers.includes("AB")) return { env, withheld: [], grants: [] };
 
   const policyLib = await import("@mcpguard/policy");
   const readers = await import("@mcpguard/readers");
   try {
-    if (layers.includes("AB")) {
-      if (!options.manifest)
-        throw new LayerSetupError("the AB layer needs an AgentBound manifest (--manifest FILE)");
-      const { AgentBound, loadManifest } = await import("@mcpguard/agentbound");
-      const manifest = await loadManifest(options.manifest);
-      const ab = new AgentBound(manifest, vars);
-      const filtered = ab.environment(env);
-      const needs = ab.needs();
-      return {
-        env: filtered.env,
-        withheld: filtered.withheld,
-        server: ab.server,
-        limits: manifest.limits,
-        kernelNeeds: kernel ? needs : undefined,
-        grants: [
-          ...needs.write.map((path) => ({ path, why: "the manifest's write scope" })),
-          ...(kernel ? await kernelGrants(needs, filtered.env) : []),
-        ],
-        // The baseline reads a command's first program with the shell grammar: load it off the call's path.
-        warm: manifest.permissions.includes("mcp.ac.system.exec")
-          ? () => setImmediate(() => readers.warmShellGrammar())
-          : undefined,
-        interceptor: {
-          toolCall(call: ToolCall): Verdict {
-            const d = ab.check(call.name, call.arguments);
-            return d.allow
-              ? allowed("AB")
-              : { decision: "deny", layer: "AB", rule: d.rule, reason: d.reason };
-          },
-        },
-      };
-    }
-
-    if (!options.policy) {
-      const which = layers.filter((l) => l !== "AB");
-      throw new LayerSetupError(
-        `${listLayers(which)} ${which.length > 1 ? "need" : "needs"} a policy (--policy FILE)`,
-      );
-    }
-    const policy = await policyLib.loadPolicy(options.policy);
-    const overrides = await policyLib.loadOverrides(options.overrides, policy.server);
-    const resolved = policyLib.resolvePolicy(policy, overrides, vars);
-    const kernelNeeds = kernel
-      ? policyLib.policyNeeds(resolved, { withL1: layers.includes("L1") })
-      : undefined;
-    const draft = policy.draft === true ? true : undefined;
+    const spec = await loadSpec(layers, options, vars, policyLib);
+    const stack = emptyStack(
+      { options, vars, policyLib, readers, spec, names: options.layers },
+      policyLib.callPathResolver,
+    );
     // L3 alone (C-ebpf) is a pure ablation: the environment and the results stay as they are.
-    if (!appLayers) {
-      const grants = kernelNeeds ? await kernelGrants(kernelNeeds, env) : [];
-      return { env, withheld: [], server: policy.server, kernelNeeds, grants, limits: policy.limits, draft };
-    }
-    const filtered = policyLib.filterEnvironment(env, resolved.keepEnv);
-    // Python in a command is read by CPython's own grammar: the python3 the server's PATH gives,
-    // never one the server could have written (pythonReader.ts).
-    const { writableByServer } = await import("./pythonReader.js");
-    readers.configurePythonReader({
-      path: filtered.env.PATH ?? env.PATH,
-      distrust: (file) => writableByServer(grants, file),
-    });
-    const validator = layers.includes("L2") ? await import("@mcpguard/validator") : undefined;
-    const useL1 = layers.includes("L1");
-    const label = layers.filter((l) => l === "L1" || l === "L2").join("+");
-    // Until the kernel layer says what it enforces, nothing is confined (C-app stays so).
-    let confined = policyLib.UNCONFINED;
-    const environment = serverEnvironment(policyLib, filtered.env, vars, resolved.keepEnv);
-
-    const interceptor: Interceptor = {
-      toolCall(call: ToolCall): Verdict {
-        const resolvePath = policyLib.callPathResolver();
-        if (useL1) {
-          const d = policyLib.decide(resolved, call.name, call.arguments, resolvePath, { confined });
-          if (!d.allow) {
-            // Every grant the call lacks, for policy learn (only a refused call pays for this).
-            const needs = d.need
-              ? policyLib.missingGrants(resolved, call.name, call.arguments, resolvePath, { confined })
-              : [];
-            return {
-              decision: "deny",
-              layer: "L1",
-              rule: d.rule,
-              reason: d.reason,
-              ...(needs.length ? { needs } : {}),
-            };
-          }
-        }
-        if (validator) {
-          const tool = resolved.tools.get(call.name);
-          const roots = tool ? [...new Set([...tool.read.roots, ...tool.write.roots])] : [];
-          const finding = validator.inspectArguments(call.arguments, tool?.args ?? {}, {
-            cwd,
-            pathBase: resolved.relativeTo,
-            pathBases: tool && argumentBases(tool.base, call.arguments, resolved.relativeTo),
-            home: vars.home,
-            roots: roots.length ? roots : [policyLib.canonicalPath(cwd, "/").canonical],
-            disabledRules: tool?.disabledRules,
-            resolvePath,
-            maxDepth,
-            sqlStatements: tool?.sqlStatements,
-            environment,
-          });
-          if (finding) return { decision: "deny", layer: "L2", rule: finding.rule, reason: finding.reason };
-        }
-        return allowed(label);
-      },
-    };
-    // The tool-call decision alone (before any guard of listings wraps it), for warming.
-    const warmCall = interceptor.toolCall.bind(interceptor);
-    if (validator) {
-      // Every message the server sends that can carry data to the agent goes through the sanitizer,
-      // with the rules the overrides leave on: the tool's for its result, the server's otherwise.
-      const ctx = { secretValues: filtered.secretValues, maxDepth };
-      const server = { ...ctx, disabledRules: resolved.disabledRules };
-      const forCall = (call: ToolCall | undefined) => {
-        const tool = call ? resolved.tools.get(call.name) : undefined;
-        return tool ? { ...ctx, disabledRules: tool.disabledRules } : server;
-      };
-      interceptor.response = (request, message) =>
-        sanitized(validator.sanitizeResponse(request.method, message, forCall(request.call)));
-      interceptor.serverMessage = (method, message) =>
-        sanitized(validator.sanitizeServerMessage(method, message, server));
-      // Listings, prompts and the server's requests: read as text for the agent, tools pinned.
-      await guardListings(interceptor, validator, {
-        server: options.serverName ?? policy.server,
-        pinFile: options.pins,
-        onChange: onChangeOf(policy, overrides),
-        resolved,
-        maxDepth,
-      });
-    }
-    const grants: Grant[] = useL1
-      ? [...resolved.tools].flatMap(([name, tool]) =>
-          tool.write.roots.map((path) => ({ path, why: `the write grant of tool ${name}` })),
-        )
-      : [];
-    if (kernelNeeds) grants.push(...(await kernelGrants(kernelNeeds, filtered.env)));
+    const narrows = layers.some((layer) => layer.narrowsEnvironment);
+    if (narrows) await narrowEnvironment(stack);
+    for (const layer of layers) await layer.apply(stack);
+    const source = spec.from === "manifest" ? spec.ab : spec.policy;
+    const draft = spec.from === "policy" && spec.policy.draft === true ? true : undefined;
+    const confine = stack.confine;
     return {
-      env: filtered.env,
-      withheld: filtered.withheld,
-      server: policy.server,
-      interceptor,
-      kernelNeeds,
-      grants,
-      limits: policy.limits,
+      env: stack.env,
+      withheld: stack.withheld,
+      server: source.server,
+      limits: spec.from === "manifest" ? spec.manifest.limits : spec.policy.limits,
+      kernelNeeds: stack.kernelNeeds,
+      grants: stack.grants,
       draft,
-      warm: warmLayers(
-        policyLib,
-        readers,
-        resolved,
-        warmCall,
-        validator
-          ? (tool, message) => {
-              // The response path as the relay takes it (the listing guard, then the sanitizer).
-              const call = { name: tool, arguments: {} };
-              return interceptor.response?.({ method: "tools/call", params: call, call }, message);
+      interceptor: stack.checks.length ? stack.interceptor : undefined,
+      warm: narrows ? warmOf(stack) : undefined,
+      confine:
+        narrows && spec.from === "policy"
+          ? (l3, readerLauncher) => {
+              for (const tell of confine) tell(l3);
+              if (readerLauncher) readers.configurePythonReader({ launcher: readerLauncher });
             }
           : undefined,
-        cwd,
-      ),
-      confine: (l3, readerLauncher) => {
-        const on = (capability: string) => (l3[capability] ?? "none") !== "none";
-        confined = { files: on("file"), exec: on("exec"), network: on("net") };
-        if (readerLauncher) readers.configurePythonReader({ launcher: readerLauncher });
-      },
     };
   } catch (error) {
     if (error instanceof policyLib.PolicyError) throw new LayerSetupError(error.message);

@@ -5,7 +5,7 @@ import { defineCommand, intOption, UsageError } from "../args.js";
 import { DEFAULT_AUDIT_KEEP, DEFAULT_AUDIT_MAX_BYTES } from "../audit.js";
 import { headsDir } from "../auditHeads.js";
 import { auditKeyPath, openAuditLog, withoutAuditKeyPath } from "../auditKey.js";
-import { ConfigError, type Layer, resolveConfig } from "../configs.js";
+import { ConfigError, type LayerName, resolveConfig } from "../configs.js";
 import { type Containment, ContainmentError, containmentName, plannedCgroupPath } from "../containment.js";
 import { checkGuardFiles, type GuardFile, wrappedConfigOf } from "../guardFiles.js";
 import { KernelEvents } from "../kernelEvents.js";
@@ -157,7 +157,11 @@ function isDirectory(path: string): boolean {
  * L3), the overrides (a file, or the folder and its `<server>.json`), the manifest (AB), the pin
  * file (L2), the audit log and its key.
  */
-function guardFilesOf(values: RunValues, layers: readonly Layer[], server: string | undefined): GuardFile[] {
+function guardFilesOf(
+  values: RunValues,
+  layers: readonly LayerName[],
+  server: string | undefined,
+): GuardFile[] {
   const files: GuardFile[] = [];
   if (layers.includes("AB")) {
     if (values.manifest) files.push({ path: values.manifest, what: "manifest" });
