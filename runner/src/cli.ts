@@ -101,6 +101,7 @@ const BENCH = defineCommand({
   mcpguard bench latency [options]                  the latency benchmark
   mcpguard bench merge [--out DIR] <shard-dir>...   combine the shards of one run
   mcpguard bench drafts [options]                   raw drafts, a learning pass, learnt policies: how far each gets
+  mcpguard bench check-layers <run-dir>             trials whose deciding layer disagrees with their audit log
 each has its own --help`,
 });
 
@@ -178,6 +179,7 @@ async function bench(argv: string[]): Promise<number> {
   if (argv[0] === "merge") return merge(argv.slice(1));
   if (argv[0] === "latency") return (await import("./latency.js")).main(argv.slice(1));
   if (argv[0] === "drafts") return (await import("./drafts.js")).drafts(argv.slice(1));
+  if (argv[0] === "check-layers") return (await import("./layers.js")).main(argv.slice(1));
   const parsed = BENCH.parse(argv);
   if (!parsed) return 0;
   const { values } = parsed;

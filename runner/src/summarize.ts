@@ -73,6 +73,22 @@ export interface ConfigSummary extends Counts {
   stoppedBy: Record<string, number>;
   /** Distinct hidden behaviours (server · tool groups of hidden attacks) in which no case fired. */
   hiddenGroupsBlocked: number;
+  /** The kernel's denials beside the credited layers (absent in summaries written before them). */
+  kernel?: KernelDenialCounts;
+}
+
+/**
+ * Core trials of a config with a kernel denial after the call (layers.ts): `decided`, the kernel
+ * denial was the deciding layer; `besideDecision`, a decision record decided and the kernel denied
+ * something the runtime did not survive as well; `survived`, every denial was survived (start-up
+ * target, runtime probe, or the call's outcome held). Records written before the denials were kept
+ * are not counted.
+ */
+export interface KernelDenialCounts {
+  trials: number;
+  decided: number;
+  besideDecision: number;
+  survived: number;
 }
 
 export interface CaseResult {
@@ -88,6 +104,45 @@ export interface CaseResult {
   stoppedBy?: string | null;
   /** The rule of that layer's decision (`l2.listing.secrets`), as the audit log names it. */
   stoppedRule?: string | null;
+  /**
+   * The kernel's denials after the call in the case's trials, `backend:syscall target`, those that
+   * could decide first, then the survived ones with why (`(survived: runtime probe)`); at most
+   * {@link MAX_CASE_DENIALS}. Absent when none, or in runs written before they were kept.
+   */
+  kernelDenials?: string[];
+}
+
+/** Kernel denials listed per case result. */
+export const MAX_CASE_DENIALS = 6;
+
+/** {@link KernelDenialCounts} of a config's trials. */
+export function kernelDenialCounts(trials: readonly TrialRecord[]): KernelDenialCounts {
+  const out: KernelDenialCounts = { trials: 0, decided: 0, besideDecision: 0, survived: 0 };
+  for (const r of trials) {
+    const call = (r.kernelDenials ?? []).filter((d) => d.when === "call");
+    if (call.length === 0) continue;
+    out.trials++;
+    const open = call.some((d) => d.survived === null);
+    if (!open) out.survived++;
+    else if (r.decision) out.besideDecision++;
+    else out.decided++;
+  }
+  return out;
+}
+
+/** The distinct kernel denials after the call across a case's trials (see {@link CaseResult.kernelDenials}). */
+export function caseKernelDenials(trials: readonly TrialRecord[]): string[] | undefined {
+  const open = new Set<string>();
+  const survived = new Set<string>();
+  for (const r of trials)
+    for (const d of r.kernelDenials ?? []) {
+      if (d.when !== "call") continue;
+      const text = `${d.backend}:${d.syscall} ${d.target}`;
+      if (d.survived === null) open.add(text);
+      else survived.add(`${text} (survived: ${d.survived})`);
+    }
+  const all = [...open, ...[...survived].filter((t) => !open.has(t.replace(/ \(survived: .*\)$/, "")))];
+  return all.length ? all.slice(0, MAX_CASE_DENIALS) : undefined;
 }
 
 /** One config's results on a suite beside the core (e.g. the benign corpus). */
@@ -284,6 +339,11 @@ export function suiteTimes(records: TrialRecord[]): Record<string, SuiteTime> {
   return time;
 }
 
+function withDenials(trials: readonly TrialRecord[]): Pick<CaseResult, "kernelDenials"> {
+  const denials = caseKernelDenials(trials);
+  return denials ? { kernelDenials: denials } : {};
+}
+
 export function summarize(runId: string, unordered: TrialRecord[]): Summary {
   const records = canonicalOrder(unordered);
   // An attack trial with an error is not judged: out of every count and rate (listed in `errors`).
@@ -347,6 +407,7 @@ export function summarize(runId: string, unordered: TrialRecord[]): Summary {
       byVisibility,
       stoppedBy,
       hiddenGroupsBlocked: [...groups.values()].filter((trials) => trials.every((r) => !r.fired)).length,
+      kernel: kernelDenialCounts(recs),
     };
   }
 
@@ -365,6 +426,7 @@ export function summarize(runId: string, unordered: TrialRecord[]): Summary {
           viable: viable ? viable.has(id) : null,
           stoppedBy: mostCommon(trials.filter((r) => !r.fired).map((r) => r.stoppedBy)),
           stoppedRule: mostCommon(trials.filter((r) => !r.fired).map((r) => r.stoppedRule ?? null)),
+          ...withDenials(trials),
         });
       } else {
         caseResults.push({
@@ -375,6 +437,7 @@ export function summarize(runId: string, unordered: TrialRecord[]): Summary {
           visibility: null,
           trials: trials.length,
           failed: trials.filter((r) => !r.passed).length,
+          ...withDenials(trials),
         });
       }
     }

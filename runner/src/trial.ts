@@ -5,21 +5,13 @@
  * digests, never raw response or sink bytes (DESIGN.md "Results contract").
  */
 import { createHash } from "node:crypto";
-import {
-  chmodSync,
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { classifyEnding, type Ending } from "./ending.js";
 import type { Interpreters } from "./interpreters.js";
 import { judge, type Outcome, responseText, takeSnapshot } from "./judge.js";
+import { type AuditDecision, auditFacts, auditTag, type KernelDenial, outcomeHeld } from "./layers.js";
 import { repoPath } from "./paths.js";
 import { surfaceText } from "./protocolJudge.js";
 import { bindPolicies } from "./real.js";
@@ -55,7 +47,11 @@ export interface TrialRecord {
   fired: boolean | null;
   passed: boolean | null;
   evidence: string[];
-  /** The layer whose deny decision the audit log shows for this call, if any. */
+  /**
+   * The layer the audit log names for this call (layers.ts): its first deny or modify decision
+   * record, else `L3:<backend>` of the first kernel denial the call caused that the runtime did not
+   * survive; null when none.
+   */
   stoppedBy: string | null;
   /**
    * The rule of that decision as the audit log names it (`l1.sql`, `l2.result.token`; for a kernel
@@ -88,6 +84,16 @@ export interface TrialRecord {
   ended?: Ending | null;
   /** The working directory of the proxy and the server: the workspace or `/`. */
   cwd?: TrialCwd;
+  /** The call's first deny or modify decision record (absent in records written before it was kept). */
+  decision?: AuditDecision | null;
+  /**
+   * The session's kernel denials as the audit log has them, the call's first, each with why it did
+   * not decide the call (`survived`: start-up, seen at start-up, runtime probe, outcome held) or
+   * null; absent in records written before they were kept.
+   */
+  kernelDenials?: KernelDenial[];
+  /** Distinct kernel denials beyond the ones kept in `kernelDenials`. */
+  kernelDenialsMore?: number;
   /** Set (and nothing else measured) when the case was not run under this config, with the reason. */
   notRun: string | null;
   /** The L3 backend of each capability under this config (configs with L3). */
@@ -152,69 +158,6 @@ export function applySetup(world: World, steps: SetupStep[]): void {
   }
 }
 
-interface AuditFacts {
-  /**
-   * The layer the audit log shows acting on the call: the first that denied it (a kernel deny
-   * counts from the moment the call was let through, not during the server's start-up), else the
-   * first that changed its result (the sanitizer), else none.
-   */
-  stoppedBy: string | null;
-  /** The rule of the decision that set `stoppedBy`. */
-  stoppedRule: string | null;
-  /** The first layer whose decision on the call was a deny (the kernel's events excluded). */
-  refusedBy: string | null;
-  /** The L3 backend of each capability, from the proxy's start event. */
-  l3: Record<string, string> | null;
-}
-
-function auditFacts(auditLog: string): AuditFacts {
-  const facts: AuditFacts = { stoppedBy: null, stoppedRule: null, refusedBy: null, l3: null };
-  if (!existsSync(auditLog)) return facts;
-  let modified: string | null = null;
-  let modifiedRule: string | null = null;
-  let called = false;
-  for (const line of readFileSync(auditLog, "utf8").split("\n")) {
-    if (!line) continue;
-    let event: {
-      type?: string;
-      event?: string;
-      decision?: string;
-      layer?: string;
-      rule?: string | null;
-      backend?: string;
-      syscall?: string;
-      l3?: Record<string, string>;
-    };
-    try {
-      event = JSON.parse(line);
-    } catch {
-      continue; // A torn line cannot be attributed.
-    }
-    if (event.type === "lifecycle" && event.event === "start" && event.l3) facts.l3 = event.l3;
-    if (event.type === "decision") {
-      called = true;
-      if (event.decision === "deny") {
-        if (facts.stoppedBy === null) facts.stoppedRule = event.rule ?? null;
-        facts.stoppedBy ??= event.layer ?? "unknown";
-        facts.refusedBy ??= event.layer ?? "unknown";
-      }
-      if (event.decision === "modify" && modified === null) {
-        modified = event.layer ?? "unknown";
-        modifiedRule = event.rule ?? null;
-      }
-    }
-    if (event.type === "kernel" && event.decision === "deny" && called && facts.stoppedBy === null) {
-      facts.stoppedBy = `L3:${event.backend ?? "kernel"}`;
-      facts.stoppedRule = `${event.backend ?? "kernel"}:${event.syscall ?? "?"}`;
-    }
-  }
-  if (facts.stoppedBy === null && modified !== null) {
-    facts.stoppedBy = modified;
-    facts.stoppedRule = modifiedRule;
-  }
-  return facts;
-}
-
 /** What a trial record says of its case, the same whether the trial ran or not. */
 export function caseFields(
   scenario: Scenario,
@@ -251,14 +194,17 @@ export function markError(record: TrialRecord, reason: string): void {
 export async function runTrial(spec: TrialSpec, ctx: TrialContext): Promise<TrialRecord> {
   const started = performance.now();
   const id = variantId(spec.scenario, spec.cwd ?? "workspace");
-  const tag = `${spec.config}.${id}.${spec.trial}`.replace(/[^A-Za-z0-9._-]/g, "_");
+  const tag = auditTag(spec.config, id, spec.trial);
   const auditLog = join(ctx.auditDir, `${tag}.ndjson`);
   try {
-    const record = await execute(spec, ctx, tag, auditLog);
+    const { record, trialRoot } = await execute(spec, ctx, tag, auditLog);
     // The session is closed by now, so the audit log is complete.
-    const facts = auditFacts(auditLog);
+    const facts = auditFacts(auditLog, { trialRoot, outcomeHeld: outcomeHeld(record) });
     record.stoppedBy = facts.stoppedBy;
     record.stoppedRule = facts.stoppedRule;
+    record.decision = facts.decision;
+    record.kernelDenials = facts.kernelDenials;
+    if (facts.kernelDenialsMore) record.kernelDenialsMore = facts.kernelDenialsMore;
     if (record.ended && facts.refusedBy) record.ended = "refused";
     record.l3 = facts.l3;
     record.durationMs = performance.now() - started;
@@ -311,7 +257,7 @@ async function execute(
   ctx: TrialContext,
   tag: string,
   auditLog: string,
-): Promise<TrialRecord> {
+): Promise<{ record: TrialRecord; trialRoot: string }> {
   const { scenario } = spec;
   const server = ctx.servers.get(scenario.server);
   if (!server) throw new Error(`${scenario.id}: unknown server "${scenario.server}"`);
@@ -419,7 +365,7 @@ async function execute(
       l3: null,
     };
     if (error) markError(record, error);
-    return record;
+    return { record, trialRoot: world.trial };
   } finally {
     await session?.close();
     await world.destroy();
