@@ -1,8 +1,9 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
+import type { KernelNeeds } from "@mcpguard/kernel";
 import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_MESSAGE_BYTES, MAX_DEPTH_LIMIT } from "@mcpguard/protocol";
 import { defineCommand, intOption, UsageError } from "../args.js";
-import { DEFAULT_AUDIT_KEEP, DEFAULT_AUDIT_MAX_BYTES } from "../audit.js";
+import { type AuditLog, DEFAULT_AUDIT_KEEP, DEFAULT_AUDIT_MAX_BYTES } from "../audit.js";
 import { headsDir } from "../auditHeads.js";
 import { auditKeyPath, openAuditLog, withoutAuditKeyPath } from "../auditKey.js";
 import { ConfigError, type LayerName, resolveConfig } from "../configs.js";
@@ -195,9 +196,19 @@ function sudoCaller(env: NodeJS.ProcessEnv): number | undefined {
 /** The largest --max-message-bytes: 256 MiB. */
 const MAX_MESSAGE_BYTES_LIMIT = 256 * 1024 * 1024;
 
-export async function main(argv: string[]): Promise<number> {
-  const parsed = RUN.parse(argv);
-  if (!parsed) return 0;
+/** What `run` was asked to do, its options checked: the command, the config and the relay's limits. */
+interface RunPlan {
+  values: RunValues;
+  command: string[];
+  config: ReturnType<typeof resolveConfig>;
+  maxMessageBytes: number;
+  maxDepth: number;
+  closeGraceMs: number;
+  termGraceMs: number;
+}
+
+/** The options as a plan, or a usage error in one line before anything starts. */
+function planOf(parsed: NonNullable<ReturnType<typeof RUN.parse>>): RunPlan {
   const { values, command } = parsed;
   if (command.length === 0)
     throw new UsageError("no server command given (mcpguard run [options] -- <command> [args...])");
@@ -221,152 +232,324 @@ export async function main(argv: string[]): Promise<number> {
   const maxDepth = intOption(values["max-depth"], "max-depth", DEFAULT_MAX_DEPTH);
   if (maxDepth < 1 || maxDepth > MAX_DEPTH_LIMIT)
     throw new UsageError(`--max-depth must be between 1 and ${MAX_DEPTH_LIMIT}, got ${maxDepth}`);
+  const closeGraceMs = intOption(values["close-grace-ms"], "close-grace-ms", 2000);
+  const termGraceMs = intOption(values["term-grace-ms"], "term-grace-ms", 2000);
+  return { values, command, config, maxMessageBytes, maxDepth, closeGraceMs, termGraceMs };
+}
 
-  // Under L3 the BPF loader starts first, for the cgroup the server will have: its programs load
-  // and verify (most of an L3 start) while the policy loads and the cgroup is made. It opens the
-  // cgroup, and attaches anything, only once it has read the policy compiled for it.
-  const cgroupName = containmentName();
-  let prepared: PreparedKernelLayer | undefined;
-  if (config.layers.includes("L3")) {
-    try {
-      prepared = await prepareKernelLayer({
-        allowPartial: values["l3-allow-partial"] === true,
-        cgroup: plannedCgroupPath(cgroupName),
-      });
-    } catch (error) {
-      if (error instanceof LayerSetupError) throw new UsageError(`config ${config.name}: ${error.message}`);
-      throw error;
-    }
-  }
-  try {
-    return await serve({ values, command, config, maxMessageBytes, maxDepth, cgroupName, prepared });
-  } finally {
-    // On every way out, the loader is ended if startKernelLayer() never took it over (a bad policy,
-    // a refused start); after a run it has exited already.
-    prepared?.abort();
+export async function main(argv: string[]): Promise<number> {
+  const parsed = RUN.parse(argv);
+  if (!parsed) return 0;
+  return new Session(planOf(parsed)).run();
+}
+
+/** What releases a held start: the ruleset the launcher reads on fd 3, and what the start record says. */
+type Release = { fd3?: string; startInfo?: Record<string, unknown> };
+
+/**
+ * The server's start, held until the reaper and the kernel layer are ready, while the process that
+ * becomes the server joins its cgroup (slow): at once without L3, under L3 once the BPF loader is
+ * on its way. That process runs nothing of the server and the relay reads nothing from the client
+ * before the release (relay.ts, `hold`); refused, it never becomes the server.
+ */
+class HeldStart {
+  readonly promise: Promise<Release>;
+  readonly release: (start: Release) => void;
+  readonly refuse: (error: unknown) => void;
+
+  constructor() {
+    const settle: { release?: (start: Release) => void; refuse?: (error: unknown) => void } = {};
+    this.promise = new Promise<Release>((resolve, reject) => {
+      settle.release = resolve;
+      settle.refuse = reject;
+    });
+    this.promise.catch(() => {});
+    // The executor above ran synchronously: both are set.
+    this.release = settle.release as (start: Release) => void;
+    this.refuse = settle.refuse as (error: unknown) => void;
   }
 }
 
-async function serve(options: {
-  values: RunValues;
-  command: string[];
-  config: ReturnType<typeof resolveConfig>;
-  maxMessageBytes: number;
-  maxDepth: number;
-  cgroupName: string;
-  prepared: PreparedKernelLayer | undefined;
-}): Promise<number> {
-  const { values, command, config, maxMessageBytes, maxDepth, cgroupName, prepared } = options;
-  const dnsUpstream = await dnsUpstreams(values["dns-upstream"]);
-  let layers: Layers;
-  try {
-    layers = await buildLayers({
-      layers: config.layers,
-      policy: values.policy,
-      overrides: values.overrides,
-      manifest: values.manifest,
-      env: withoutAuditKeyPath(process.env),
-      cwd: process.cwd(),
-      maxDepth,
-      pins: values.pins,
-      serverName: values["server-name"],
+/** A layer that cannot be set up, as the one line `run` ends with. */
+function layerUsage(config: string, error: unknown): unknown {
+  return error instanceof LayerSetupError ? new UsageError(`config ${config}: ${error.message}`) : error;
+}
+
+/**
+ * One run of a server under a config, phase by phase (docs/ARCHITECTURE.md, "run and wrap, phase
+ * by phase"):
+ * - resolve: the BPF loader starts (L3), the layers are built, the guard's files checked, the
+ *   audit log opened; nothing of the server exists yet.
+ * - confine: the server's cgroup and its reaper, and the kernel layer, start together; the process
+ *   that becomes the server is held.
+ * - start: L1 and L2 learn what the kernel enforces; the held server is released (or, under L3
+ *   without Landlock, started now).
+ * - relay: messages flow until the server or the client ends.
+ * - drain: the loader reports what is left, so its events reach the log before it closes.
+ * - teardown: on every way out, one path: a held start refused, the kernel layer stopped, the
+ *   cgroup released (killed first on a failed start), the audit log closed, the loader ended.
+ * What a callback (the reaper, the kernel layer) learns is kept on the session, not in variables
+ * of a closure.
+ */
+class Session {
+  private readonly plan: RunPlan;
+  private readonly configName: string;
+  private readonly cgroupName = containmentName();
+  /** The BPF loader started ahead of the rest (configs with L3). */
+  private prepared: PreparedKernelLayer | undefined;
+  private dnsUpstream: import("@mcpguard/kernel").Upstream[] | undefined;
+  private layers: Layers | undefined;
+  private audit: AuditLog | undefined;
+  /** Kernel events go to the log counted (kernelEvents.ts). */
+  private kernelEvents: KernelEvents | undefined;
+  private crash: CrashContext | undefined;
+  /** What the kernel refused before the server answered initialize: why it may not have started. */
+  private readonly startup = new StartupDenials();
+  private readonly held = new HeldStart();
+  private containment: Containment | undefined;
+  private kernel: KernelLayer | undefined;
+  private relay: Relay | undefined;
+  private running: Promise<number> | undefined;
+  private drained: Promise<void> | undefined;
+
+  constructor(plan: RunPlan) {
+    this.plan = plan;
+    this.configName = plan.config.name;
+  }
+
+  /** Every phase in order, and teardown on every way out. */
+  async run(): Promise<number> {
+    let status: number | undefined;
+    let failure: { error: unknown } | undefined;
+    try {
+      await this.resolve();
+      await this.confine();
+      this.start();
+      status = await this.relayMessages();
+      await this.drain();
+    } catch (error) {
+      failure = { error };
+    }
+    await this.teardown(failure);
+    if (failure) throw failure.error;
+    return status as number;
+  }
+
+  /** The server's name in the log and in kernel events, as the relay has it. */
+  private serverName(): string {
+    return this.relay?.serverName ?? "server";
+  }
+
+  /** What the run reads and checks before anything of the server exists. */
+  private async resolve(): Promise<void> {
+    const { values, command, config, maxDepth } = this.plan;
+    // Under L3 the BPF loader starts first, for the cgroup the server will have: its programs load
+    // and verify (most of an L3 start) while the policy loads and the cgroup is made. It opens the
+    // cgroup, and attaches anything, only once it has read the policy compiled for it.
+    if (config.layers.includes("L3")) {
+      try {
+        this.prepared = await prepareKernelLayer({
+          allowPartial: values["l3-allow-partial"] === true,
+          cgroup: plannedCgroupPath(this.cgroupName),
+        });
+      } catch (error) {
+        throw layerUsage(config.name, error);
+      }
+    }
+    this.dnsUpstream = await dnsUpstreams(values["dns-upstream"]);
+    let layers: Layers;
+    try {
+      layers = await buildLayers({
+        layers: config.layers,
+        policy: values.policy,
+        overrides: values.overrides,
+        manifest: values.manifest,
+        env: withoutAuditKeyPath(process.env),
+        cwd: process.cwd(),
+        maxDepth,
+        pins: values.pins,
+        serverName: values["server-name"],
+      });
+    } catch (error) {
+      throw layerUsage(config.name, error);
+    }
+    this.layers = layers;
+
+    // The guard's own files, out of the server's reach before anything of it runs (guardFiles.ts).
+    checkGuardFiles(guardFilesOf(values, config.layers, layers.server), {
+      grants: layers.grants,
+      uid: process.getuid?.(),
+      sudoUid: sudoCaller(process.env),
+      advice: (file) => {
+        if (file.secret) return "keep the key elsewhere (--audit-key FILE)";
+        // A config wrapped by an older mcpguard wrap, whose files lie in the project.
+        const wrapped = values.policy ? wrappedConfigOf(values.policy) : undefined;
+        return wrapped
+          ? `run mcpguard wrap --relocate ${wrapped} to move wrap's files out of the project`
+          : undefined;
+      },
     });
-  } catch (error) {
-    if (error instanceof LayerSetupError) throw new UsageError(`config ${config.name}: ${error.message}`);
-    throw error;
+
+    // Under L3 the kernel layer resolves the program, and refuses a missing one in its own words.
+    if (!layers.kernelNeeds) {
+      const problem = programProblem(command[0] as string, layers.env.PATH, process.cwd());
+      if (problem) throw new UsageError(problem);
+    }
+
+    if (layers.draft) {
+      // One line: a draft runs, but never without a word.
+      process.stderr.write(
+        `mcpguard: warning: ${values.policy} is a draft policy ("draft": true) that nobody has reviewed: ` +
+          "check its grants (its description says what to look at), then remove the mark\n",
+      );
+    }
+    if (values["audit-key"] && !values["audit-log"]) throw new UsageError("--audit-key needs --audit-log");
+    this.openAudit(layers);
   }
 
-  // The guard's own files, out of the server's reach before anything of it runs (guardFiles.ts).
-  checkGuardFiles(guardFilesOf(values, config.layers, layers.server), {
-    grants: layers.grants,
-    uid: process.getuid?.(),
-    sudoUid: sudoCaller(process.env),
-    advice: (file) => {
-      if (file.secret) return "keep the key elsewhere (--audit-key FILE)";
-      // A config wrapped by an older mcpguard wrap, whose files lie in the project.
-      const wrapped = values.policy ? wrappedConfigOf(values.policy) : undefined;
-      return wrapped
-        ? `run mcpguard wrap --relocate ${wrapped} to move wrap's files out of the project`
-        : undefined;
-    },
-  });
-
-  // Under L3 the kernel layer resolves the program, and refuses a missing one in its own words.
-  if (!layers.kernelNeeds) {
-    const problem = programProblem(command[0] as string, layers.env.PATH, process.cwd());
-    if (problem) throw new UsageError(problem);
-  }
-
-  if (layers.draft) {
-    // One line: a draft runs, but never without a word.
-    process.stderr.write(
-      `mcpguard: warning: ${values.policy} is a draft policy ("draft": true) that nobody has reviewed: ` +
-        "check its grants (its description says what to look at), then remove the mark\n",
-    );
-  }
-  if (values["audit-key"] && !values["audit-log"]) throw new UsageError("--audit-key needs --audit-log");
-  const audit = values["audit-log"]
-    ? openAuditLog({
-        file: values["audit-log"],
-        keyFile: values["audit-key"],
-        env: process.env,
-        serverCwd: process.cwd(),
-        serverEnv: layers.env,
-        maxBytes: intOption(values["audit-max-bytes"], "audit-max-bytes", DEFAULT_AUDIT_MAX_BYTES),
-        keep: intOption(values["audit-keep"], "audit-keep", DEFAULT_AUDIT_KEEP),
-      })
-    : undefined;
-  // Kernel events name the server as the relay does.
-  let relay: Relay | undefined;
-  let kernel: KernelLayer | undefined;
-  // Kernel events go to the log counted (kernelEvents.ts): a server that repeats a refused call in a
-  // loop costs a few records a second. Counted events are written before each decision, so a
-  // call's first refusal follows it, and before the log closes, on every way out.
-  const kernelEvents =
-    audit && layers.kernelNeeds
-      ? new KernelEvents({
-          write: (event) => audit.write(event),
-          server: () => relay?.serverName ?? "server",
-          config: config.name,
+  /** The audit log, the kernel events counted into it, and the crash handlers that write its end. */
+  private openAudit(layers: Layers): void {
+    const { values } = this.plan;
+    const audit = values["audit-log"]
+      ? openAuditLog({
+          file: values["audit-log"],
+          keyFile: values["audit-key"],
+          env: process.env,
+          serverCwd: process.cwd(),
+          serverEnv: layers.env,
+          maxBytes: intOption(values["audit-max-bytes"], "audit-max-bytes", DEFAULT_AUDIT_MAX_BYTES),
+          keep: intOption(values["audit-keep"], "audit-keep", DEFAULT_AUDIT_KEEP),
         })
       : undefined;
-  if (audit && kernelEvents) audit.beforeDecision = () => kernelEvents.flush();
-  const closeAudit = () => {
-    kernelEvents?.close();
-    audit?.close();
-  };
-  const crash: CrashContext = {
-    config: config.name,
-    audit,
-    kernelEvents,
-    server: () => relay?.serverName ?? "server",
-  };
-  installCrashHandlers(crash);
-  // What the kernel refused before the server answered initialize: why it may not have started.
-  const startup = new StartupDenials();
-  // The server's start is held until the reaper and the kernel layer are ready, while the process
-  // that becomes the server joins its cgroup (slow): at once without L3, under L3 once the BPF
-  // loader is on its way. That process runs nothing of the server and the relay reads nothing from
-  // the client before the release (relay.ts, `hold`).
-  let release!: (start: { fd3?: string; startInfo?: Record<string, unknown> }) => void;
-  let refuse!: (error: unknown) => void;
-  const hold = new Promise<{ fd3?: string; startInfo?: Record<string, unknown> }>((resolve, reject) => {
-    release = resolve;
-    refuse = reject;
-  });
-  hold.catch(() => {});
-  let running: Promise<number> | undefined;
-  const startRelay = (launch: KernelLayer["launch"] | undefined, held: boolean, startInfo = {}) => {
+    this.audit = audit;
+    // Kernel events go to the log counted (kernelEvents.ts): a server that repeats a refused call in a
+    // loop costs a few records a second. Counted events are written before each decision, so a
+    // call's first refusal follows it, and before the log closes, on every way out. They name the
+    // server as the relay does.
+    const kernelEvents =
+      audit && layers.kernelNeeds
+        ? new KernelEvents({
+            write: (event) => audit.write(event),
+            server: () => this.serverName(),
+            config: this.configName,
+          })
+        : undefined;
+    this.kernelEvents = kernelEvents;
+    if (audit && kernelEvents) audit.beforeDecision = () => kernelEvents.flush();
+    this.crash = {
+      config: this.configName,
+      audit,
+      kernelEvents,
+      server: () => this.serverName(),
+    };
+    installCrashHandlers(this.crash);
+  }
+
+  /**
+   * The server's cgroup and its reaper, and the kernel layer, started together; the process that
+   * becomes the server is spawned held (without L3 as soon as the reaper is spawned, under L3 by
+   * the kernel layer's launcher). Resolves once both are ready, or throws what failed.
+   */
+  private async confine(): Promise<void> {
+    const { values, config } = this.plan;
+    const layers = this.layers as Layers;
+    // Ready when the reaper is: the server is not spawned before.
+    let armed: Promise<void>;
+    try {
+      const limits = resolveLimits(
+        {
+          pidsMax: values["pids-max"],
+          memoryMax: values["memory-max"],
+          fileSizeMax: values["file-size-max"],
+        },
+        layers.limits,
+      );
+      ({ armed } = await startServerContainment({
+        limits,
+        name: this.cgroupName,
+        kernel: layers.kernelNeeds !== undefined,
+        // Lost before the server starts: nothing to stop, but it must not start.
+        onReaperLost: (reason) =>
+          this.relay ? this.relay.abort(reason) : abandonStart(this.containment as Containment, reason),
+        // Without L3 the process that becomes the server joins its cgroup while the reaper starts.
+        onReaperSpawned: (created) => {
+          this.contain(created);
+          if (!layers.kernelNeeds) this.startRelay(undefined, true);
+        },
+      }));
+    } catch (error) {
+      if (error instanceof LimitsError || error instanceof ContainmentError)
+        throw new UsageError(error.message);
+      throw layerUsage(config.name, error);
+    }
+    // The kernel layer starts while the reaper does.
+    const kernelStart = layers.kernelNeeds ? this.startKernel(layers.kernelNeeds) : undefined;
+    const [reaperStart, kernelStarted] = await Promise.allSettled([armed, kernelStart]);
+    if (kernelStarted.status === "fulfilled") this.kernel = kernelStarted.value;
+    if (reaperStart.status === "rejected") throw layerUsage(config.name, reaperStart.reason);
+    if (kernelStarted.status === "rejected") throw layerUsage(config.name, kernelStarted.reason);
+  }
+
+  /** The server's containment, as the crash handlers and the reaper's loss see it. */
+  private contain(created: Containment): void {
+    this.containment = created;
+    (this.crash as CrashContext).containment = created;
+  }
+
+  /** The kernel layer for the server's cgroup, its events counted into the log. */
+  private startKernel(needs: KernelNeeds): Promise<KernelLayer> {
+    const { command, config } = this.plan;
+    const layers = this.layers as Layers;
+    const containment = this.containment as Containment;
+    // A config with L3 prepared it above: never a start without it.
+    if (!this.prepared) throw new Error(`config ${config.name} has kernel needs but no kernel layer`);
+    return startKernelLayer({
+      config: config.name,
+      prepared: this.prepared,
+      needs,
+      argv: command,
+      env: layers.env,
+      launcherEnv: withoutAuditKeyPath(process.env),
+      cwd: process.cwd(),
+      containment,
+      onEvent: (event) => {
+        if (!this.relay?.answeredInitialize) this.startup.note(event);
+        this.kernelEvents?.add(event);
+      },
+      onLoaderLost: (how) => {
+        const reason = `the BPF loader ${how}, so its programs no longer hold`;
+        this.audit?.write({
+          type: "kernel",
+          event: "loader-lost",
+          decision: "deny",
+          server: this.serverName(),
+          config: config.name,
+          reason,
+        });
+        // Not one more instruction of the server until it is killed.
+        containment.freeze();
+        this.relay?.abort(reason);
+      },
+      onLauncher: (launch) => this.startRelay(launch, true),
+      dnsUpstream: this.dnsUpstream,
+    });
+  }
+
+  /** The relay over the server (held: its process waits for the release), and the signals it forwards. */
+  private startRelay(launch: KernelLayer["launch"] | undefined, held: boolean, startInfo = {}): void {
+    const { values, command, config, maxMessageBytes, maxDepth } = this.plan;
+    const layers = this.layers as Layers;
+    const containment = this.containment as Containment;
     const started = new Relay({
       argv: command,
       config: config.name,
-      audit,
+      audit: this.audit,
       env: layers.env,
       withheld: layers.withheld,
       interceptor: layers.interceptor,
       containment,
       launch,
-      ...(held ? { hold } : {}),
+      ...(held ? { hold: this.held.promise } : {}),
       startInfo: {
         ...startInfo,
         ...(containment.limits ? { limits: containment.limits } : {}),
@@ -374,115 +557,62 @@ async function serve(options: {
         world: worldOf(process.cwd(), layers.env),
       },
       serverName: values["server-name"] ?? layers.server,
-      startFailure: layers.kernelNeeds ? (status) => startup.summary(status) : undefined,
+      startFailure: layers.kernelNeeds ? (status) => this.startup.summary(status) : undefined,
       maxMessageBytes,
       maxDepth,
-      closeGraceMs: intOption(values["close-grace-ms"], "close-grace-ms", 2000),
-      termGraceMs: intOption(values["term-grace-ms"], "term-grace-ms", 2000),
+      closeGraceMs: this.plan.closeGraceMs,
+      termGraceMs: this.plan.termGraceMs,
     });
-    relay = started;
+    this.relay = started;
     for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
       process.on(signal, () => started.forwardSignal(signal));
     }
-    running = started.run();
-  };
-  let containment: Containment;
-  // Ready when the reaper is: the server is not spawned before.
-  let armed: Promise<void>;
-  try {
-    const limits = resolveLimits(
-      { pidsMax: values["pids-max"], memoryMax: values["memory-max"], fileSizeMax: values["file-size-max"] },
-      layers.limits,
-    );
-    ({ containment, armed } = await startServerContainment({
-      limits,
-      name: cgroupName,
-      kernel: layers.kernelNeeds !== undefined,
-      // Lost before the server starts: nothing to stop, but it must not start.
-      onReaperLost: (reason) => (relay ? relay.abort(reason) : abandonStart(containment, reason)),
-      // Without L3 the process that becomes the server joins its cgroup while the reaper starts.
-      onReaperSpawned: layers.kernelNeeds
-        ? undefined
-        : (created) => {
-            containment = created;
-            crash.containment = created;
-            startRelay(undefined, true);
-          },
-    }));
-  } catch (error) {
-    closeAudit();
-    if (error instanceof LimitsError || error instanceof ContainmentError)
-      throw new UsageError(error.message);
-    if (error instanceof LayerSetupError) throw new UsageError(`config ${config.name}: ${error.message}`);
-    throw error;
+    this.running = started.run();
   }
-  crash.containment = containment;
-  // The kernel layer starts while the reaper does.
-  let kernelStart: Promise<KernelLayer> | undefined;
-  if (layers.kernelNeeds) {
-    // A config with L3 prepared it above: never a start without it.
-    if (!prepared) throw new Error(`config ${config.name} has kernel needs but no kernel layer`);
-    kernelStart = startKernelLayer({
-      config: config.name,
-      prepared,
-      needs: layers.kernelNeeds,
-      argv: command,
-      env: layers.env,
-      launcherEnv: withoutAuditKeyPath(process.env),
-      cwd: process.cwd(),
-      containment,
-      onEvent: (event) => {
-        if (!relay?.answeredInitialize) startup.note(event);
-        kernelEvents?.add(event);
-      },
-      onLoaderLost: (how) => {
-        const reason = `the BPF loader ${how}, so its programs no longer hold`;
-        audit?.write({
-          type: "kernel",
-          event: "loader-lost",
-          decision: "deny",
-          server: relay?.serverName ?? "server",
-          config: config.name,
-          reason,
-        });
-        // Not one more instruction of the server until it is killed.
-        containment.freeze();
-        relay?.abort(reason);
-      },
-      onLauncher: (launch) => startRelay(launch, true),
-      dnsUpstream,
-    });
+
+  /** The layers told what the kernel enforces, and the held server released (or started now). */
+  private start(): void {
+    const layers = this.layers as Layers;
+    const kernel = this.kernel;
+    // L1 and L2 leave to the kernel what it really enforces in this run, and only that.
+    if (kernel) layers.confine?.(kernel.startInfo.l3 as Record<string, string>, kernel.readerLauncher);
+    // Under L3 without Landlock the launcher cannot hold: it starts now that everything is ready.
+    if (!this.running) this.startRelay(kernel?.launch, false, kernel?.startInfo);
+    else this.held.release({ fd3: kernel?.ruleset, startInfo: kernel?.startInfo });
   }
-  const [reaperStart, kernelStarted] = await Promise.allSettled([armed, kernelStart]);
-  if (kernelStarted.status === "fulfilled") kernel = kernelStarted.value;
-  if (reaperStart.status === "rejected" || kernelStarted.status === "rejected") {
-    const error =
-      reaperStart.status === "rejected"
-        ? reaperStart.reason
-        : (kernelStarted as PromiseRejectedResult).reason;
-    // The held process never became the server: killed, and gone before its cgroup is.
-    refuse(error);
-    await running;
-    await kernel?.stop();
-    containment.dispose();
-    await containment.release();
-    closeAudit();
-    if (error instanceof LayerSetupError) throw new UsageError(`config ${config.name}: ${error.message}`);
-    throw error;
+
+  /** Messages flow until the server or the client ends: the server's exit status. */
+  private relayMessages(): Promise<number> {
+    // While the server starts: a parser loads, off the relay's path.
+    this.layers?.warm?.();
+    return this.running as Promise<number>;
   }
-  // L1 and L2 leave to the kernel what it really enforces in this run, and only that.
-  if (kernel) layers.confine?.(kernel.startInfo.l3 as Record<string, string>, kernel.readerLauncher);
-  // Under L3 without Landlock the launcher cannot hold: it starts now that everything is ready.
-  if (!running) startRelay(kernel?.launch, false, kernel?.startInfo);
-  else release({ fd3: kernel?.ruleset, startInfo: kernel?.startInfo });
-  // While the server starts: a parser loads, off the relay's path.
-  layers.warm?.();
-  const status = await (running as Promise<number>);
-  // The loader reports what is left, then detaches: its events belong in the log before it closes.
-  await kernel?.stop();
-  await containment.release();
-  closeAudit();
-  return status;
+
+  /** The loader reports what is left, then detaches: its events belong in the log before it closes. */
+  private drain(): Promise<void> {
+    this.drained ??= this.kernel?.stop() ?? Promise.resolve();
+    return this.drained;
+  }
+
+  /**
+   * The one way out, whatever phase was reached: a start that failed is refused (the held process
+   * never becomes the server: killed, and gone before its cgroup is), then the kernel layer is
+   * stopped, the cgroup released (killed first when the start failed), the audit log closed, and
+   * the loader ended if the kernel layer never took it over (a bad policy, a refused start).
+   */
+  private async teardown(failure: { error: unknown } | undefined): Promise<void> {
+    if (failure) {
+      this.held.refuse(failure.error);
+      // Its own failure, if any, is not the one this run ends with.
+      await this.running?.catch(() => 1);
+    }
+    await this.drain();
+    if (failure) this.containment?.dispose();
+    await this.containment?.release();
+    this.kernelEvents?.close();
+    this.audit?.close();
+    this.prepared?.abort();
+  }
 }
 
 /** `--dns-upstream` as resolver addresses, or a usage error. */
