@@ -15,12 +15,13 @@
  * reports, and results.md with the table. Nothing is tuned by hand between the steps.
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { defineCommand, intOption, UsageError } from "@mcpguard/proxy/args";
 import { type BenchPlan, DEFAULT_JOBS, runBench } from "./bench.js";
 import { resolveInterpreters } from "./interpreters.js";
 import { repoPath } from "./paths.js";
+import { readRecords } from "./records.js";
 import { launchArgv, loadRegistry, type ServerEntry } from "./registry.js";
 import type { Scenario } from "./scenario.js";
 import { selectScenarios } from "./select.js";
@@ -56,6 +57,10 @@ export const DRAFTS = defineCommand({
     },
     jobs: { type: "string", value: "n", help: `trials in parallel (default ${DEFAULT_JOBS})` },
     quiet: { type: "boolean", help: "no progress lines" },
+    resume: {
+      type: "boolean",
+      help: "go on with a study --out holds: a step whose output is there whole (every draft, every learnt policy, a run with a record for each case and config) is read, not run again",
+    },
   },
 });
 
@@ -79,6 +84,18 @@ function count(records: readonly TrialRecord[], config: string): Counts {
     viable: mine.filter((r) => r.kind === "attack" && viable.has(r.id)).length,
     fired: mine.filter((r) => r.kind === "attack" && viable.has(r.id) && r.fired === true).map((r) => r.id),
   };
+}
+
+/**
+ * A run of an earlier session that holds a record for every case of the evaluation under every
+ * config (a run of more cases, the learning ones too, is read for these only), or undefined.
+ */
+function finishedRun(dir: string, configs: string[], evaluation: Scenario[]): TrialRecord[] | undefined {
+  if (!existsSync(join(dir, "trials.ndjson"))) return undefined;
+  const ids = new Set(evaluation.map((s) => s.id));
+  const records = readRecords(dir).filter((r) => ids.has(r.id) && configs.includes(r.config));
+  const seen = new Set(records.map((r) => `${r.config}\0${r.id}`));
+  return seen.size === ids.size * configs.length ? records : undefined;
 }
 
 function mcpguard(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }) {
@@ -143,6 +160,47 @@ function plan(
   };
 }
 
+/** Steps 2 and 3: the learning pass under C-full with the drafts, and learn over its audit logs. */
+async function learnPolicies(o: {
+  servers: ServerEntry[];
+  learning: Scenario[];
+  dirs: { drafts: string; audit: string; learned: string };
+  out: string;
+  say: (line: string) => void;
+  plan: (dir: string, scenarios: Scenario[], extra: Partial<BenchPlan>) => BenchPlan;
+}): Promise<void> {
+  const { servers, learning, dirs, out, say } = o;
+
+  say(`learning pass: ${learning.length} calls under C-full with the drafts`);
+  await runBench(o.plan(join(out, "learning"), learning, { policiesDir: dirs.drafts, auditDir: dirs.audit }));
+  const logs = readdirSync(dirs.audit);
+  for (const server of servers) {
+    const mine = logs.filter((f) => learning.some((s) => s.server === server.id && f.includes(`.${s.id}.`)));
+    const args = [
+      "policy",
+      "learn",
+      ...mine.flatMap((f) => ["--audit", join(dirs.audit, f)]),
+      "--policy",
+      join(dirs.drafts, `${server.id}.json`),
+      "--server",
+      server.id,
+      "--out",
+      join(dirs.learned, `${server.id}.json`),
+    ];
+    const r = mine.length ? mcpguard(args, { cwd: out, env: process.env }) : undefined;
+    if (r?.status !== 0) {
+      // Nothing to learn from (no call of the server): the learnt set holds its draft.
+      const why = r
+        ? (r.stderr ?? "").trim().split("\n").at(-1)
+        : "no call of the server in the learning pass";
+      say(`learn ${server.id}: ${why}; its draft is kept`);
+      copyFileSync(join(dirs.drafts, `${server.id}.json`), join(dirs.learned, `${server.id}.json`));
+      continue;
+    }
+    writeFileSync(join(dirs.learned, `${server.id}.diff.txt`), r.stdout);
+  }
+}
+
 export async function drafts(argv: string[]): Promise<number> {
   const parsed = DRAFTS.parse(argv);
   if (!parsed) return 0;
@@ -177,48 +235,35 @@ export async function drafts(argv: string[]): Promise<number> {
   for (const dir of Object.values(dirs)) mkdirSync(dir, { recursive: true });
   const say = (line: string) => process.stderr.write(`[drafts] ${line}\n`);
 
-  say(`deriving ${servers.length} drafts in worlds of their own`);
-  await deriveDrafts(servers, dirs.drafts);
-
-  say(`learning pass: ${learning.length} calls under C-full with the drafts`);
-  await runBench(
-    plan(`${runId}-learning`, join(out, "learning"), ["C-full"], learning, jobs, values.quiet === true, {
-      policiesDir: dirs.drafts,
-      auditDir: dirs.audit,
-    }),
-  );
-  const logs = readdirSync(dirs.audit);
-  for (const server of servers) {
-    const mine = logs.filter((f) => learning.some((s) => s.server === server.id && f.includes(`.${s.id}.`)));
-    const args = [
-      "policy",
-      "learn",
-      ...mine.flatMap((f) => ["--audit", join(dirs.audit, f)]),
-      "--policy",
-      join(dirs.drafts, `${server.id}.json`),
-      "--server",
-      server.id,
-      "--out",
-      join(dirs.learned, `${server.id}.json`),
-    ];
-    const r = mine.length ? mcpguard(args, { cwd: out, env: process.env }) : undefined;
-    if (!r || r.status !== 0) {
-      // Nothing to learn from (no call of the server): the learnt set holds its draft.
-      const why = r
-        ? (r.stderr ?? "").trim().split("\n").at(-1)
-        : "no call of the server in the learning pass";
-      say(`learn ${server.id}: ${why}; its draft is kept`);
-      copyFileSync(join(dirs.drafts, `${server.id}.json`), join(dirs.learned, `${server.id}.json`));
-      continue;
-    }
-    writeFileSync(join(dirs.learned, `${server.id}.diff.txt`), r.stdout);
+  const resume = values.resume === true;
+  const whole = (dir: string) => servers.every((s) => existsSync(join(dir, `${s.id}.json`)));
+  if (resume && whole(dirs.drafts)) say(`drafts: the ${servers.length} in ${dirs.drafts}`);
+  else {
+    say(`deriving ${servers.length} drafts in worlds of their own`);
+    await deriveDrafts(servers, dirs.drafts);
   }
-
+  if (resume && whole(dirs.learned)) say(`learnt policies: the ${servers.length} in ${dirs.learned}`);
+  else
+    await learnPolicies({
+      servers,
+      learning,
+      dirs,
+      out,
+      say,
+      plan: (dir, scenarios, extra) =>
+        plan(`${runId}-learning`, dir, ["C-full"], scenarios, jobs, values.quiet === true, extra),
+    });
   const runs: Record<string, TrialRecord[]> = {};
   for (const [name, dir] of [
     ["drafts", dirs.drafts],
     ["learned", dirs.learned],
   ] as const) {
+    const done = resume ? finishedRun(join(out, `eval-${name}`), ["C0", ...configs], evaluation) : undefined;
+    if (done) {
+      say(`evaluation with the ${name} policies: read from ${join(out, `eval-${name}`)}`);
+      runs[name] = done;
+      continue;
+    }
     say(`evaluation with the ${name} policies: ${evaluation.length} cases under ${configs.join(", ")}`);
     const result = await runBench(
       plan(
