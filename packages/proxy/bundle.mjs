@@ -92,8 +92,8 @@ function writeAtomic(file, bytes) {
  * esbuild escapes every other character in strings and templates (its ASCII charset) but keeps it in
  * comments and regular expression literals: a line that is a comment has it replaced by "?" (in a
  * string or template it would have been escaped already, so such a line is a comment); a regular
- * expression must say \uXXXX in its source. Anything left is reported, and the bundle still works,
- * read as UTF-8.
+ * expression must say \uXXXX in its source. Anything left fails the build, as it would slow every
+ * start.
  */
 function asciiOnly(text) {
   const out = text
@@ -101,10 +101,14 @@ function asciiOnly(text) {
     .map((line) => (/^\s*\/\//.test(line) ? line.replace(/[\u0080-\uffff]/g, "?") : line))
     .join("\n");
   const left = out.split("\n").findIndex((line) => /[\u0080-\uffff]/.test(line));
-  if (left !== -1)
+  if (left !== -1) {
+    // A non-ASCII character in the code (a regular expression literal, which esbuild keeps as
+    // written) makes V8 read the whole bundle as UTF-8 on every start: write it as \uXXXX instead.
     process.stderr.write(
-      `bundle.mjs: warning: line ${left + 1} of the bundle is not ASCII, so it is read as UTF-8 (slower start): ${out.split("\n")[left].trim().slice(0, 120)}\n`,
+      `bundle.mjs: line ${left + 1} of the bundle is not ASCII, so every start would read it as UTF-8; write the character as \\uXXXX in the source: ${out.split("\n")[left].trim().slice(0, 120)}\n`,
     );
+    process.exit(1);
+  }
   return Buffer.from(out, "utf8");
 }
 

@@ -227,7 +227,7 @@ function kernelNeed(k: Record<string, unknown>, world: World): NonNullable<Refus
     const name = typeof k.name === "string" ? k.name : undefined;
     if (!name) return [];
     // The log keeps a refused name's last two labels only (kernel dns.ts): `…(3 labels).example.com`.
-    const cut = /^…\(\d+ labels?\)\.(.+)$/.exec(name);
+    const cut = /^\u2026\(\d+ labels?\)\.(.+)$/.exec(name);
     return [{ capability: "network", value: cut ? `*.${cut[1]}` : name.replace(/\.$/, "") }];
   }
   const call = String(k.syscall ?? k.op ?? "");

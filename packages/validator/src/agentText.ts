@@ -400,7 +400,7 @@ function exfiltratingUrl(text: string): AgentTextFinding | undefined {
   return undefined;
 }
 
-const SENTENCE = /(?<=[.!?])\s+|(?<=[。！？｡।॥؟۔])\s*|\n+|;\s+/;
+const SENTENCE = /(?<=[.!?])\s+|(?<=[\u3002\uFF01\uFF1F\uFF61\u0964\u0965\u061F\u06D4])\s*|\n+|;\s+/;
 
 /** A sentence as written (variables and tool names keep their case) and lower-cased ({@link lowerCase}). */
 interface Sentence {

@@ -446,8 +446,8 @@ const LANGUAGES: readonly Rules[] = [
 function arabic(text: string): string {
   return text
     .replace(/[\u064B-\u065F\u0670\u0640]/g, "")
-    .replace(/[أإآٱ]/g, "ا")
-    .replace(/ى/g, "ي");
+    .replace(/[\u0623\u0625\u0622\u0671]/g, "\u0627")
+    .replace(/\u0649/g, "\u064A");
 }
 
 /** A text as the rules read it, and their patterns are written (see the module's comment). */
@@ -527,7 +527,7 @@ const ENGLISH = new Set([
   "or",
 ]);
 const LATIN_WORD = /[\p{Script=Latin}']+/gu;
-const SENTENCE_END = /(?<=[.!?])\s+|(?<=[。！？｡।॥؟۔])\s*|\n+|;\s+/;
+const SENTENCE_END = /(?<=[.!?])\s+|(?<=[\u3002\uFF01\uFF1F\uFF61\u0964\u0965\u061F\u06D4])\s*|\n+|;\s+/;
 
 /** Each small word, with the Latin-script languages it belongs to. */
 const STOPWORDS = new Map<string, string[]>();

@@ -226,7 +226,7 @@ function joinedText(item: Record<string, unknown>, maxDepth: number): string | u
 
 /** A title that is a label, a heading the model reads apart: a few words, each capitalized, no sentence's punctuation. */
 const LABEL =
-  /^\s*(?:[\p{Lu}\p{Lt}\p{N}][\p{L}\p{N}'’-]*|[^\p{L}\s]+|(?:a|an|the|of|to|in|on|for|and|or|as|at|by|with|from)(?=\s))(?:\s+(?:[\p{Lu}\p{Lt}\p{N}][\p{L}\p{N}'’-]*|[^\p{L}\s]+|a|an|the|of|to|in|on|for|and|or|as|at|by|with|from)){0,7}\s*$/u;
+  /^\s*(?:[\p{Lu}\p{Lt}\p{N}][\p{L}\p{N}'\u2019-]*|[^\p{L}\s]+|(?:a|an|the|of|to|in|on|for|and|or|as|at|by|with|from)(?=\s))(?:\s+(?:[\p{Lu}\p{Lt}\p{N}][\p{L}\p{N}'\u2019-]*|[^\p{L}\s]+|a|an|the|of|to|in|on|for|and|or|as|at|by|with|from)){0,7}\s*$/u;
 
 /** Where a finding in an item's texts read together is said to be. */
 export const JOINED = "(its texts read together)";
