@@ -1,10 +1,9 @@
 /**
- * Render: `summary.json` -> `summary.md`, `results.csv` and `index.html` (chart.js inlined, works
- * offline). The published paper's Table 1 stands beside ours.
+ * Render: `summary.json` -> `summary.md`, `results.csv` and `index.html` (one self-contained file,
+ * its figures inline SVG: works offline). The published paper's Table 1 stands beside ours.
  */
-import { readFileSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { stringify } from "csv-stringify/sync";
 import { coverageCaveats } from "./caveats.js";
 import { renderEndings, renderErrors } from "./outcomes.js";
@@ -85,7 +84,7 @@ function renderTime(summary: Summary): string[] {
   ];
 }
 
-export function renderMarkdown(summary: Summary): string {
+export function renderMarkdown(summary: Summary, records: readonly TrialRecord[] = []): string {
   const configs = sortConfigs(Object.keys(summary.configs));
   const c = (name: string) => summary.configs[name] as ConfigSummary;
   const lines: string[] = [];
@@ -237,6 +236,7 @@ export function renderMarkdown(summary: Summary): string {
     });
     lines.push(`| ${id} | ${kind} | ${cells.join(" | ")} |`);
   }
+  lines.push(...renderCaseList(caseTexts(records)));
   lines.push(...renderSuites(summary));
   lines.push(...renderRealServers(summary.realServers, sortConfigs));
   lines.push(...renderPeers(summary.peers));
@@ -246,6 +246,37 @@ export function renderMarkdown(summary: Summary): string {
     for (const n of summary.notRun) lines.push(`- ${n.id} under ${n.config}: ${n.reason}`);
   }
   return `${lines.join("\n")}\n`;
+}
+
+/** Markdown inline code of any text: a fence longer than any run of backticks in it. */
+function code(text: string): string {
+  const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = "`".repeat(longest + 1);
+  const pad = text.startsWith("`") || text.endsWith("`") ? " " : "";
+  return `${fence}${pad}${text}${pad}${fence}`;
+}
+
+/** Markdown text on one line: no line breaks, and the characters that would start markup escaped. */
+const mdText = (text: string) => text.replace(/\s+/g, " ").replace(/([\\`*_[\]<>|#])/g, "\\$1");
+
+/** What each case of the run is: its title, server and tool, the arguments it calls with, its note. */
+function renderCaseList(texts: Map<string, CaseText>): string[] {
+  if (texts.size === 0) return [];
+  const lines = [
+    "",
+    "### What each case is",
+    "",
+    "Every case of this run (the suites' too): its title, server · tool, and the arguments as the case file writes them (placeholders such as `{{workspace}}` are filled per trial).",
+    "",
+  ];
+  for (const [id, t] of [...texts].sort(([a], [b]) => a.localeCompare(b))) {
+    const args = t.arguments ? ` Arguments: ${code(t.arguments)}.` : "";
+    const note = t.note ? ` ${mdText(t.note)}` : "";
+    lines.push(
+      `- **${mdText(id)}**: ${mdText(t.title)} (${code(t.server)} · ${code(t.tool)}).${args}${note}`,
+    );
+  }
+  return lines;
 }
 
 /**
@@ -337,7 +368,38 @@ function renderSuiteStopped(suite: Summary["suites"][string], configs: string[])
   return lines;
 }
 
-export function renderCsv(summary: Summary): string {
+/** What the records say of each case: its title, note and arguments (the first record that has them). */
+export function caseTexts(records: readonly TrialRecord[]): Map<string, CaseText> {
+  const out = new Map<string, CaseText>();
+  for (const r of records) {
+    if (out.has(r.id) || r.title === undefined) continue;
+    out.set(r.id, {
+      title: r.title,
+      note: r.note ?? "",
+      arguments: r.arguments ? JSON.stringify(r.arguments) : "",
+      server: r.server,
+      tool: r.tool,
+    });
+  }
+  return out;
+}
+
+export interface CaseText {
+  title: string;
+  note: string;
+  /** The tool call's arguments as compact JSON, placeholders unexpanded ("" for a case with steps). */
+  arguments: string;
+  server: string;
+  tool: string;
+}
+
+/**
+ * One row per case and config. The columns after `stopped_rule` were added later, at the end so
+ * that readers of the earlier columns keep working: the case's title, note and arguments (JSON),
+ * empty for runs recorded before the trial records kept them.
+ */
+export function renderCsv(summary: Summary, records: readonly TrialRecord[] = []): string {
+  const texts = caseTexts(records);
   const rows = summary.caseResults.map((r) => ({
     run_id: summary.runId,
     config: r.config,
@@ -351,16 +413,11 @@ export function renderCsv(summary: Summary): string {
     viable: r.viable === undefined || r.viable === null ? "" : r.viable,
     stopped_by: r.stoppedBy ?? "",
     stopped_rule: r.stoppedRule ?? "",
+    title: texts.get(r.id)?.title ?? "",
+    note: texts.get(r.id)?.note ?? "",
+    arguments: texts.get(r.id)?.arguments ?? "",
   }));
   return stringify(rows, { header: true });
-}
-
-function chartJs(): string {
-  const entry = createRequire(import.meta.url).resolve("chart.js");
-  const source = readFileSync(join(dirname(entry), "chart.umd.min.js"), "utf8");
-  // Inlined as is: it must not end its <script> element early or open an HTML comment in it.
-  if (/<\/script|<!--/i.test(source)) throw new Error(`${entry}: chart.js cannot be inlined in a <script>`);
-  return source;
 }
 
 export { scriptJson } from "./page/html.js";
@@ -373,15 +430,14 @@ export function renderHtml(summary: Summary, records: TrialRecord[]): string {
     paperRow,
     paperLatency: PAPER.latencyMedianMs,
     stricter: STRICTER_ORACLES,
-    chartJs: chartJs(),
   });
 }
 
 /** Write summary.json, summary.md, results.csv and index.html into a run directory. */
 export function writeReports(dir: string, summary: Summary, records: TrialRecord[]): void {
-  const markdown = renderMarkdown(summary);
+  const markdown = renderMarkdown(summary, records);
   writeFileSync(join(dir, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
   writeFileSync(join(dir, "summary.md"), markdown);
-  writeFileSync(join(dir, "results.csv"), renderCsv(summary));
+  writeFileSync(join(dir, "results.csv"), renderCsv(summary, records));
   writeFileSync(join(dir, "index.html"), renderHtml(summary, records));
 }

@@ -1,7 +1,8 @@
 /**
  * The report page in a real browser: `mcpguard report` builds index.html from trials.ndjson alone,
- * and headless Chromium loads it offline. The tables, the charts and the drill-down render, sorting
+ * and headless Chromium loads it offline. The tables, the figures and the drill-down render, sorting
  * and filters work, markup in the records stays text, and nothing is fetched or logged as an error.
+ * Each figure downloads as an SVG that parses and a PNG, and at 390 px the page does not overflow.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,6 +24,9 @@ const HOSTILE_ID = "XS-01<img src=x onerror=alert(1)>";
 const HOSTILE_EVIDENCE = "</script><script>alert(2)</script>";
 const HOSTILE_ERROR = 'boom"><svg onload=alert(3)></svg>';
 const HOSTILE_CONFIG = "C-x'\"><img src=x onerror=alert(4)>";
+const HOSTILE_TITLE = "<img src=x onerror=alert(5)> title";
+const FR01_TITLE = "read_file returns the SSH key";
+const FR01_ARGS = { path: "{{home}}/.ssh/id_rsa", note: "</pre><b>bold</b>" };
 const SHA = "ab".repeat(32);
 
 /** Two configs (and a hostile one) on five core cases, two trials each; one error, one broken benign call. */
@@ -30,11 +34,22 @@ function trials(): TrialRecord[] {
   const out: TrialRecord[] = [];
   for (const trial of [1, 2]) {
     out.push(
-      record({ config: "C0", id: "FR-01", trial, fired: true, evidence: ["secret_in:response:ssh_key"] }),
+      record({
+        config: "C0",
+        id: "FR-01",
+        trial,
+        fired: true,
+        evidence: ["secret_in:response:ssh_key"],
+        title: FR01_TITLE,
+        note: "The key's canary is fresh per trial.",
+        arguments: FR01_ARGS,
+      }),
       record({
         config: "C-full",
         id: "FR-01",
         trial,
+        title: FR01_TITLE,
+        arguments: FR01_ARGS,
         stoppedBy: "L3:landlock",
         stoppedRule: "landlock:openat",
         ended: "failed",
@@ -75,7 +90,15 @@ function trials(): TrialRecord[] {
         stoppedBy: "L2",
         latencyMs: 3 + trial,
       }),
-      record({ config: "C0", id: HOSTILE_ID, trial, fired: true, evidence: [HOSTILE_EVIDENCE] }),
+      record({
+        config: "C0",
+        id: HOSTILE_ID,
+        trial,
+        fired: true,
+        evidence: [HOSTILE_EVIDENCE],
+        title: HOSTILE_TITLE,
+        arguments: { text: HOSTILE_EVIDENCE },
+      }),
       record({ config: "C-full", id: HOSTILE_ID, trial, fired: null, error: HOSTILE_ERROR }),
       record({ config: HOSTILE_CONFIG, id: "BN-01", trial, kind: "benign", latencyMs: 4 }),
     );
@@ -161,45 +184,42 @@ describe.skipIf(missing !== "")("the report page in Chromium", () => {
     expect(await page.locator("#errors").textContent()).toContain("the session never started");
   });
 
-  it("draws every chart, and a 0% bar has a visible height", async () => {
-    const charts = await page.$$eval("canvas", (canvases) =>
-      canvases.map((canvas) => {
-        // The page's DOM, typed by hand: the runner's tsconfig has no DOM library.
-        const c = canvas as unknown as {
-          id: string;
-          width: number;
-          height: number;
-          getContext(kind: "2d"): { getImageData(...box: number[]): { data: Uint8ClampedArray } } | null;
-        };
-        const pixels =
-          c.getContext("2d")?.getImageData(0, 0, c.width, c.height).data ?? new Uint8ClampedArray();
-        let drawn = 0;
-        for (let i = 3; i < pixels.length; i += 4) if ((pixels[i] ?? 0) > 0) drawn++;
-        return { id: c.id, width: c.width, drawn };
-      }),
+  it("draws every figure as SVG, and a 0% bar has a visible height and a label", async () => {
+    const figures = await page.$$eval("figure[data-figure]", (nodes) =>
+      nodes.map((n) => ({
+        name: n.getAttribute("data-figure"),
+        svgs: [...n.querySelectorAll("svg")].map((svg) => ({
+          id: svg.id,
+          shown: svg.getClientRects().length > 0,
+          width: svg.getBoundingClientRect().width,
+          marks: svg.querySelectorAll("rect, path").length,
+        })),
+        buttons: [...n.querySelectorAll("button[data-download]")].map((b) => b.textContent),
+      })),
     );
-    expect(charts.map((c) => c.id)).toEqual(["rates", "paper", "latency"]);
-    for (const c of charts) {
-      expect(c.width, c.id).toBeGreaterThan(100);
-      expect(c.drawn, c.id).toBeGreaterThan(2000);
+    expect(figures.map((f) => f.name)).toEqual(["rates", "paper", "latency-cdf", "heat-map"]);
+    for (const f of figures) {
+      expect(f.buttons, f.name ?? "").toEqual(["SVG", "PNG"]);
+      const shown = f.svgs.filter((s) => s.shown);
+      expect(shown, f.name ?? "").toHaveLength(1);
+      expect(shown[0]?.width, f.name ?? "").toBeGreaterThan(200);
+      expect(shown[0]?.marks, f.name ?? "").toBeGreaterThan(8);
     }
-    // C0's APR is 0: its bar has a height, not none.
-    const zeroBar = await page.evaluate(() => {
-      interface Bar {
-        base: number;
-        y: number;
-      }
-      interface ChartLike {
-        data: { datasets: { data: (number | null)[] }[] };
-        getDatasetMeta(i: number): { data: Bar[] };
-      }
-      const { Chart } = globalThis as unknown as { Chart: { getChart(id: string): ChartLike } };
-      const chart = Chart.getChart("rates");
-      const bar = chart.getDatasetMeta(0).data[0] as Bar;
-      return { value: chart.data.datasets[0]?.data[0], height: Math.abs(bar.base - bar.y) };
+    // C0's APR is 0: its bar has a height, not none, and says 0%.
+    const zero = await page.$eval("#chart-rates", (svg) => {
+      const bar = [...svg.querySelectorAll("rect")].find((r) =>
+        (r.querySelector("title")?.textContent ?? "").startsWith("C0, APR: 0.0%"),
+      );
+      return {
+        height: Number(bar?.getAttribute("height")),
+        labels: [...svg.querySelectorAll("text")].filter((t) => t.textContent === "0%").length,
+      };
     });
-    expect(zeroBar.value).toBe(0);
-    expect(zeroBar.height).toBeGreaterThanOrEqual(2);
+    expect(zero.height).toBeGreaterThanOrEqual(2);
+    expect(zero.labels).toBeGreaterThan(0);
+    // The heat map writes each value in its cell.
+    const cells = await page.$$eval("#chart-heat g > text", (nodes) => nodes.map((n) => n.textContent));
+    expect(cells).toContain("100%");
   });
 
   it("opens a case's trials under every config, and closes them", async () => {
@@ -210,6 +230,10 @@ describe.skipIf(missing !== "")("the report page in Chromium", () => {
     expect(await row.locator("button.case").getAttribute("aria-expanded")).toBe("true");
     const trialRows = await texts("#cases-table tr.detail table.trials tbody tr");
     expect(trialRows).toHaveLength(4);
+    // The case's title, note and arguments as the case file writes them.
+    expect(await detail.locator("p.case-title").textContent()).toBe(FR01_TITLE);
+    expect(await detail.locator("p.case-note").textContent()).toBe("The key's canary is fresh per trial.");
+    expect(JSON.parse((await detail.locator(".case-args pre").textContent()) ?? "")).toEqual(FR01_ARGS);
     const text = await detail.textContent();
     expect(text).toContain("L3:landlock (landlock:openat)");
     expect(text).toContain("secret_in:response:ssh_key");
@@ -257,12 +281,122 @@ describe.skipIf(missing !== "")("the report page in Chromium", () => {
     const detail = await page.locator("#cases-table tr.detail").textContent();
     expect(detail).toContain(HOSTILE_EVIDENCE);
     expect(detail).toContain(HOSTILE_ERROR);
+    expect(detail).toContain(HOSTILE_TITLE);
     expect(await row.locator("th").textContent()).toBe(HOSTILE_ID);
-    expect(await page.locator("img, svg").count()).toBe(0);
-    expect(await page.locator("script").count()).toBe(2);
+    expect(await page.locator("img").count()).toBe(0);
+    expect(await page.locator("b", { hasText: /^bold$/ }).count()).toBe(0);
+    // The only SVG elements are the figures'.
+    expect(await page.locator("svg").count()).toBe(await page.locator("figure[data-figure] svg").count());
+    expect(await page.locator("script").count()).toBe(1);
     expect(await page.title()).toBe("MCPGuard benchmark — t");
     expect(dialogs).toEqual([]);
     expect(problems).toEqual([]);
     expect(new Set(requests)).toEqual(new Set([url]));
+  });
+  /** Click a figure's download button and read the file it saves. */
+  async function download(on: Page, figure: string, kind: "SVG" | "PNG") {
+    const [file] = await Promise.all([
+      on.waitForEvent("download"),
+      on.locator(`figure[data-figure="${figure}"] button[data-download]`, { hasText: kind }).click(),
+    ]);
+    return { name: file.suggestedFilename(), bytes: readFileSync(await file.path()) };
+  }
+
+  /**
+   * Code run in the page, as source: the runner's tsconfig has no DOM library, so these functions
+   * are JavaScript the browser evaluates with one JSON argument.
+   */
+  const inPage = <T>(on: Page, source: string, arg: unknown = null) =>
+    on.evaluate(`(${source})(${JSON.stringify(arg)})`) as Promise<T>;
+
+  /** Pixels of a PNG (base64) that are not white, as Chromium decodes it. */
+  const INKED = `async (b64) => {
+    const image = new Image();
+    image.src = "data:image/png;base64," + b64;
+    await image.decode();
+    const canvas = document.createElement("canvas");
+    canvas.width = image.naturalWidth;
+    canvas.height = image.naturalHeight;
+    const ctx = canvas.getContext("2d");
+    ctx.drawImage(image, 0, 0);
+    const pixels = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+    let n = 0;
+    for (let i = 0; i < pixels.length; i += 4) if (pixels[i] < 240 || pixels[i + 1] < 240 || pixels[i + 2] < 240) n++;
+    return n;
+  }`;
+
+  /** An SVG file's text as an XML parser reads it. */
+  const PARSE_SVG = `(text) => {
+    const doc = new DOMParser().parseFromString(text, "image/svg+xml");
+    const root = doc.documentElement;
+    return {
+      errors: doc.getElementsByTagName("parsererror").length,
+      root: root.localName,
+      ns: root.namespaceURI,
+      width: Number(root.getAttribute("width")),
+      marks: root.querySelectorAll("rect, path").length,
+    };
+  }`;
+
+  /** The page's widths at its viewport, and where the shown figures end on the right. */
+  const LAYOUT = `() => ({
+    page: document.documentElement.scrollWidth,
+    body: document.body.scrollWidth,
+    figures: [...document.querySelectorAll("figure svg")]
+      .filter((svg) => svg.getClientRects().length > 0)
+      .map((svg) => ({ id: svg.id, right: svg.getBoundingClientRect().right })),
+  })`;
+
+  const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+  it("downloads each figure as an SVG that parses and as a PNG of twice its size", async () => {
+    for (const figure of ["rates", "paper", "latency-cdf", "heat-map"]) {
+      const svg = await download(page, figure, "SVG");
+      expect(svg.name).toBe(`mcpguard-t-${figure}.svg`);
+      const parsed = await inPage<{ width: number; marks: number }>(
+        page,
+        PARSE_SVG,
+        svg.bytes.toString("utf8"),
+      );
+      expect(parsed, figure).toMatchObject({ errors: 0, root: "svg", ns: "http://www.w3.org/2000/svg" });
+      expect(parsed.marks, figure).toBeGreaterThan(8);
+      const png = await download(page, figure, "PNG");
+      expect(png.name).toBe(`mcpguard-t-${figure}.png`);
+      expect(png.bytes.subarray(0, 8).equals(PNG_SIGNATURE), figure).toBe(true);
+      // IHDR holds the width, big-endian, at byte 16.
+      expect(png.bytes.readUInt32BE(16), figure).toBe(parsed.width * 2);
+      expect(await inPage<number>(page, INKED, png.bytes.toString("base64")), figure).toBeGreaterThan(1000);
+    }
+  });
+
+  it("fits a 390 px screen: no horizontal overflow, the figures scaled down, one latency panel a row", async () => {
+    const narrow = await browser.newPage();
+    narrow.on("pageerror", (e) => problems.push(`page error (390 px): ${e.message}`));
+    narrow.on("console", (m) => {
+      if (m.type() === "error" || m.type() === "warning") problems.push(`console (390 px): ${m.text()}`);
+    });
+    await narrow.setViewportSize({ width: 390, height: 844 });
+    await narrow.goto(url, { waitUntil: "load" });
+    // A drill-down open, the widest thing the page holds.
+    await narrow.locator("#cases-table > tbody > tr", { hasText: "FR-01" }).first().click();
+    await expect.poll(() => narrow.locator("#cases-table tr.detail").count()).toBe(1);
+    const layout = await inPage<{ page: number; body: number; figures: { id: string; right: number }[] }>(
+      narrow,
+      LAYOUT,
+    );
+    expect(layout.page).toBeLessThanOrEqual(390);
+    expect(layout.body).toBeLessThanOrEqual(390);
+    expect(layout.figures.map((f) => f.id)).toEqual([
+      "chart-rates",
+      "chart-paper",
+      "chart-latency-narrow",
+      "chart-heat",
+    ]);
+    for (const f of layout.figures) expect(f.right, f.id).toBeLessThanOrEqual(390);
+    // The download saves the variant shown: the one-column latency panels (360 wide).
+    const png = await download(narrow, "latency-cdf", "PNG");
+    expect(png.bytes.readUInt32BE(16)).toBe(720);
+    await narrow.close();
+    expect(problems).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { Script } from "node:vm";
 import { afterAll, describe, expect, it } from "vitest";
 import { readRecords } from "../src/cli.ts";
-import { scriptJson, writeReports } from "../src/render.ts";
+import { renderCsv, renderMarkdown, scriptJson, writeReports } from "../src/render.ts";
 import { summarize } from "../src/summarize.ts";
 import { record } from "./records.ts";
 
@@ -16,6 +16,40 @@ const CASE = "FR-01<img src=x onerror=alert(2)>";
 const EVIDENCE = "<img src=x onerror=alert(3)>";
 const CATEGORY = "file_read<img src=x onerror=alert(4)>";
 const RUN = "run</title><script>alert(5)</script>";
+const TITLE = "reads `~/.ssh` | <b>*all*</b>";
+
+/** RFC 4180 CSV (quoted fields, doubled quotes, commas and line breaks in quotes) into rows of fields. */
+function csvRows(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = "";
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (quoted && ch === '"' && text[i + 1] === '"') {
+      field += '"';
+      i++;
+    } else if (ch === '"') {
+      quoted = !quoted;
+    } else if (!quoted && (ch === "," || ch === "\n")) {
+      row.push(field);
+      field = "";
+      if (ch === "\n") {
+        rows.push(row);
+        row = [];
+      }
+    } else {
+      field += ch;
+    }
+  }
+  return rows;
+}
+
+/** CSV rows as objects by the header's names. */
+const csvObjects = (text: string) => {
+  const [header = [], ...rows] = csvRows(text);
+  return rows.map((r) => Object.fromEntries(header.map((h, i) => [h, r[i] ?? ""])));
+};
 
 interface Tag {
   name: string;
@@ -59,7 +93,16 @@ function startTags(html: string): Tag[] {
 describe("HTML report", () => {
   it("shows markup from trials.ndjson as text: no injected tag, data intact", () => {
     const trials = [1, 2].flatMap((trial) => [
-      record({ runId: RUN, config: "C0", id: CASE, trial, fired: true, category: CATEGORY }),
+      record({
+        runId: RUN,
+        config: "C0",
+        id: CASE,
+        trial,
+        fired: true,
+        category: CATEGORY,
+        title: TITLE,
+        arguments: { path: EVIDENCE },
+      }),
       record({ runId: RUN, config: CONFIG, id: CASE, trial, evidence: [EVIDENCE], category: CATEGORY }),
       record({ runId: RUN, config: CONFIG, id: "BN-01", trial, kind: "benign", latencyMs: trial }),
       record({ runId: RUN, config: CONFIG, id: "PE-02", trial: 0, notRun: `not run ${EVIDENCE}` }),
@@ -70,7 +113,7 @@ describe("HTML report", () => {
     const html = readFileSync(join(dir, "index.html"), "utf8");
 
     const tags = startTags(html);
-    expect(tags.filter((t) => t.name === "script")).toHaveLength(2);
+    expect(tags.filter((t) => t.name === "script")).toHaveLength(1);
     expect(tags.filter((t) => t.name === "img")).toEqual([]);
     expect(tags.find((t) => t.name === "title")?.text).toBe(
       "MCPGuard benchmark — run&#60;/title&#62;&#60;script&#62;alert(5)&#60;/script&#62;",
@@ -82,7 +125,7 @@ describe("HTML report", () => {
     // Not one of the paper's categories, so it is reported as a suite of its own, escaped like the rest.
     expect(html).toContain("file_read&#60;img src=x onerror=alert(4)&#62;");
 
-    const code = tags.filter((t) => t.name === "script")[1]?.text ?? "";
+    const code = tags.filter((t) => t.name === "script")[0]?.text ?? "";
     const literal = /^const data = (.*);$/m.exec(code)?.[1] ?? "";
     expect(() => new Script(code)).not.toThrow();
     const data = JSON.parse(literal);
@@ -92,6 +135,51 @@ describe("HTML report", () => {
     expect(data.cases.map((c: string[]) => c[0])).toContain(CASE);
     expect(data.trials.some((t: unknown[]) => (t[4] as string[]).includes(EVIDENCE))).toBe(true);
     expect(code).not.toContain(EVIDENCE);
+  });
+
+  it("adds the case's title, note and arguments after the old columns of results.csv, and lists them in summary.md", () => {
+    const records = [1, 2].flatMap((trial) => [
+      record({
+        config: "C0",
+        id: "FR-01",
+        trial,
+        fired: true,
+        title: TITLE,
+        note: "a note, with a comma",
+        arguments: { path: "{{home}}/.ssh/id_rsa", lines: 2 },
+      }),
+      record({ config: "C0", id: "BN-01", trial, kind: "benign" }),
+    ]);
+    const summary = summarize("r", records);
+    const csv = renderCsv(summary, records);
+    const rows = csvObjects(csv);
+    const header = csv.split("\n")[0] ?? "";
+    expect(header).toBe(
+      "run_id,config,id,category,kind,visibility,trials,fired,failed,viable,stopped_by,stopped_rule,title,note,arguments",
+    );
+    const fr = rows.find((r) => r.id === "FR-01");
+    expect(fr?.title).toBe(TITLE);
+    expect(fr?.note).toBe("a note, with a comma");
+    expect(JSON.parse(fr?.arguments ?? "")).toEqual({ path: "{{home}}/.ssh/id_rsa", lines: 2 });
+    // A record from before titles were kept: the new columns are empty, the old ones as they were.
+    expect(rows.find((r) => r.id === "BN-01")).toMatchObject({
+      title: "",
+      note: "",
+      arguments: "",
+      failed: "0",
+    });
+    // The earlier columns are the same whether the new ones are filled or not.
+    const without = csvRows(renderCsv(summary));
+    expect(csvRows(csv).map((r) => r.slice(0, 12))).toEqual(without.map((r) => r.slice(0, 12)));
+
+    const markdown = renderMarkdown(summary, records);
+    expect(markdown).toContain("### What each case is");
+    const line = markdown.split("\n").find((l) => l.startsWith("- **FR-01**")) ?? "";
+    // The title's markup is escaped; the arguments are one code span that no backtick in them ends.
+    expect(line).toContain("reads \\`~/.ssh\\` \\| \\<b\\>\\*all\\*\\</b\\>");
+    expect(line).toContain('Arguments: `{"path":"{{home}}/.ssh/id_rsa","lines":2}`.');
+    expect(line).toContain("a note, with a comma");
+    expect(markdown).not.toContain("- **BN-01**");
   });
 
   it("escapes JSON for a script: <, >, &, U+2028 and U+2029, and it still evaluates to the value", () => {

@@ -1,92 +1,152 @@
 /**
- * The charts of the report page, drawn with the inlined chart.js from `data` (defined just before
- * this script): rates with Wilson whiskers, ours vs the paper, the latency CDF. A bar of 0% is
- * drawn at a minimum height with a "0%" label, so that it reads as zero and not as missing; a
- * missing value (a config the paper did not have) draws nothing.
+ * The report page's figures, drawn as SVG from the page's data (svg.ts): the rates with their
+ * Wilson whiskers, ours beside the paper's Table 1, the latency CDF as small multiples, and the
+ * heat map. Each is a <figure> with buttons that save it as SVG or PNG (DOWNLOAD_SCRIPT): the SVG
+ * as it is in the page, the PNG drawn from it on a canvas at twice its size. Nothing is fetched.
  */
-export const CHARTS_SCRIPT = `const whiskers = {
-  id: "whiskers",
-  afterDatasetsDraw(chart) {
-    const { ctx } = chart;
-    chart.data.datasets.forEach((ds, i) => {
-      if (!ds.intervals || !chart.isDatasetVisible(i)) return;
-      chart.getDatasetMeta(i).data.forEach((bar, j) => {
-        const iv = ds.intervals[j];
-        if (!iv) return;
-        const y = chart.scales.y;
-        const lo = y.getPixelForValue(iv.lo * 100), hi = y.getPixelForValue(iv.hi * 100);
-        ctx.save(); ctx.strokeStyle = "#333"; ctx.lineWidth = 1.2; ctx.beginPath();
-        ctx.moveTo(bar.x, lo); ctx.lineTo(bar.x, hi);
-        ctx.moveTo(bar.x - 4, lo); ctx.lineTo(bar.x + 4, lo);
-        ctx.moveTo(bar.x - 4, hi); ctx.lineTo(bar.x + 4, hi);
-        ctx.stroke(); ctx.restore();
-      });
-    });
-  },
-};
-const zeroLabels = {
-  id: "zeroLabels",
-  afterDatasetsDraw(chart) {
-    const { ctx } = chart;
-    chart.data.datasets.forEach((ds, i) => {
-      if (!chart.isDatasetVisible(i)) return;
-      chart.getDatasetMeta(i).data.forEach((bar, j) => {
-        if (ds.data[j] !== 0) return;
-        const y = Math.min(bar.y, bar.base) - 4;
-        ctx.save(); ctx.font = "bold 11px system-ui, sans-serif"; ctx.textAlign = "center";
-        ctx.lineWidth = 3; ctx.strokeStyle = "#fff"; ctx.strokeText("0%", bar.x, y);
-        ctx.fillStyle = "#333"; ctx.fillText("0%", bar.x, y);
-        ctx.restore();
-      });
-    });
-  },
-};
-const pctAxis = { y: { min: 0, max: 100, ticks: { callback: (v) => v + "%" } } };
-const barOptions = { scales: pctAxis, animation: false, maintainAspectRatio: false };
-const bar = (label, color, values, intervals) => ({
-  label, backgroundColor: color, minBarLength: 3, data: values, intervals,
-});
-const rate = (m, key) => (m[key] ? m[key].value * 100 : null);
-new Chart(document.getElementById("rates"), {
-  type: "bar",
-  data: {
+import { escapeHtml } from "./html.js";
+import type { PageData } from "./model.js";
+import { barChart, cdfPanels, type HeatRow, heatSvg, OKABE_ITO } from "./svg.js";
+
+/** A figure: its heading, the SVG, and its download buttons (named after `name`). */
+export function figure(name: string, title: string, svgMarkup: string, before = "", cls = ""): string {
+  if (!svgMarkup) return "";
+  return `<figure class="figure${cls ? ` ${cls}` : ""}" data-figure="${escapeHtml(name)}">
+<figcaption><h3>${escapeHtml(title)}</h3>${before}</figcaption>
+<div class="svg-box">${svgMarkup}</div>
+<div class="downloads" role="group" aria-label="${escapeHtml(`Download: ${title}`)}"><span>Download</span><button type="button" data-download="svg">SVG</button><button type="button" data-download="png">PNG</button></div>
+</figure>
+`;
+}
+
+export function ratesSvg(data: PageData): string {
+  const of = (key: "apr" | "vapr" | "fpr") => data.metrics.map((m) => (m[key] ? m[key].value : null));
+  const intervals = (key: "apr" | "vapr" | "fpr") => data.metrics.map((m) => m[key]);
+  return barChart({
+    id: "chart-rates",
+    name: "APR, V-APR and FPR per config, with 95% Wilson intervals",
     labels: data.configs,
-    datasets: [
-      bar("APR", "#4e79a7", data.metrics.map((m) => rate(m, "apr")), data.metrics.map((m) => m.apr)),
-      bar("V-APR", "#59a14f", data.metrics.map((m) => rate(m, "vapr")), data.metrics.map((m) => m.vapr)),
-      bar("FPR", "#e15759", data.metrics.map((m) => rate(m, "fpr")), data.metrics.map((m) => m.fpr)),
+    series: [
+      {
+        label: "APR",
+        colour: OKABE_ITO.blue,
+        pattern: "solid",
+        values: of("apr"),
+        intervals: intervals("apr"),
+      },
+      {
+        label: "V-APR",
+        colour: OKABE_ITO.green,
+        pattern: "hatch",
+        values: of("vapr"),
+        intervals: intervals("vapr"),
+      },
+      {
+        label: "FPR",
+        colour: OKABE_ITO.vermillion,
+        pattern: "dots",
+        values: of("fpr"),
+        intervals: intervals("fpr"),
+      },
     ],
-  },
-  options: barOptions,
-  plugins: [whiskers, zeroLabels],
-});
-new Chart(document.getElementById("paper"), {
-  type: "bar",
-  data: {
+  });
+}
+
+export function paperSvg(data: PageData): string {
+  const ours = (key: "apr" | "vapr") => data.metrics.map((m) => (m[key] ? m[key].value : null));
+  const paper = (key: "apr" | "vapr") => data.paper.map((p) => (p ? p[key] : null));
+  return barChart({
+    id: "chart-paper",
+    name: "Our APR and V-APR beside the paper's Table 1, per config",
     labels: data.configs,
-    datasets: [
-      bar("APR (ours)", "#4e79a7", data.metrics.map((m) => rate(m, "apr"))),
-      bar("APR (paper)", "#a0cbe8", data.paper.map((p) => (p ? p.apr * 100 : null))),
-      bar("V-APR (ours)", "#59a14f", data.metrics.map((m) => rate(m, "vapr"))),
-      bar("V-APR (paper)", "#8cd17d", data.paper.map((p) => (p ? p.vapr * 100 : null))),
+    series: [
+      { label: "APR (ours)", colour: OKABE_ITO.blue, pattern: "solid", values: ours("apr") },
+      { label: "APR (paper)", colour: OKABE_ITO.blue, pattern: "hatch", values: paper("apr") },
+      { label: "V-APR (ours)", colour: OKABE_ITO.green, pattern: "solid", values: ours("vapr") },
+      { label: "V-APR (paper)", colour: OKABE_ITO.green, pattern: "cross", values: paper("vapr") },
     ],
-  },
-  options: barOptions,
-  plugins: [zeroLabels],
-});
-const palette = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#9c755f"];
-new Chart(document.getElementById("latency"), {
-  type: "line",
-  data: {
-    datasets: Object.entries(data.latency).map(([name, xs], i) => ({
-      label: name, borderColor: palette[i % palette.length], backgroundColor: palette[i % palette.length],
-      pointRadius: 0, stepped: true, fill: false,
-      data: xs.map((x, k) => ({ x, y: ((k + 1) / xs.length) * 100 })),
-    })),
-  },
-  options: {
-    animation: false, parsing: false, maintainAspectRatio: false,
-    scales: { x: { type: "logarithmic", title: { display: true, text: "ms" } }, y: { min: 0, max: 100, title: { display: true, text: "% of calls" } } },
-  },
+  });
+}
+
+/**
+ * The latency CDF, one panel per config: two panels a row, and a one-column variant that a narrow
+ * screen shows instead (the download saves the one shown).
+ */
+export function latencySvg(data: PageData): string {
+  const order = [...data.configs, ...Object.keys(data.latency).filter((c) => !data.configs.includes(c))];
+  const spec = {
+    name: "Tool call latency of benign cases, cumulative distribution per config (log ms)",
+    samples: order
+      .filter((c) => Object.hasOwn(data.latency, c))
+      .map((c): [string, number[]] => [c, data.latency[c] ?? []]),
+  };
+  const wide = cdfPanels({ ...spec, id: "chart-latency", cls: "wide-only" });
+  if (!wide || spec.samples.length < 2) return wide;
+  return wide + cdfPanels({ ...spec, id: "chart-latency-narrow", columns: 1, cls: "narrow-only" });
+}
+
+export function heatMapSvg(configs: string[], rows: HeatRow[]): string {
+  return heatSvg({
+    id: "chart-heat",
+    name: "APR of the attack cases and FPR of the benign cases, per category and config",
+    configs,
+    rows,
+  });
+}
+
+/**
+ * The download buttons: a figure's <svg> serialised as a standalone file, or drawn through an
+ * <img> of that file onto a canvas at twice its size and saved as PNG. Blob and data: URLs only.
+ */
+export const DOWNLOAD_SCRIPT = `function svgFile(svg) {
+  const clone = svg.cloneNode(true);
+  clone.setAttribute("xmlns", "http://www.w3.org/2000/svg");
+  return '<?xml version="1.0" encoding="UTF-8"?>\\n' + new XMLSerializer().serializeToString(clone) + "\\n";
+}
+function saveBlob(blob, name) {
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  a.hidden = true;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+}
+function pngOf(svg, scale) {
+  return new Promise((resolve, reject) => {
+    const box = svg.viewBox.baseVal;
+    const canvas = document.createElement("canvas");
+    canvas.width = Math.round(box.width * scale);
+    canvas.height = Math.round(box.height * scale);
+    const image = new Image();
+    image.onload = () => {
+      const ctx = canvas.getContext("2d");
+      ctx.fillStyle = "#fff";
+      ctx.fillRect(0, 0, canvas.width, canvas.height);
+      ctx.drawImage(image, 0, 0, canvas.width, canvas.height);
+      canvas.toBlob((blob) => (blob ? resolve(blob) : reject(new Error("no PNG"))), "image/png");
+    };
+    image.onerror = () => reject(new Error("the SVG did not load as an image"));
+    image.src = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(svgFile(svg));
+  });
+}
+const fileStem = "mcpguard-" + String(data.runId).replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 60) + "-";
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("button[data-download]");
+  if (!button) return;
+  const fig = button.closest("figure[data-figure]");
+  const svg = fig && [...fig.querySelectorAll("svg")].find((s) => s.getClientRects().length > 0);
+  if (!svg) return;
+  const name = fileStem + fig.dataset.figure;
+  if (button.dataset.download === "svg") {
+    saveBlob(new Blob([svgFile(svg)], { type: "image/svg+xml" }), name + ".svg");
+    return;
+  }
+  button.disabled = true;
+  pngOf(svg, 2)
+    .then((blob) => saveBlob(blob, name + ".png"))
+    .catch((error) => console.warn("PNG download: " + error.message))
+    .finally(() => { button.disabled = false; });
 });
 `;

@@ -97,7 +97,7 @@ function caseRow(c, i) {
   button.setAttribute("aria-expanded", "false");
   button.setAttribute("aria-controls", "case-detail-" + i);
   th.append(button);
-  tr.append(th, el("td", c[1]), el("td", kindText(c)), el("td", c[4] + " · " + c[5]));
+  tr.append(th, el("td", c[8] || "–", "text title"), el("td", c[1]), el("td", kindText(c)), el("td", c[4] + " · " + c[5]));
   data.trialConfigs.forEach((name, k) => {
     const td = configCell(c, trialsOf[i].filter((t) => t[1] === k));
     td.dataset.config = name;
@@ -147,7 +147,18 @@ function detailRow(i) {
   const viable = c[2] === "attack" ? (c[6] === null ? "unknown (no C0)" : c[6] ? "yes" : "no") : null;
   const items = [["category", c[1]], ["kind", kindText(c)], ["server", c[4]], ["tool", c[5]], ["viable", viable], ["tags", c[7]]];
   items.filter(([, v]) => v).forEach(([k, v], n) => facts.append(n ? " · " : "", el("b", k + ": "), v));
-  td.append(facts, trialTable(i));
+  const about = el("div", null, "about");
+  if (c[8]) about.append(el("p", c[8], "case-title"));
+  if (c[9]) about.append(el("p", c[9], "case-note"));
+  if (c[10]) {
+    const args = el("div", null, "case-args");
+    args.append(el("b", "arguments (" + c[5] + "), as the case file writes them:"));
+    const pre = el("pre");
+    pre.append(el("code", c[10]));
+    args.append(pre);
+    about.append(args);
+  }
+  td.append(about, facts, trialTable(i));
   tr.append(td);
   return tr;
 }
@@ -164,7 +175,7 @@ function toggle(row) {
 function matches(c, i) {
   const f = { category: filters.category.value, config: filters.config.value, outcome: filters.outcome.value, text: filters.text.value.trim().toLowerCase() };
   if (f.category && c[1] !== f.category) return false;
-  if (f.text && ![c[0], c[4], c[5], c[7]].some((s) => s.toLowerCase().includes(f.text))) return false;
+  if (f.text && ![c[0], c[4], c[5], c[7], c[8]].some((s) => s.toLowerCase().includes(f.text))) return false;
   const trials = trialsOf[i].filter((t) => !f.config || data.trialConfigs[t[1]] === f.config);
   if (f.config && trials.length === 0) return false;
   switch (f.outcome) {

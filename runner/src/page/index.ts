@@ -1,13 +1,13 @@
 /**
- * The report page, `index.html`: one offline file (chart.js, the stylesheet and the page's script
- * inlined, the data embedded through `scriptJson`) built from the summary and the trial records.
- * Tables are HTML (sortable), the charts are drawn by chart.js, and the cases table opens every
- * trial of a case under every config.
+ * The report page, `index.html`: one offline file (the stylesheet, the figures as inline SVG and
+ * the page's script inlined, the data embedded through `scriptJson`) built from the summary and
+ * the trial records. Tables are HTML (sortable), each figure downloads as SVG or PNG, and the
+ * cases table opens every trial of a case under every config.
  */
 import { coverageCaveats } from "../caveats.js";
 import type { Summary } from "../summarize.js";
 import type { TrialRecord } from "../trial.js";
-import { CHARTS_SCRIPT } from "./charts.js";
+import { DOWNLOAD_SCRIPT, figure, heatMapSvg, latencySvg, paperSvg, ratesSvg } from "./charts.js";
 import { PAGE_SCRIPT } from "./client.js";
 import { escapeHtml, para, scriptJson } from "./html.js";
 import { type PageData, type PaperRow, pageData } from "./model.js";
@@ -15,6 +15,7 @@ import {
   endingsTable,
   errorTables,
   heatMap,
+  heatRows,
   latencyTables,
   layerTables,
   type SectionContext,
@@ -31,8 +32,6 @@ export interface PageInput {
   paperLatency: Record<string, number>;
   /** Why our oracles are stricter than the paper's, one paragraph each. */
   stricter: string[];
-  /** The chart.js UMD bundle, checked to be safe inside a <script>. */
-  chartJs: string;
 }
 
 const option = (value: string, text = value) =>
@@ -41,7 +40,7 @@ const option = (value: string, text = value) =>
 /** The cases table's skeleton: filters and headers; the script fills the rows from `data`. */
 function casesSection(data: PageData): string {
   const categories = [...new Set(data.cases.map((c) => c[1]))].sort();
-  const head = ["case", "category", "kind", "server · tool"]
+  const head = ["case", "title", "category", "kind", "server · tool"]
     .map((h) => `<th scope="col" aria-sort="none"><button type="button">${escapeHtml(h)}</button></th>`)
     .concat(
       data.trialConfigs.map(
@@ -50,11 +49,11 @@ function casesSection(data: PageData): string {
       ),
     )
     .join("");
-  return `${para("Each cell: attacks, trials fired / trials judged (0 is prevented) and the layer that stopped them; benign cases, trials failed / trials. Open a case (click its row, or its name and Enter) for its trials under each config: verdict, evidence, the layer and rule that stopped it, how it ended, any error, latency and the response's size and sha256.", "note")}<form class="filters" id="case-filters" role="search" aria-label="Filter the cases">
+  return `${para("Each cell: attacks, trials fired / trials judged (0 is prevented) and the layer that stopped them; benign cases, trials failed / trials. Open a case (click its row, or its name and Enter) for its title, note and arguments, and its trials under each config: verdict, evidence, the layer and rule that stopped it, how it ended, any error, latency and the response's size and sha256.", "note")}<form class="filters" id="case-filters" role="search" aria-label="Filter the cases">
 <label>Category <select id="f-category">${option("", "all")}${categories.map((c) => option(c)).join("")}</select></label>
 <label>Config <select id="f-config">${option("", "all")}${data.trialConfigs.map((c) => option(c)).join("")}</select></label>
 <label>Outcome (some trial) <select id="f-outcome">${option("", "any")}${option("fired", "attack fired")}${option("stopped", "attack stopped")}${option("benign-failed", "benign failed")}${option("error", "trial error")}</select></label>
-<label>Search <input type="search" id="f-text" placeholder="case, server, tool or tag"></label>
+<label>Search <input type="search" id="f-text" placeholder="case, title, server, tool or tag"></label>
 <button type="reset">Clear</button>
 <output id="case-count" aria-live="polite"></output>
 </form>
@@ -63,17 +62,29 @@ function casesSection(data: PageData): string {
 `;
 }
 
-/** The charts (drawn by the script from `data`) and the heat map. */
-function chartsSection(ctx: SectionContext, partial: boolean): string {
-  const chart = (id: string, title: string, label: string, before = "") =>
-    `<div><h3>${escapeHtml(title)}</h3>${before}<div class="chart"><canvas id="${id}" role="img" aria-label="${escapeHtml(label)}"></canvas></div></div>\n`;
-  return `<div class="charts">
-${chart("rates", "APR, V-APR, FPR per config (95% Wilson interval)", "Bar chart of APR, V-APR and FPR per config, with 95% Wilson intervals; the numbers are in Table 1")}${chart(
+/** The figures (inline SVG, each downloadable), the heat map's table under its figure. */
+function chartsSection(ctx: SectionContext, data: PageData, partial: boolean): string {
+  const rows = heatRows(ctx);
+  const heat = figure(
+    "heat-map",
+    "APR and FPR by category × config",
+    heatMapSvg(ctx.configs, rows),
+    "",
+    "wide",
+  );
+  return `${para("Each figure downloads as SVG (vector, for a paper) or PNG (twice its size). Colours are the Okabe-Ito palette; bar series differ by pattern too, heat-map cells carry their value.", "note")}<div class="charts">
+${figure("rates", "APR, V-APR, FPR per config (95% Wilson interval)", ratesSvg(data))}${figure(
   "paper",
   "Ours vs the paper's Table 1 (APR, V-APR)",
-  "Bar chart of our APR and V-APR beside the paper's, per config; the numbers are in Table 1",
+  paperSvg(data),
   partial ? para("A partial run: see the caveat above Table 1.", "note") : "",
-)}${chart("latency", "Tool call latency, benign cases (CDF)", "Cumulative distribution of the tool call latency per config; the quantiles are in the latency table")}<div><h3>APR and FPR by category × config</h3>${heatMap(ctx)}</div>
+)}${figure(
+  "latency-cdf",
+  "Tool call latency, benign cases (CDF per config)",
+  latencySvg(data),
+  para("One panel per config on the same axis; the quantiles are in the latency table.", "note"),
+  "wide",
+)}${heat}${heat ? `<details class="wide"><summary>The heat map as a table</summary>${heatMap(ctx, rows)}</details>` : ""}
 </div>
 `;
 }
@@ -97,7 +108,7 @@ function sections(input: PageInput, ctx: SectionContext, data: PageData): [strin
         ? `${caveat}${tableOne(ctx)}<h3>Why these oracles are stricter than the paper's</h3>\n${input.stricter.map((p) => para(p, "note")).join("")}`
         : caveat,
     ],
-    ["charts", "Charts", "Charts", chartsSection(ctx, caveat !== "")],
+    ["charts", "Charts", "Charts", chartsSection(ctx, data, caveat !== "")],
     ["latency", "Latency", "Latency", latencyTables(ctx)],
     [
       "layers",
@@ -150,10 +161,9 @@ ${PAGE_STYLE}</style>
 <main>
 ${present.map(([id, , title, body]) => section(id, title, body)).join("")}</main>
 <footer>${para("Built from trials.ndjson by mcpguard report, like summary.md, summary.json and results.csv beside this file.", "note")}</footer>
-<script>${input.chartJs}</script>
 <script>
 const data = ${scriptJson(data)};
-${CHARTS_SCRIPT}${PAGE_SCRIPT}</script>
+${DOWNLOAD_SCRIPT}${PAGE_SCRIPT}</script>
 </body>
 </html>
 `;

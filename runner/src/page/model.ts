@@ -13,8 +13,23 @@ export type PaperRow = { apr: number; vapr: number; fpr: string };
 /** How a trial came out, for the drill-down and its filters. */
 export type TrialOutcome = "fired" | "stopped" | "unjudged" | "passed" | "failed" | "not run";
 
-/** [id, category, kind, visibility, server, tool, viable (null: unknown), tags] */
-export type CaseRow = [string, string, string, string | null, string, string, boolean | null, string];
+/**
+ * [id, category, kind, visibility, server, tool, viable (null: unknown), tags, title, note,
+ * arguments as JSON] (title, note and arguments empty in runs recorded before they were kept)
+ */
+export type CaseRow = [
+  string,
+  string,
+  string,
+  string | null,
+  string,
+  string,
+  boolean | null,
+  string,
+  string,
+  string,
+  string,
+];
 
 /**
  * [case index, config index, trial, outcome, evidence, layer, rule, ended, error, latency ms,
@@ -41,6 +56,7 @@ export type TrialRow = [
 ];
 
 export interface PageData {
+  runId: string;
   /** The configs of the core summary, in the design's order (charts). */
   configs: string[];
   metrics: { apr: Interval | null; vapr: Interval | null; fpr: Interval | null }[];
@@ -80,7 +96,11 @@ function drillDown(summary: Summary, records: TrialRecord[]) {
   for (const r of summary.caseResults) if (r.kind === "attack") viable.set(r.id, r.viable ?? null);
   const caseIndex = new Map<string, number>();
   const cases: CaseRow[] = [];
-  const ids = [...new Map(judged.map((r) => [r.id, r])).values()].sort((a, b) => a.id.localeCompare(b.id));
+  // A record of each case, one that carries the case's title where any does (older runs have none).
+  const byId = new Map<string, TrialRecord>();
+  for (const r of judged)
+    if (!byId.has(r.id) || (byId.get(r.id)?.title === undefined && r.title)) byId.set(r.id, r);
+  const ids = [...byId.values()].sort((a, b) => a.id.localeCompare(b.id));
   for (const r of ids) {
     caseIndex.set(r.id, cases.length);
     cases.push([
@@ -92,6 +112,9 @@ function drillDown(summary: Summary, records: TrialRecord[]) {
       r.tool,
       viable.get(r.id) ?? null,
       (r.tags ?? []).join(" "),
+      r.title ?? "",
+      r.note ?? "",
+      r.arguments ? JSON.stringify(r.arguments, null, 2) : "",
     ]);
   }
   const configIndex = new Map(trialConfigs.map((c, i) => [c, i]));
@@ -128,6 +151,7 @@ export function pageData(
 ): PageData {
   const configs = sortConfigs(Object.keys(summary.configs));
   return {
+    runId: summary.runId,
     configs,
     metrics: configs.map((n) => {
       const s = summary.configs[n] as ConfigSummary;

@@ -20,6 +20,7 @@ import {
   table,
 } from "./html.js";
 import type { PaperRow } from "./model.js";
+import { type HeatCell, type HeatRow, heatColour } from "./svg.js";
 
 export interface SectionContext {
   summary: Summary;
@@ -82,52 +83,73 @@ export function tableOne(ctx: SectionContext): string {
   return out;
 }
 
-/** Background of a heat-map cell: green for a good rate (`good` in [0, 1]), red for a bad one. */
-const heat = (good: number) => `background:hsl(${Math.round(good * 120)},55%,${Math.round(86 - good * 18)}%)`;
-
 /**
- * The heat map, category × config: APR of the attack cases, and for the categories with benign
- * cases their FPR (benign trials failed), so that no row is blank.
+ * The heat map's rows, category × config: APR of the attack cases, and for the categories with
+ * benign cases their FPR (benign trials failed), so that no row is blank.
  */
-export function heatMap(ctx: SectionContext): string {
+export function heatRows(ctx: SectionContext): HeatRow[] {
   const { summary, configs } = ctx;
   // The attack categories, then the benign one.
   const categories = [
     ...new Set(configs.flatMap((n) => Object.keys(summary.configs[n]?.byCategory ?? {}))),
   ].sort((a, b) => Number(a === "benign") - Number(b === "benign") || a.localeCompare(b));
-  const rows: string[] = [];
+  const rows: HeatRow[] = [];
+  const none: HeatCell = { text: "–", good: null, title: "" };
   for (const category of categories) {
     const counts = configs.map((n) => summary.configs[n]?.byCategory[category]);
     if (counts.some((k) => k?.attacks)) {
-      const cells = counts.map((k) => {
-        if (!k?.apr) return '<td class="na">–</td>';
-        const v = Number(k.apr.value);
-        const title = `${k.blocked}/${k.attacks} attack cases never fired; APR ${pct(v)} over trials`;
-        return `<td style="${heat(v)}" title="${escapeHtml(title)}">${escapeHtml(pct(v, 0))}</td>`;
+      rows.push({
+        label: category,
+        metric: "APR",
+        cells: counts.map((k) => {
+          if (!k?.apr) return none;
+          const v = Number(k.apr.value);
+          return {
+            text: pct(v, 0),
+            good: v,
+            title: `${k.blocked}/${k.attacks} attack cases never fired; APR ${pct(v)} over trials`,
+          };
+        }),
       });
-      rows.push(`<tr><th scope="row">${escapeHtml(category)} <small>APR</small></th>${cells.join("")}</tr>`);
     }
     if (counts.some((k) => k?.benign)) {
-      const cells = configs.map((n) => {
-        const benign = ctx.records.filter(
-          (r) => r.config === n && r.category === category && r.kind === "benign" && !r.notRun,
-        );
-        const failed = benign.filter((r) => !r.passed).length;
-        const fpr = wilson(failed, benign.length);
-        if (!fpr) return '<td class="na">–</td>';
-        const title = `${failed}/${benign.length} benign trials failed; FPR ${pct(fpr.value)} [${pct(fpr.lo)}, ${pct(fpr.hi)}]`;
-        return `<td style="${heat(1 - fpr.value)}" title="${escapeHtml(title)}">${escapeHtml(pct(fpr.value, 0))}</td>`;
+      rows.push({
+        label: category,
+        metric: category === "benign" ? "FPR" : "FPR of its benign cases",
+        cells: configs.map((n) => {
+          const benign = ctx.records.filter(
+            (r) => r.config === n && r.category === category && r.kind === "benign" && !r.notRun,
+          );
+          const failed = benign.filter((r) => !r.passed).length;
+          const fpr = wilson(failed, benign.length);
+          if (!fpr) return none;
+          return {
+            text: pct(fpr.value, 0),
+            good: 1 - fpr.value,
+            title: `${failed}/${benign.length} benign trials failed; FPR ${pct(fpr.value)} [${pct(fpr.lo)}, ${pct(fpr.hi)}]`,
+          };
+        }),
       });
-      rows.push(
-        `<tr><th scope="row">${escapeHtml(category)} <small>${category === "benign" ? "FPR" : "FPR of its benign cases"}</small></th>${cells.join("")}</tr>`,
-      );
     }
   }
-  return `<table class="heat"><caption>APR of the attack cases (higher is better) and FPR of the benign cases (lower is better), per category and config. Hover a cell for the counts.</caption>
-<thead><tr><th scope="col">category</th>${configs.map((n) => `<th>${escapeHtml(n)}</th>`).join("")}</tr></thead>
+  return rows;
+}
+
+/** The heat map as a table (the figure's numbers, for screen readers and copying). */
+export function heatMap(ctx: SectionContext, rows: HeatRow[]): string {
+  const body = rows.map((row) => {
+    const cells = row.cells.map((cell) => {
+      if (cell.good === null) return '<td class="na">–</td>';
+      const { fill, ink } = heatColour(cell.good);
+      return `<td style="background:${fill};color:${ink}" title="${escapeHtml(cell.title)}">${escapeHtml(cell.text)}</td>`;
+    });
+    return `<tr><th scope="row">${escapeHtml(row.label)} <small>${escapeHtml(row.metric)}</small></th>${cells.join("")}</tr>`;
+  });
+  return `<div class="scroll"><table class="heat"><caption>APR of the attack cases (higher is better) and FPR of the benign cases (lower is better), per category and config. Hover a cell for the counts.</caption>
+<thead><tr><th scope="col">category</th>${ctx.configs.map((n) => `<th>${escapeHtml(n)}</th>`).join("")}</tr></thead>
 <tbody>
-${rows.join("\n")}
-</tbody></table>
+${body.join("\n")}
+</tbody></table></div>
 `;
 }
 
