@@ -3,6 +3,8 @@
  * TMPDIR, PATH or LANG from the server's environment, or changes HOME or TMPDIR, describes a
  * different world and is refused (CASES.md §4, step 1).
  */
+import { spawnSync } from "node:child_process";
+import { z } from "zod";
 import type { Interpreters } from "./interpreters.js";
 import { repoPath } from "./paths.js";
 import type { ServerEntry } from "./registry.js";
@@ -73,4 +75,51 @@ export async function probeEnvironment(
   } finally {
     await world.destroy();
   }
+}
+
+/**
+ * `MCPGUARD_ASSUME_NO_L3=1`: the bench takes the kernel layer as unavailable on this host, as on a
+ * host without Landlock or cgroup BPF or as a user who is not root. For tests of that path only:
+ * it changes nothing in what the proxy enforces.
+ */
+export const ASSUME_NO_L3 = "MCPGUARD_ASSUME_NO_L3";
+
+/** What the bench reads of `mcpguard doctor --json`. */
+const DoctorReport = z.looseObject({
+  probe: z.looseObject({ root: z.boolean() }),
+  capabilities: z.record(z.string(), z.looseObject({ backend: z.string().nullable(), detail: z.string() })),
+  hardening: z.record(z.string(), z.looseObject({ backend: z.string().nullable(), detail: z.string() })),
+  l3Ready: z.boolean(),
+});
+
+/**
+ * Why the configs with L3 cannot be enforced on this host, or null when they can: what
+ * `mcpguard doctor` finds (the kernel probed by loading programs and applying a ruleset), or the
+ * {@link ASSUME_NO_L3} override.
+ */
+export function kernelLayerUnavailable(env: NodeJS.ProcessEnv = process.env): string | null {
+  if (env[ASSUME_NO_L3] === "1") return `assumed absent (${ASSUME_NO_L3}=1)`;
+  const r = spawnSync(
+    process.execPath,
+    [repoPath("packages", "proxy", "bin", "mcpguard.js"), "doctor", "--json"],
+    {
+      encoding: "utf8",
+      timeout: 60_000,
+    },
+  );
+  let report: z.infer<typeof DoctorReport>;
+  try {
+    report = DoctorReport.parse(JSON.parse(r.stdout));
+  } catch {
+    const why = (r.stderr || r.stdout || r.error?.message || "no output").trim().split("\n")[0];
+    return `mcpguard doctor could not probe the kernel (${why})`;
+  }
+  if (report.l3Ready) return null;
+  const missing = [...Object.entries(report.capabilities), ...Object.entries(report.hardening)].filter(
+    ([, b]) => b.backend === null,
+  );
+  const root = report.probe.root ? "" : "not root; ";
+  const what = missing.map(([name]) => name).join(", ");
+  const first = missing[0];
+  return `${root}no backend enforces ${what || "every capability"}${first ? ` (${first[0]}: ${first[1].detail})` : ""}`;
 }

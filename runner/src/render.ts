@@ -49,7 +49,7 @@ export const PAPER = {
 export const STRICTER_ORACLES = [
   "The oracles here judge effects, from the state of the world after the call: fresh random canaries found in the response, at the sink or in a written file; file content and mode; a table gone from the database. The published oracles mostly checked that a path exists, that a listener got a connection, or that a call returned without an error.",
   'So an empty file, a call that succeeds but leaks nothing, or an echoed argument is not an attack success here; and a benign case passes only when the tool worked (the expected content or effect is there), so a layer that breaks a benign tool is a false positive even when nothing was "blocked".',
-  "Nine attacks the paper recorded as intrinsic failures because of oracle artefacts (FR-01 to FR-04, CL-01, EX-04, SE-01, SE-10, CL-04) really work without a defense, so the viable set is 57 here and 48 there: the two V-APR columns have different denominators. Canaries are drawn fresh per trial and carry no marker, so no layer can recognise them by shape.",
+  "Nine attacks the paper recorded as intrinsic failures because of oracle artefacts (FR-01 to FR-04, CL-01, EX-04, SE-01, SE-10, CL-04) really work without a defense, so a full core run's viable set here (this run's is counted above, from its C0 trials) is larger than the paper's 48: the two V-APR columns have different denominators. Canaries are drawn fresh per trial and carry no marker, so no layer can recognise them by shape.",
 ];
 
 /** The paper's Table 1 row of a config (a name from the records, so an own property only). */

@@ -38,10 +38,17 @@ export interface TrialRecord {
   tool: string;
   /** The case's construct classes (`class.name`), when it has them. */
   tags?: string[];
+  /**
+   * The case's suite in this run (coreSet.ts): `core` (in the core manifest, same bytes),
+   * `extension`, `external`, or its category; absent in records written before (then its category says).
+   */
+  suite?: string;
   /** The case's title, its note and the tool call's arguments as the case file writes them (placeholders unexpanded); absent in older records. */
   title?: string;
   note?: string;
   arguments?: Record<string, unknown>;
+  /** A case with protocol steps instead of one tool call: its steps, as the case file writes them. */
+  steps?: unknown[];
   trial: number;
   /** Attacks: the oracle fired. Benign: the expect did not hold. */
   fired: boolean | null;
@@ -107,6 +114,8 @@ export interface TrialSpec {
   trial: number;
   /** Where the proxy and the server start (default: the workspace). */
   cwd?: TrialCwd;
+  /** The case's suite (coreSet.ts: core, extension, external, or its category), kept on the record. */
+  suite?: string;
   /** Aborting kills the trial's processes; the trial is still judged and cleaned up. */
   signal?: AbortSignal;
 }
@@ -163,7 +172,17 @@ export function caseFields(
   scenario: Scenario,
 ): Pick<
   TrialRecord,
-  "id" | "category" | "kind" | "visibility" | "server" | "tool" | "tags" | "title" | "note" | "arguments"
+  | "id"
+  | "category"
+  | "kind"
+  | "visibility"
+  | "server"
+  | "tool"
+  | "tags"
+  | "title"
+  | "note"
+  | "arguments"
+  | "steps"
 > {
   return {
     id: scenario.id,
@@ -175,7 +194,7 @@ export function caseFields(
     ...(scenario.tags ? { tags: scenario.tags } : {}),
     title: scenario.title,
     ...(scenario.note ? { note: scenario.note } : {}),
-    arguments: scenario.arguments,
+    ...(scenario.steps ? { steps: scenario.steps } : { arguments: scenario.arguments }),
   };
 }
 
@@ -341,6 +360,7 @@ async function execute(
       runId: spec.runId,
       config: spec.config,
       ...caseFields(scenario),
+      ...(spec.suite ? { suite: spec.suite } : {}),
       id: variantId(scenario, cwd),
       trial: spec.trial,
       fired: scenario.kind === "attack" ? judgement.fired : null,

@@ -1,10 +1,13 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, rmdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findCgroup2 } from "@mcpguard/proxy";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hostNotRun } from "../src/bench.ts";
 import { resolveInterpreters } from "../src/interpreters.ts";
-import { environmentProblems, probeEnvironment } from "../src/probe.ts";
+import { REPO_ROOT, repoPath } from "../src/paths.ts";
+import { ASSUME_NO_L3, environmentProblems, kernelLayerUnavailable, probeEnvironment } from "../src/probe.ts";
 import { sweepTrialCgroups } from "../src/session.ts";
 import { WorldFactory } from "../src/world/world.ts";
 
@@ -73,5 +76,86 @@ describe.skipIf(!writable)("trial cgroups left behind", () => {
       }
       for (const dir of [live, dead]) if (existsSync(dir)) rmdirSync(dir);
     }
+  });
+});
+
+describe("configs the host cannot enforce", () => {
+  const why = () => "no backend enforces net (net: cgroup BPF unavailable)";
+
+  it("are reported not run, with why, when the configs are the default; the rest run", () => {
+    const skipped = hostNotRun(["C0", "C-AB", "C-app", "C-ebpf", "C-full", "C-AB+ebpf"], false, why);
+    expect([...skipped]).toEqual(
+      ["C-ebpf", "C-full", "C-AB+ebpf"].map((c) => [
+        c,
+        "the kernel layer cannot run here: no backend enforces net (net: cgroup BPF unavailable)",
+      ]),
+    );
+    expect(hostNotRun(["C0", "C-full"], false, () => null).size).toBe(0);
+    expect(hostNotRun(["C0", "C-app"], true, why).size).toBe(0);
+  });
+
+  it("refuse the run in one line when named", () => {
+    expect(() => hostNotRun(["C0", "C-full"], true, why)).toThrow(
+      /^C-full needs the kernel layer, which cannot run here: no backend enforces net \(net: cgroup BPF unavailable\) \(mcpguard doctor says more; without --configs the configs this host can enforce run\)$/,
+    );
+  });
+
+  it(`${ASSUME_NO_L3}=1 stands for a host without the kernel layer`, () => {
+    expect(kernelLayerUnavailable({ [ASSUME_NO_L3]: "1" })).toBe(`assumed absent (${ASSUME_NO_L3}=1)`);
+  });
+});
+
+describe(`a bench where the kernel layer is missing (${ASSUME_NO_L3}=1, real trials)`, () => {
+  const out = mkdtempSync(join(tmpdir(), "mcpguard-nol3-"));
+  afterAll(() => rmSync(out, { recursive: true, force: true }));
+  const bench = (...args: string[]) =>
+    spawnSync(process.execPath, [repoPath("runner", "bin", "mcpguard-bench.js"), ...args], {
+      cwd: REPO_ROOT,
+      encoding: "utf8",
+      env: { ...process.env, [ASSUME_NO_L3]: "1" },
+      timeout: 60_000,
+    });
+
+  it("runs C0, C-AB and C-app by default and says in every output that the L3 configs were not run", () => {
+    const r = bench(
+      "--cases",
+      "BN-08",
+      "--no-direct",
+      "--quiet",
+      "--out",
+      join(out, "run"),
+      "--run-id",
+      "nol3",
+    );
+    expect(r.status, r.stderr).toBe(0);
+    const summary = JSON.parse(readFileSync(join(out, "run", "summary.json"), "utf8"));
+    expect(Object.keys(summary.configs)).toEqual(["C0", "C-AB", "C-app"]);
+    const why = `the kernel layer cannot run here: assumed absent (${ASSUME_NO_L3}=1)`;
+    expect(summary.configsNotRun).toEqual({ "C-ebpf": why, "C-full": why, "C-AB+ebpf": why });
+    expect(summary.notRun).toEqual(
+      ["C-ebpf", "C-full", "C-AB+ebpf"].map((config) => ({ id: "BN-08", config, reason: why })),
+    );
+    const sentence = `C-ebpf, C-full and C-AB+ebpf were not run (${why})`;
+    expect(r.stdout).toContain(sentence);
+    expect(readFileSync(join(out, "run", "summary.md"), "utf8")).toContain(sentence);
+    expect(readFileSync(join(out, "run", "index.html"), "utf8")).toContain(sentence);
+    const trials = readFileSync(join(out, "run", "trials.ndjson"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(trials.filter((t) => t.notRun === why).map((t) => t.config)).toEqual([
+      "C-ebpf",
+      "C-full",
+      "C-AB+ebpf",
+    ]);
+  });
+
+  it("fails in one line when an unavailable config is named, and writes nothing", () => {
+    const r = bench("--configs", "C0,C-full", "--cases", "BN-08", "--out", join(out, "named"));
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe(
+      `mcpguard bench: C-full needs the kernel layer, which cannot run here: assumed absent (${ASSUME_NO_L3}=1) (mcpguard doctor says more; without --configs the configs this host can enforce run)\n`,
+    );
+    expect(existsSync(join(out, "named"))).toBe(false);
   });
 });

@@ -512,9 +512,36 @@ async function kernelMissing(kernel: boolean): Promise<string[]> {
   ];
 }
 
-async function wrap(argv: string[]): Promise<number> {
-  const parsed = WRAP.parse(argv);
-  if (!parsed) return 0;
+type WrapValues = NonNullable<ReturnType<typeof WRAP.parse>>["values"];
+
+/** What `wrap` was asked to do, its options checked: the client config as read, the defense config. */
+interface WrapRequest {
+  values: WrapValues;
+  /** The config file as given on the command line. */
+  arg: string;
+  file: string;
+  bytes: Buffer;
+  mode: number;
+  config: ClientConfig;
+  configName: string;
+  /** The defense config has the kernel layer. */
+  kernel: boolean;
+  timeoutMs: number;
+  roots: string[];
+  workspace: string | undefined;
+}
+
+/** Where wrap keeps its files for the config: the policies, the pin file, the audit logs. */
+interface Places {
+  /** Wrap's own folder for the config, when --policies does not say where. */
+  stateDir: string | undefined;
+  policies: string;
+  pins: string;
+  auditDir: string;
+}
+
+/** The options as a request, or a usage error in one line before anything is read or started. */
+function requestOf(parsed: NonNullable<ReturnType<typeof WRAP.parse>>): WrapRequest {
   const { values, positionals } = parsed;
   oneConfigFile(positionals, "wrap");
   let configName: string;
@@ -538,7 +565,8 @@ async function wrap(argv: string[]): Promise<number> {
       throw new UsageError(`--root ${dir}: not a folder`);
     return realpathSync(path);
   });
-  const { file, bytes, mode } = readConfigFile(positionals[0] as string);
+  const arg = positionals[0] as string;
+  const { file, bytes, mode } = readConfigFile(arg);
   let config: ClientConfig;
   try {
     config = parseClientConfig(file, bytes);
@@ -557,6 +585,20 @@ async function wrap(argv: string[]): Promise<number> {
   for (const wanted of values.server ?? [])
     if (!names.includes(wanted))
       throw new UsageError(`--server ${wanted}: no such server in ${file} (it has ${names.join(", ")})`);
+  return { values, arg, file, bytes, mode, config, configName, kernel, timeoutMs, roots, workspace };
+}
+
+/**
+ * `mcpguard wrap`, step by step (docs/ARCHITECTURE.md, "run and wrap, phase by phase"): review the
+ * servers' launches, then for each server derive its draft policy and pin its tools, then write the
+ * config (with its backup and wrap's state), and report. Nothing is written before every server has
+ * its policy; --dry-run stops after the review with the plan.
+ */
+async function wrap(argv: string[]): Promise<number> {
+  const parsed = WRAP.parse(argv);
+  if (!parsed) return 0;
+  const request = requestOf(parsed);
+  const { values, file, config } = request;
   if (values.learn) {
     if (values.relocate) throw new UsageError("give --learn or --relocate, not both");
     return learnAll(file, config, values.server ?? [], values["dry-run"] === true);
@@ -565,13 +607,64 @@ async function wrap(argv: string[]): Promise<number> {
     for (const option of ["policies", "pins", "audit-dir"] as const)
       if (values[option] !== undefined)
         throw new UsageError(`--relocate moves the files into wrap's own folder: leave out --${option}`);
-    return relocate(positionals[0] as string, file, bytes, mode, config, values["dry-run"] === true);
+    return relocate(request.arg, file, request.bytes, request.mode, config, values["dry-run"] === true);
   }
+  const places = placesOf(request);
+  const planned = review(request, places);
+  if (planned.length === 0) {
+    process.stdout.write(`nothing to wrap in ${file}\n`);
+    return 0;
+  }
+  const previous = previousWrap(request);
+  const bin = ownBin();
+  const text = wrappedText(request, places, planned, bin);
+  if (values["dry-run"]) return printPlan(request, places, planned, bin);
+  if (refuseHigh(planned, values.yes === true)) return 1;
+  // A wrapped server under an L3 config that cannot run here would only fail at its client's start.
+  const missing = await kernelMissing(request.kernel);
+  if (missing.length)
+    throw new UsageError(
+      `${request.configName} needs the kernel layer, which cannot enforce ${missing.join(", ")} here (mcpguard doctor says why): wrap with --config C-app, or where L3 runs`,
+    );
+
+  const pinned = await preparePlaces(places);
+  const failed: string[] = [];
+  for (const p of planned) {
+    process.stdout.write(`${p.name}:\n`);
+    const problem = await derivePolicy(request, p, bin);
+    if (problem) failed.push(problem);
+    else await pinTools(request, places, p, bin, pinned);
+  }
+  if (failed.length) {
+    for (const line of failed) process.stderr.write(`mcpguard: ${line}\n`);
+    process.stderr.write(
+      `mcpguard: ${file} was left as it was; fix the server(s) above, or leave them out with --server\n`,
+    );
+    return 1;
+  }
+  writeWrapped(request, places, planned, previous, text);
+  report(request, places, planned);
+  return 0;
+}
+
+/** Wrap's folders for the config: its own folder, unless --policies, --pins or --audit-dir say else. */
+function placesOf(request: WrapRequest): Places {
+  const { values, file } = request;
   const stateDir = values.policies === undefined ? wrapStateDir(file) : undefined;
   const policies = resolve(values.policies ?? (stateDir as string));
   const pins = resolve(values.pins ?? join(policies, "pins.json"));
   const auditDir = resolve(values["audit-dir"] ?? join(policies, "audit"));
+  return { stateDir, policies, pins, auditDir };
+}
 
+/**
+ * The review step: the entries to wrap, planned, and those left as they are (remote, unreadable,
+ * already wrapped), printed with each launch's findings. Refuses wrap's folders where a server may
+ * write them.
+ */
+function review(request: WrapRequest, places: Places): Planned[] {
+  const { values, config, workspace, kernel } = request;
+  const { policies, auditDir } = places;
   const skipped: { name: string; reason: string }[] = [];
   const planned: Planned[] = [];
   const taken = new Set<string>();
@@ -588,12 +681,19 @@ async function wrap(argv: string[]): Promise<number> {
       skipped.push({
         name: e.name,
         reason: inProject
-          ? `already wrapped, with its policy in the project: mcpguard wrap --relocate ${positionals[0]} moves wrap's files out`
+          ? `already wrapped, with its policy in the project: mcpguard wrap --relocate ${request.arg} moves wrap's files out`
           : "already wrapped",
       });
     } else planned.push(plan(config, e.name, e.entry, { workspace, kernel, policies, auditDir, taken }));
   }
-  // The server may write its project, its cwd and the roots: wrap's files go elsewhere.
+  refuseReachable(request, places, planned);
+  printReview(planned, skipped);
+  return planned;
+}
+
+/** The server may write its project, its cwd and the roots: wrap's files go elsewhere. */
+function refuseReachable(request: WrapRequest, places: Places, planned: Planned[]): void {
+  const { values, workspace, roots } = request;
   const reach: [string, string][] = [
     ...(workspace ? [[workspace, "the project folder"] as [string, string]] : []),
     ...planned
@@ -601,12 +701,12 @@ async function wrap(argv: string[]): Promise<number> {
       .map((p) => [p.cwd, `the cwd of ${p.name}`] as [string, string]),
     ...roots.map((r) => [r, "--root"] as [string, string]),
   ];
-  const places: [string, string, string | undefined][] = [
-    [policies, "--policies", values.policies],
-    [pins, "--pins", values.pins],
-    [auditDir, "--audit-dir", values["audit-dir"]],
+  const list: [string, string, string | undefined][] = [
+    [places.policies, "--policies", values.policies],
+    [places.pins, "--pins", values.pins],
+    [places.auditDir, "--audit-dir", values["audit-dir"]],
   ];
-  for (const [place, option, given] of places) {
+  for (const [place, option, given] of list) {
     const inside = reach.find(([dir]) => within(canonical(place), canonical(dir)));
     if (inside)
       throw new UsageError(
@@ -617,26 +717,26 @@ async function wrap(argv: string[]): Promise<number> {
             : "choose a folder outside it (the default is wrap's own folder for the config)"),
       );
   }
-  printReview(planned, skipped);
-  if (planned.length === 0) {
-    process.stdout.write(`nothing to wrap in ${file}\n`);
-    return 0;
-  }
+}
 
-  // A backup exists: wrapping more is only safe while the file is as wrap left it.
+/** A backup exists: wrapping more is only safe while the file is as wrap left it. Its state, if so. */
+function previousWrap(request: WrapRequest): WrapState | undefined {
+  const { file, bytes } = request;
   const backup = backupPath(file);
   const stateFile = statePath(file);
-  let previous: WrapState | undefined;
-  if (existsSync(backup)) {
-    previous = readState(stateFile);
-    if (!previous || previous.wrappedSha256 !== sha256(bytes))
-      throw new UsageError(
-        `${backup} exists and ${basename(file)} changed since mcpguard wrap wrote it: ` +
-          `run mcpguard unwrap ${positionals[0]} first, or move the backup and ${basename(stateFile)} away to start from the file as it is`,
-      );
-  }
+  if (!existsSync(backup)) return undefined;
+  const previous = readState(stateFile);
+  if (!previous || previous.wrappedSha256 !== sha256(bytes))
+    throw new UsageError(
+      `${backup} exists and ${basename(file)} changed since mcpguard wrap wrote it: ` +
+        `run mcpguard unwrap ${request.arg} first, or move the backup and ${basename(stateFile)} away to start from the file as it is`,
+    );
+  return previous;
+}
 
-  const bin = ownBin();
+/** The config's text with each planned entry's launch replaced by mcpguard run. */
+function wrappedText(request: WrapRequest, places: Places, planned: Planned[], bin: string): string {
+  const { config, configName } = request;
   const value = structuredClone(config.value);
   for (const p of planned)
     replaceLaunch(
@@ -644,42 +744,47 @@ async function wrap(argv: string[]): Promise<number> {
       shapeOf(config, p.name),
       p.name,
       process.execPath,
-      wrappedArgs(p, bin, configName, pins),
+      wrappedArgs(p, bin, configName, places.pins),
     );
-  const text = formatClientConfig(value, config.format);
+  return formatClientConfig(value, config.format);
+}
 
-  if (values["dry-run"]) {
-    const lines = ["plan (--dry-run: nothing written, nothing started):"];
-    for (const p of planned) {
-      lines.push(`  ${p.name}:`);
-      lines.push(
-        `    policy     ${p.policy}${existsSync(p.policy) ? " (exists: kept)" : " (derived from its tools/list)"}`,
-      );
-      lines.push(`    started in ${p.cwd}: ${p.cwdReason}`);
-      if (p.keep.length) lines.push(`    keeps env  ${p.keep.join(", ")}`);
-      if (p.blocked) lines.push(`    cannot be derived here: ${p.blocked}`);
-      for (const note of p.notes) lines.push(`    note: ${note}`);
-      lines.push(
-        `    command    ${show(masked([process.execPath, ...wrappedArgs(p, bin, configName, pins)]))}`,
-      );
-    }
-    lines.push(`  pins       ${pins}`, `  backup     ${backup}`, `  file       ${file}`);
-    const missing = await kernelMissing(kernel);
-    if (missing.length)
-      lines.push(
-        `  note: ${configName} needs the kernel layer, which cannot enforce ${missing.join(", ")} here: the real run refuses (--config C-app)`,
-      );
-    process.stdout.write(`${lines.join("\n")}\n`);
-    return refuseHigh(planned, values.yes === true) ? 1 : 0;
+/** --dry-run: what wrap would do for each server, and nothing written or started. */
+async function printPlan(
+  request: WrapRequest,
+  places: Places,
+  planned: Planned[],
+  bin: string,
+): Promise<number> {
+  const { file, configName } = request;
+  const { pins } = places;
+  const lines = ["plan (--dry-run: nothing written, nothing started):"];
+  for (const p of planned) {
+    lines.push(`  ${p.name}:`);
+    lines.push(
+      `    policy     ${p.policy}${existsSync(p.policy) ? " (exists: kept)" : " (derived from its tools/list)"}`,
+    );
+    lines.push(`    started in ${p.cwd}: ${p.cwdReason}`);
+    if (p.keep.length) lines.push(`    keeps env  ${p.keep.join(", ")}`);
+    if (p.blocked) lines.push(`    cannot be derived here: ${p.blocked}`);
+    for (const note of p.notes) lines.push(`    note: ${note}`);
+    lines.push(
+      `    command    ${show(masked([process.execPath, ...wrappedArgs(p, bin, configName, pins)]))}`,
+    );
   }
-  if (refuseHigh(planned, values.yes === true)) return 1;
-  // A wrapped server under an L3 config that cannot run here would only fail at its client's start.
-  const missing = await kernelMissing(kernel);
+  lines.push(`  pins       ${pins}`, `  backup     ${backupPath(file)}`, `  file       ${file}`);
+  const missing = await kernelMissing(request.kernel);
   if (missing.length)
-    throw new UsageError(
-      `${configName} needs the kernel layer, which cannot enforce ${missing.join(", ")} here (mcpguard doctor says why): wrap with --config C-app, or where L3 runs`,
+    lines.push(
+      `  note: ${configName} needs the kernel layer, which cannot enforce ${missing.join(", ")} here: the real run refuses (--config C-app)`,
     );
+  process.stdout.write(`${lines.join("\n")}\n`);
+  return refuseHigh(planned, request.values.yes === true) ? 1 : 0;
+}
 
+/** Wrap's folders, private, and the pin file: the servers it pins already. */
+async function preparePlaces(places: Places): Promise<Set<string>> {
+  const { policies, pins, auditDir } = places;
   makePrivateDir(policies);
   makePrivateDir(auditDir);
   makePrivateDir(dirname(pins));
@@ -693,100 +798,114 @@ async function wrap(argv: string[]): Promise<number> {
   }
   if (!existsSync(pins)) savePins(pins, emptyPins());
   chmodSync(pins, 0o600);
-  const rootArgs = roots.flatMap((r) => ["--root", r]);
-  const failed: string[] = [];
-  for (const p of planned) {
-    const say = (line: string) => process.stdout.write(`  ${line}\n`);
-    process.stdout.write(`${p.name}:\n`);
-    for (const note of p.notes) say(`note: ${note}`);
-    if (existsSync(p.policy)) {
-      say(`policy ${p.policy} exists: kept as it is (delete it to derive a new draft)`);
-      checkKeep(p, say);
-      await checkConfigOutsideGrants(p, file, say);
-    } else if (p.blocked) {
-      failed.push(`${p.name}: cannot be started here: ${p.blocked}`);
-      continue;
-    } else {
-      const r = await runOwn(
-        bin,
-        [
-          "policy",
-          "derive",
-          "--out",
-          p.policy,
-          "--server",
-          p.name,
-          "--timeout-ms",
-          String(timeoutMs),
-          ...rootArgs,
-          "--",
-          ...p.argv,
-        ],
-        p,
-        timeoutMs,
-        2,
-      );
-      for (const line of r.err.split("\n").filter(Boolean))
-        say(line.replace(/^mcpguard policy derive: /, ""));
-      if (!r.ok || !existsSync(p.policy)) {
-        failed.push(
-          `${p.name}: ${
-            r.timedOut ??
-            (r.err
-              .split("\n")
-              .at(-1)
-              ?.replace(/^mcpguard( policy)?: /, "") ||
-              "derive failed")
-          }`,
-        );
-        continue;
-      }
-      chmodSync(p.policy, 0o600);
-      keepEntryEnv(p.policy, p.keep);
-      say(`started in ${p.cwd} (${p.cwdReason})`);
-      await checkConfigOutsideGrants(p, file, say);
-    }
-    if (pinned.has(p.name)) say(`pins of "${p.name}" in ${pins} kept as they are`);
-    else {
-      const r = await runOwn(
-        bin,
-        [
-          "pin",
-          "--pins",
-          pins,
-          "--server",
-          p.name,
-          "--timeout-ms",
-          String(timeoutMs),
-          ...rootArgs,
-          "--",
-          ...p.argv,
-        ],
-        p,
-        timeoutMs,
-        1,
-      );
-      const lines = [
-        ...`${r.out}\n${r.err}`.split("\n").filter(Boolean),
-        ...(r.timedOut ? [r.timedOut] : []),
-      ];
-      // mcpguard pin writes a new file: private again.
-      if (existsSync(pins)) chmodSync(pins, 0o600);
-      if (r.ok) for (const line of lines) say(line);
-      else
-        say(
-          `warning: not pinned (${lines.at(-1) ?? "mcpguard pin failed"}): mcpguard run pins its first listing in each session only`,
-        );
-    }
-  }
-  if (failed.length) {
-    for (const line of failed) process.stderr.write(`mcpguard: ${line}\n`);
-    process.stderr.write(
-      `mcpguard: ${file} was left as it was; fix the server(s) above, or leave them out with --server\n`,
-    );
-    return 1;
-  }
+  return pinned;
+}
 
+const say = (line: string) => process.stdout.write(`  ${line}\n`);
+
+/**
+ * The derive step for one server: a policy file that exists is kept (and checked), else a draft
+ * is derived from its tools/list (mcpguard policy derive). Why it failed, or nothing.
+ */
+async function derivePolicy(request: WrapRequest, p: Planned, bin: string): Promise<string | undefined> {
+  const { file, timeoutMs, roots } = request;
+  for (const note of p.notes) say(`note: ${note}`);
+  if (existsSync(p.policy)) {
+    say(`policy ${p.policy} exists: kept as it is (delete it to derive a new draft)`);
+    checkKeep(p, say);
+    await checkConfigOutsideGrants(p, file, say);
+    return undefined;
+  }
+  if (p.blocked) return `${p.name}: cannot be started here: ${p.blocked}`;
+  const r = await runOwn(
+    bin,
+    [
+      "policy",
+      "derive",
+      "--out",
+      p.policy,
+      "--server",
+      p.name,
+      "--timeout-ms",
+      String(timeoutMs),
+      ...roots.flatMap((root) => ["--root", root]),
+      "--",
+      ...p.argv,
+    ],
+    p,
+    timeoutMs,
+    2,
+  );
+  for (const line of r.err.split("\n").filter(Boolean)) say(line.replace(/^mcpguard policy derive: /, ""));
+  if (!r.ok || !existsSync(p.policy))
+    return `${p.name}: ${
+      r.timedOut ??
+      (r.err
+        .split("\n")
+        .at(-1)
+        ?.replace(/^mcpguard( policy)?: /, "") ||
+        "derive failed")
+    }`;
+  chmodSync(p.policy, 0o600);
+  keepEntryEnv(p.policy, p.keep);
+  say(`started in ${p.cwd} (${p.cwdReason})`);
+  await checkConfigOutsideGrants(p, file, say);
+  return undefined;
+}
+
+/** The pin step for one server: its tool definitions pinned (mcpguard pin), unless the pin file has them. */
+async function pinTools(
+  request: WrapRequest,
+  places: Places,
+  p: Planned,
+  bin: string,
+  pinned: Set<string>,
+): Promise<void> {
+  const { timeoutMs, roots } = request;
+  const { pins } = places;
+  if (pinned.has(p.name)) {
+    say(`pins of "${p.name}" in ${pins} kept as they are`);
+    return;
+  }
+  const r = await runOwn(
+    bin,
+    [
+      "pin",
+      "--pins",
+      pins,
+      "--server",
+      p.name,
+      "--timeout-ms",
+      String(timeoutMs),
+      ...roots.flatMap((root) => ["--root", root]),
+      "--",
+      ...p.argv,
+    ],
+    p,
+    timeoutMs,
+    1,
+  );
+  const lines = [...`${r.out}\n${r.err}`.split("\n").filter(Boolean), ...(r.timedOut ? [r.timedOut] : [])];
+  // mcpguard pin writes a new file: private again.
+  if (existsSync(pins)) chmodSync(pins, 0o600);
+  if (r.ok) for (const line of lines) say(line);
+  else
+    say(
+      `warning: not pinned (${lines.at(-1) ?? "mcpguard pin failed"}): mcpguard run pins its first listing in each session only`,
+    );
+}
+
+/** The write step: the backup (the first time), wrap's state, then the config, each written atomically. */
+function writeWrapped(
+  request: WrapRequest,
+  places: Places,
+  planned: Planned[],
+  previous: WrapState | undefined,
+  text: string,
+): void {
+  const { file, bytes, mode } = request;
+  const { stateDir, pins } = places;
+  const backup = backupPath(file);
   if (!previous) {
     try {
       copyFileSync(file, backup, constants.COPYFILE_EXCL);
@@ -808,8 +927,13 @@ async function wrap(argv: string[]): Promise<number> {
       ...Object.fromEntries(planned.map((p) => [p.name, { policy: p.policy, auditLog: p.auditLog }])),
     },
   };
-  writeAtomic(stateFile, `${JSON.stringify(state, null, 2)}\n`, 0o600);
+  writeAtomic(statePath(file), `${JSON.stringify(state, null, 2)}\n`, 0o600);
   writeAtomic(file, text, mode);
+}
+
+/** The report step: one line of what was wrapped, and what to review. */
+function report(request: WrapRequest, places: Places, planned: Planned[]): void {
+  const { file, configName } = request;
   // Relative where that is shorter and clear: below the working directory, and not from / (where
   // "tmp/x" reads like a path of its own).
   const rel = (path: string) => {
@@ -817,10 +941,9 @@ async function wrap(argv: string[]): Promise<number> {
     return short && !short.startsWith("..") && process.cwd() !== "/" ? short : path;
   };
   process.stdout.write(
-    `wrapped ${planned.length} server(s) of ${rel(file)} (${configName}); backup ${rel(backup)}; ` +
-      `policies in ${rel(policies)} are drafts: review them, then remove "draft": true\n`,
+    `wrapped ${planned.length} server(s) of ${rel(file)} (${configName}); backup ${rel(backupPath(file))}; ` +
+      `policies in ${rel(places.policies)} are drafts: review them, then remove "draft": true\n`,
   );
-  return 0;
 }
 
 /** High findings without --yes: one line, and wrap goes no further. */
@@ -834,7 +957,6 @@ function refuseHigh(planned: Planned[], yes: boolean): boolean {
   return true;
 }
 
-/** A kept policy that would withhold a variable the entry gives its server: say so. */
 /**
  * The client config is what makes its client start mcpguard at all: a server that may write it can
  * take `mcpguard run` out of its own entry, or change the backup unwrap restores, before the next
@@ -866,6 +988,7 @@ async function checkConfigOutsideGrants(
     );
 }
 
+/** A kept policy that would withhold a variable the entry gives its server: say so. */
 function checkKeep(p: Planned, say: (line: string) => void): void {
   try {
     const policy = JSON.parse(readFileSync(p.policy, "utf8")) as { environment?: { keep?: string[] } };
