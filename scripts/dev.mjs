@@ -58,6 +58,8 @@ const APT_PACKAGES = [
   "xxd",
   // The shell reader's differential test watches the files dash and bash open with strace.
   "strace",
+  // A Python MCP server installed the way pipx installs apps (proxy/test/pythonVenv.test.ts).
+  "pipx",
 ];
 
 const env = {

@@ -119,12 +119,18 @@ function defaultRunId(): string {
 const VALIDATE = defineCommand({
   name: "mcpguard bench validate",
   description:
-    "Check scenario files against the scenario schema and the servers they name, without running " +
-    "anything: every invalid file is listed with the field and what was expected. Exit status 1 when a " +
-    "file is invalid.",
+    "Check scenario files against the scenario schema and the servers they name: each server is " +
+    "started once in a scratch world and each case's tool and argument names are checked against its " +
+    'tools/list (a case that calls a missing tool on purpose says "unlisted": true). Every invalid file ' +
+    "is listed with the case, the field and what was expected. Exit status 1 when a file is invalid.",
   args: [["[paths...]", "scenario files or folders (default: the core suite)"]],
   options: {
     suite: { type: "string", value: "list", help: "the suites of mcpguard bench, instead of paths" },
+    "schema-only": {
+      type: "boolean",
+      help: "check the files only: start no server, so tool and argument names are not checked",
+    },
+    jobs: { type: "string", value: "n", help: `servers started at a time (default ${DEFAULT_JOBS})` },
   },
 });
 
@@ -135,6 +141,12 @@ const MERGE = defineCommand({
   options: {
     out: { type: "string", value: "dir", help: "output directory (default reports/<run-id>)" },
     "run-id": { type: "string", value: "id", help: "the merged run's name (needed when the shards' differ)" },
+    partial: {
+      type: "boolean",
+      help:
+        "merge an incomplete or inconsistent shard set (missing shards, shards of other run parameters) " +
+        "anyway; the merged summary says it is partial. Duplicate trials are refused even then",
+    },
   },
 });
 
@@ -145,19 +157,29 @@ const REPORT = defineCommand({
   options: {},
 });
 
-function validate(argv: string[]): number {
+async function validate(argv: string[]): Promise<number> {
   const parsed = VALIDATE.parse(argv);
   if (!parsed) return 0;
   const { values, positionals: args } = parsed;
   if (values.suite !== undefined && args.length)
     throw new UsageError("give --suite or directories, not both");
+  const jobs = intOption(values.jobs, "jobs", DEFAULT_JOBS);
+  if (jobs < 1) throw new UsageError("--jobs must be at least 1");
   const paths = args.length ? args : suitePaths(values.suite);
   for (const p of paths) if (!existsSync(p)) throw new UsageError(`no such file or directory: ${p}`);
-  const { scenarios, issues } = loadScenarios(paths, knownServers(), serverVariants());
+  const { scenarios, issues, files } = loadScenarios(paths, knownServers(), serverVariants());
+  if (!values["schema-only"]) {
+    // Only the cases whose server is known: an unknown one is already an issue of its file.
+    const known = knownServers();
+    const listable = scenarios.filter((s) => known.has(s.server));
+    const { checkCalls, listServers, listingTargets } = await import("./listing.js");
+    const listings = await listServers(listingTargets(listable), { jobs });
+    issues.push(...checkCalls(listable, listings));
+  }
   printIssues(issues);
   const bad = new Set(issues.map((i) => i.file)).size;
   process.stdout.write(
-    `${scenarios.length - bad >= 0 ? scenarios.length : 0} scenario files read, ${bad} invalid\n`,
+    `${files} scenario file${files === 1 ? "" : "s"} read, ${bad} invalid${values["schema-only"] ? " (schema only: no server started)" : ""}\n`,
   );
   return issues.length ? 1 : 0;
 }
@@ -231,7 +253,6 @@ async function bench(argv: string[]): Promise<number> {
     allowHostSudo: values["allow-host-sudo"] === true,
     ...(policiesDir ? { policiesDir } : {}),
     ...(auditDir ? { auditDir } : {}),
-    explicitConfigs: (values.configs ?? values.config ?? "all").trim() !== "all",
     progress: values.quiet ? "off" : process.stderr.isTTY === true ? "tty" : "lines",
     commandLine: ["mcpguard", "bench", ...argv],
     shard: parseShard(values.shard),
@@ -287,9 +308,67 @@ function suiteLines(summary: ReturnType<typeof summarize>): string {
 
 /** What merge reads of a shard's manifest.json; the rest is carried over from the first as it is. */
 const ShardManifest = z.looseObject({
-  shard: z.unknown().optional(),
+  shard: z
+    .strictObject({ index: z.number().int().positive(), count: z.number().int().positive() })
+    .nullable()
+    .optional(),
   wallMs: z.number().nonnegative().optional(),
+  interrupted: z.boolean().optional(),
+  configs: z.array(z.string()).optional(),
+  trials: z.number().int().positive().optional(),
+  cases: z.array(z.string()).optional(),
+  git: z.looseObject({ commit: z.string().nullable().optional() }).nullable().optional(),
 });
+type ShardManifest = z.infer<typeof ShardManifest>;
+
+/**
+ * Why a set of shard directories is not one whole run: shards missing from 1..n, a shard given
+ * twice, shards of other run parameters (configs, trials, cases, commit), an interrupted shard, a
+ * directory without the manifest that says which shard it is. Empty for a complete, consistent set.
+ */
+export function shardSetProblems(dirs: string[], manifests: (ShardManifest | undefined)[]): string[] {
+  const problems: string[] = [];
+  const without = dirs.filter((_, i) => !manifests[i]);
+  if (without.length)
+    problems.push(
+      `${without.join(", ")} ha${without.length === 1 ? "s" : "ve"} no manifest.json to say which shard it is`,
+    );
+  const present = manifests.filter((m): m is ShardManifest => m !== undefined);
+  const unsharded = dirs.filter((_, i) => manifests[i] && !manifests[i]?.shard);
+  if (unsharded.length)
+    problems.push(
+      `${unsharded.join(", ")} ${unsharded.length === 1 ? "is" : "are"} not a shard (no --shard)`,
+    );
+  const interrupted = dirs.filter((_, i) => manifests[i]?.interrupted);
+  if (interrupted.length)
+    problems.push(`${interrupted.join(", ")} ${interrupted.length === 1 ? "was" : "were"} interrupted`);
+  const shards = present.flatMap((m) => (m.shard ? [m.shard] : []));
+  const counts = [...new Set(shards.map((s) => s.count))];
+  if (counts.length > 1)
+    problems.push(`the shards split different runs (into ${counts.join(" and ")} shards)`);
+  else if (counts.length === 1) {
+    const n = counts[0] as number;
+    const seen = shards.map((s) => s.index);
+    const missing = Array.from({ length: n }, (_, i) => i + 1).filter((i) => !seen.includes(i));
+    const twice = [...new Set(seen.filter((i, k) => seen.indexOf(i) !== k))];
+    if (missing.length)
+      problems.push(
+        `missing shard ${missing.map((i) => `${i}/${n}`).join(", ")} (${seen.length - twice.length} of ${n} given)`,
+      );
+    if (twice.length) problems.push(`shard ${twice.map((i) => `${i}/${n}`).join(", ")} given twice`);
+  }
+  const parameters: [string, (m: ShardManifest) => unknown][] = [
+    ["configs", (m) => m.configs],
+    ["trials", (m) => m.trials],
+    ["cases", (m) => m.cases],
+    ["commit", (m) => m.git?.commit ?? undefined],
+  ];
+  for (const [name, get] of parameters) {
+    const values = [...new Set(present.map((m) => JSON.stringify(get(m) ?? null)))];
+    if (values.length > 1) problems.push(`the shards ran different ${name}`);
+  }
+  return problems;
+}
 /** The run's wall time, and each suite's trials and median trial, for the terminal. */
 function timeLine(summary: ReturnType<typeof summarize>, wallMs: number, jobs: number): string {
   const suites = Object.entries(summary.time ?? {}).map(
@@ -355,11 +434,18 @@ function merge(argv: string[]): number {
   }
   const runId = values["run-id"] ?? runIds[0] ?? "merged";
   const out = resolve(values.out ?? repoPath("reports", runId));
-  // Every shard's manifest is read before anything is written.
-  const shards = positionals
-    .map((dir) => join(resolve(dir), "manifest.json"))
-    .filter((f) => existsSync(f))
-    .map((f) => readJsonFile(f, ShardManifest, "manifest.json"));
+  // Every shard's manifest is read, and the set checked, before anything is written.
+  const manifests = positionals.map((dir) => {
+    const file = join(resolve(dir), "manifest.json");
+    return existsSync(file) ? readJsonFile(file, ShardManifest, "manifest.json") : undefined;
+  });
+  const shards = manifests.filter((m): m is ShardManifest => m !== undefined);
+  const problems = shardSetProblems(positionals, manifests);
+  if (problems.length && !values.partial)
+    throw new UsageError(
+      `not one whole run: ${problems.join("; ")}; pass --partial to merge what is there (the summary then says it is partial)`,
+    );
+  const partial = problems.length ? `merged from an incomplete shard set: ${problems.join("; ")}` : undefined;
   mkdirSync(out, { recursive: true });
   writeFileSync(
     join(out, "trials.ndjson"),
@@ -367,16 +453,18 @@ function merge(argv: string[]): number {
   );
   const merged = records.map((r) => ({ ...r, runId }));
   const summary = summarize(runId, merged);
+  if (partial) summary.partial = partial;
   writeReports(out, summary, merged);
   const first = shards[0];
   if (first) {
     writeFileSync(
       join(out, "manifest.json"),
-      `${JSON.stringify({ ...first, runId, shard: null, mergedFrom: positionals.map((d) => resolve(d)), shards: shards.map((m) => ({ shard: m.shard, wallMs: m.wallMs })) }, null, 2)}\n`,
+      `${JSON.stringify({ ...first, runId, shard: null, ...(partial ? { partial } : {}), mergedFrom: positionals.map((d) => resolve(d)), shards: shards.map((m) => ({ shard: m.shard, wallMs: m.wallMs })) }, null, 2)}\n`,
     );
   }
   process.stdout.write(mainTable(renderMarkdown(summary)));
   process.stdout.write(suiteLines(summary));
+  if (partial) process.stdout.write(`\npartial: ${partial}\n`);
   process.stdout.write(`\nmerged ${records.length} records from ${positionals.length} shards into ${out}\n`);
   return 0;
 }

@@ -26,6 +26,7 @@ export const TrialRecordSchema = z.looseObject({
   title: z.string().optional(),
   note: z.string().optional(),
   arguments: z.record(z.string(), z.unknown()).optional(),
+  steps: z.array(z.unknown()).optional(),
   trial: z.number().int().nonnegative(),
   fired: z.boolean().nullable(),
   passed: z.boolean().nullable(),
@@ -50,7 +51,23 @@ export const TrialRecordSchema = z.looseObject({
   cwd: z.string().optional(),
   notRun: z.string().nullable(),
   l3: z.record(z.string(), z.string()).nullable(),
+  /** The sha256 of the case's scenario file; absent in runs written before it was kept. */
+  caseSha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
 });
+
+/** A trial record with the sha256 of its case's file, as runs write it now. */
+export type HashedRecord = TrialRecord & { caseSha256?: string };
+
+/** Each case's sha256 by case id (the first record's that carries one); empty for runs written before. */
+export function caseHashes(records: readonly TrialRecord[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const r of records as readonly HashedRecord[])
+    if (r.caseSha256 && !Object.hasOwn(out, r.id)) out[r.id] = r.caseSha256;
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
+}
 
 /** The records of a run directory's trials.ndjson, each checked; a bad line is one UsageError. */
 export function readRecords(dir: string): TrialRecord[] {

@@ -3,6 +3,7 @@
  * case. Loading validates every file and reports each problem with its file, field and what was
  * expected, so adding an attack case is one JSON file and no code.
  */
+import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { z } from "zod";
@@ -202,6 +203,12 @@ export const Scenario = z
      * variants reported apart. Default: both for the real suite, the workspace elsewhere.
      */
     cwd: z.enum(["workspace", "/", "both"]).optional(),
+    /**
+     * The case calls a tool, or passes arguments, that the server's `tools/list` does not list, on
+     * purpose (a call the server must refuse, a tool that appears only after a rug pull): `bench
+     * validate` does not check its calls against the listing. Never needed for a case meant to work.
+     */
+    unlisted: z.literal(true).optional(),
   })
   .superRefine((s, ctx) => {
     if (s.steps && (s.tool !== undefined || s.arguments !== undefined))
@@ -290,9 +297,19 @@ export interface ScenarioIssue {
   message: string;
 }
 
+/** A scenario as loaded from its file: where it is, and the sha256 of the file's bytes (its identity in a run). */
+export type LoadedScenario = Scenario & { file: string; sha256: string };
+
 export interface LoadedScenarios {
-  scenarios: (Scenario & { file: string })[];
+  scenarios: LoadedScenario[];
   issues: ScenarioIssue[];
+  /** How many scenario files were read, valid or not. */
+  files: number;
+}
+
+/** The sha256 of a case's file as a run records it (`caseSha256`), when the scenario came from a file. */
+export function caseSha256(scenario: Scenario): string | undefined {
+  return (scenario as Partial<LoadedScenario>).sha256;
 }
 
 function listJson(path: string): string[] {
@@ -316,15 +333,19 @@ export function loadScenarios(
   knownServers?: ReadonlySet<string>,
   variantsOf?: (server: string) => readonly string[] | undefined,
 ): LoadedScenarios {
-  const scenarios: (Scenario & { file: string })[] = [];
+  const scenarios: LoadedScenario[] = [];
   const issues: ScenarioIssue[] = [];
   const seen = new Map<string, string>();
-  for (const file of paths.flatMap((p) => listJson(resolve(p)))) {
+  const files = paths.flatMap((p) => listJson(resolve(p)));
+  for (const file of files) {
     const rel = relative(process.cwd(), file);
     const shown = rel && !rel.startsWith("..") ? rel : file;
     let raw: unknown;
+    let sha256: string;
     try {
-      raw = JSON.parse(readFileSync(file, "utf8"));
+      const bytes = readFileSync(file);
+      sha256 = createHash("sha256").update(bytes).digest("hex");
+      raw = JSON.parse(bytes.toString("utf8"));
     } catch (error) {
       issues.push({ file: shown, field: "", message: `not valid JSON: ${(error as Error).message}` });
       continue;
@@ -374,7 +395,7 @@ export function loadScenarios(
         message: `duplicate id "${scenario.id}" (also in ${previous})`,
       });
     seen.set(scenario.id, shown);
-    scenarios.push({ ...scenario, file: shown });
+    scenarios.push({ ...scenario, file: shown, sha256 });
   }
-  return { scenarios, issues };
+  return { scenarios, issues, files: files.length };
 }

@@ -1,8 +1,8 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { basename, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compareSummaries, DEFAULT_THRESHOLDS, renderJunit } from "../src/compare.ts";
 import { repoPath } from "../src/paths.ts";
 import { summarize } from "../src/summarize.ts";
@@ -177,5 +177,153 @@ describe("compare", () => {
     const refused = cli(negative, cur);
     expect(refused.status).toBe(2);
     expect(refused.stderr).toMatch(/negative\.json: not a summary\.json \(direct\.p50: /);
+  });
+});
+
+/** Runs made by the real bench (C0 and C-app, 1 trial), and runs derived from their records. */
+describe("compare checks identity before numbers", () => {
+  const mcpguard = (...args: string[]) =>
+    spawnSync(process.execPath, [repoPath("packages", "proxy", "bin", "mcpguard.js"), ...args], {
+      cwd: repoPath(),
+      encoding: "utf8",
+      timeout: 120_000,
+    });
+  const bench = (out: string, cases: string) => {
+    const r = mcpguard(
+      "bench",
+      "--configs",
+      "C0,C-app",
+      "--cases",
+      cases,
+      "--trials",
+      "1",
+      "--no-direct",
+      "--quiet",
+      "--run-id",
+      basename(out),
+      "--out",
+      out,
+    );
+    expect(r.status, r.stderr).toBe(0);
+    return join(out, "summary.json");
+  };
+  const lines = (dir: string) =>
+    readFileSync(join(dir, "trials.ndjson"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as TrialRecord & { caseSha256?: string });
+  /** A run made of `records`, its summary as `mcpguard report` would rebuild it. */
+  const derived = (name: string, records: TrialRecord[]) => {
+    const dir = join(scratch, name);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "trials.ndjson"), records.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    writeFileSync(join(dir, "summary.json"), JSON.stringify(summarize(name, records)));
+    return join(dir, "summary.json");
+  };
+  const compare = (...args: string[]) => mcpguard("compare", ...args, "--junit", join(scratch, "cmp.xml"));
+  let base: string;
+  let subset: string;
+  beforeAll(() => {
+    base = bench(join(scratch, "base"), "BN-01,FR-05");
+    subset = bench(join(scratch, "subset"), "BN-01");
+  }, 120_000);
+
+  it("passes a run against itself, identical by id and sha256", () => {
+    expect(Object.keys(JSON.parse(readFileSync(base, "utf8")).caseHashes)).toEqual(["BN-01", "FR-05"]);
+    const r = compare(base, base);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain("Same cases (by id and sha256), configs and trials per case in both runs.");
+    expect(r.stdout).toContain("4 case results compared (2 cases × 2 configs); 0 flipped.");
+  });
+
+  it("refuses a subset, other trials, other case bytes and a missing config in one line, exit 2", () => {
+    const one = (r: ReturnType<typeof compare>) => {
+      expect(r.status).toBe(2);
+      expect(r.stdout).toBe("");
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      return r.stderr;
+    };
+    expect(one(compare(base, subset))).toMatch(
+      /^mcpguard compare: the runs do not compare like with like: the current run lacks 1 of the baseline's 2 cases \(FR-05\); pass --allow-subset/,
+    );
+    const records = lines(join(scratch, "base"));
+    const twice = derived("twice", [...records, ...records.map((r) => ({ ...r, trial: 2 }))]);
+    expect(one(compare(base, twice))).toMatch(
+      /trials per case differ in 4 case results \(BN-01 under C0: 1 in the baseline, 2 in the current run;/,
+    );
+    const edited = derived(
+      "edited",
+      records.map((r) => (r.id === "FR-05" ? { ...r, caseSha256: "0".repeat(64) } : r)),
+    );
+    expect(one(compare(base, edited))).toMatch(
+      /1 case differ in content, the sha256 of the scenario file \(FR-05\)/,
+    );
+    const noApp = derived(
+      "no-app",
+      records.filter((r) => r.config !== "C-app"),
+    );
+    expect(one(compare(base, noApp))).toMatch(/the current run lacks config C-app/);
+    // --configs compares the configs both runs have.
+    expect(compare(base, noApp, "--configs", "C0").status).toBe(0);
+    expect(one(compare(base, noApp, "--configs", "C0,C-app"))).toMatch(/the current run has no config C-app/);
+  });
+
+  it("with --allow-subset compares the intersection and says what it left out", () => {
+    const r = compare(base, subset, "--allow-subset");
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      "Restricted to what both runs ran (--allow-subset): left out 1 of the baseline's cases and 0 of the current run's.",
+    );
+    expect(r.stdout).toContain("2 case results compared (1 case × 2 configs); 0 flipped.");
+    // The rates are the intersection's: no attack left, so no APR on either side.
+    expect(r.stdout).toMatch(/\| C-app \| APR \| – \| – \|/);
+  });
+
+  it("reports a flipped case with its trials in Markdown and JUnit, and fails on it", () => {
+    const records = lines(join(scratch, "base"));
+    const broken = derived(
+      "broken",
+      records.map((r) =>
+        r.config === "C-app" && r.id === "BN-01" ? { ...r, passed: false, evidence: [] } : r,
+      ),
+    );
+    const r = compare(base, broken);
+    expect(r.status, r.stderr).toBe(1);
+    expect(r.stdout).toContain("4 case results compared (2 cases × 2 configs); 1 flipped.");
+    expect(r.stdout).toMatch(
+      /\| BN-01 \| C-app \| passed \(failed 0\/1\) \| failed \(failed 1\/1\) \| ❌ regression \| current trial 1 failed, oracle saw nothing<br>baseline trial 1 passed, oracle saw response_matches \|/,
+    );
+    const xml = readFileSync(join(scratch, "cmp.xml"), "utf8");
+    expect(xml).toContain(
+      '<testcase classname="mcpguard.compare.cases" name="C-app BN-01"><failure message="BN-01 under C-app: passed → failed">',
+    );
+    expect(xml).toMatch(/<testsuite name="mcpguard compare: cases" tests="4" failures="1">/);
+    // The other way round it is an improvement: reported, not failed.
+    const back = compare(broken, base, "--max-fpr-rise", "0");
+    expect(back.stdout).toMatch(
+      /\| BN-01 \| C-app \| failed \(failed 1\/1\) \| passed \(failed 0\/1\) \| flipped \|/,
+    );
+  });
+
+  it("treats a config not run as not comparable, never as zero", () => {
+    const records = lines(join(scratch, "base"));
+    const notRun = derived(
+      "not-run",
+      records.map((r) =>
+        r.config === "C-app"
+          ? { ...r, trial: 0, fired: null, passed: null, evidence: [], notRun: "no Landlock on this host" }
+          : r,
+      ),
+    );
+    const r = compare(base, notRun);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(
+      /\| C-app \| V-APR \| [^|]+ \| not run: no Landlock on this host \| – \| not comparable: not run in the current run \(no Landlock on this host\) \|/,
+    );
+    expect(r.stdout).not.toMatch(/\| C-app \| (APR|FPR) \|/);
+    expect(r.stdout).toContain("2 case results compared (2 cases × 1 config); 0 flipped.");
+    expect(readFileSync(join(scratch, "cmp.xml"), "utf8")).toMatch(
+      /name="C-app V-APR"><skipped message="not comparable: not run in the current run/,
+    );
   });
 });

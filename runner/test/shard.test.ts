@@ -79,6 +79,56 @@ describe("shards", () => {
       mcpguard("bench", "merge", "--out", join(scratch, "twice"), dirs[0] as string, dirs[0] as string)
         .stderr,
     ).toMatch(/both hold/);
+    // Two of three shards are not the run: refused in one line, nothing written, unless --partial.
+    const two = mcpguard(
+      "bench",
+      "merge",
+      "--out",
+      join(scratch, "two"),
+      dirs[0] as string,
+      dirs[1] as string,
+    );
+    expect(two.status).toBe(2);
+    expect(two.stderr).toBe(
+      "mcpguard bench: not one whole run: missing shard 3/3 (2 of 3 given); pass --partial to merge what is there (the summary then says it is partial)\n",
+    );
+    expect(existsSync(join(scratch, "two"))).toBe(false);
+    const partial = mcpguard(
+      "bench",
+      "merge",
+      "--partial",
+      "--out",
+      join(scratch, "two"),
+      dirs[0] as string,
+      dirs[1] as string,
+    );
+    expect(partial.status, partial.stderr).toBe(0);
+    expect(partial.stdout).toContain("partial: merged from an incomplete shard set: missing shard 3/3");
+    expect(JSON.parse(readFileSync(join(scratch, "two", "summary.json"), "utf8")).partial).toBe(
+      "merged from an incomplete shard set: missing shard 3/3 (2 of 3 given)",
+    );
+    expect(readFileSync(join(scratch, "two", "summary.md"), "utf8")).toContain(
+      "> **Partial run.** This run was merged from an incomplete shard set: missing shard 3/3 (2 of 3 given).",
+    );
+    // A shard of other run parameters (here: more trials) does not belong to the run.
+    const other = join(scratch, "other-3");
+    mkdirSync(other);
+    writeFileSync(join(other, "trials.ndjson"), readFileSync(join(dirs[2] as string, "trials.ndjson")));
+    const manifest = JSON.parse(readFileSync(join(dirs[2] as string, "manifest.json"), "utf8"));
+    writeFileSync(join(other, "manifest.json"), JSON.stringify({ ...manifest, trials: 3 }));
+    const mixed = mcpguard(
+      "bench",
+      "merge",
+      "--out",
+      join(scratch, "mixed"),
+      dirs[0] as string,
+      dirs[1] as string,
+      other,
+    );
+    expect(mixed.status).toBe(2);
+    expect(mixed.stderr).toMatch(
+      /^mcpguard bench: not one whole run: the shards ran different trials; pass --partial/,
+    );
     // A shard's manifest that is not one: one line naming the file, no stack trace, nothing merged.
     writeFileSync(join(dirs[2] as string, "manifest.json"), '{"wallMs": "soon"}');
     const bad = mcpguard("bench", "merge", "--out", join(scratch, "bad"), ...dirs);
@@ -113,9 +163,16 @@ describe("shards", () => {
       mkdirSync(dir);
       const mine = all.filter((rec) => tasks.indexOf(key(rec)) % 3 === i).reverse();
       writeFileSync(join(dir, "trials.ndjson"), mine.map((rec) => `${JSON.stringify(rec)}\n`).join(""));
+      // Each part says which shard it is, as a shard's manifest does.
+      const manifest = JSON.parse(readFileSync(join(full, "manifest.json"), "utf8"));
+      writeFileSync(
+        join(dir, "manifest.json"),
+        JSON.stringify({ ...manifest, shard: { index: i + 1, count: 3 } }),
+      );
     }
     const merged = join(scratch, "merged-same");
-    expect(mcpguard("bench", "merge", "--out", merged, ...parts).status).toBe(0);
+    const m = mcpguard("bench", "merge", "--out", merged, ...parts);
+    expect(m.status, m.stderr).toBe(0);
     expect(JSON.parse(readFileSync(join(merged, "summary.json"), "utf8"))).toEqual(
       JSON.parse(readFileSync(join(full, "summary.json"), "utf8")),
     );

@@ -7,12 +7,12 @@
  * any server runs answers the client's initialize with the reason instead of a closed connection.
  */
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, lstatSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MCPGUARD, RawProxy } from "./helpers.ts";
-import { PY_ECHO as FIXTURE, installByLayout } from "./venvFixture.ts";
+import { buildWheel, PY_ECHO as FIXTURE, installByLayout } from "./venvFixture.ts";
 
 const doctor = spawnSync(process.execPath, [MCPGUARD, "doctor", "--json"], { encoding: "utf8" });
 const l3 = doctor.status === 0;
@@ -112,6 +112,42 @@ describe.skipIf(!l3)("a Python server in a virtual environment, under C-full", (
     expect(r.stdout).toContain(join(venv, "pyvenv.cfg"));
     expect(r.stdout).toContain(join(venv, "lib"));
     expect(r.stdout).not.toMatch(new RegExp(`read[^\\n]*${join(venv, "bin")}\\n`));
+  });
+});
+
+const PIPX = ["/usr/bin/pipx", "/usr/local/bin/pipx"].find((p) => existsSync(p));
+if (!PIPX)
+  console.warn("the pipx test is skipped: Debian's pipx is not installed (npm run setup installs it)");
+
+describe.skipIf(!l3 || !PIPX)("a server installed with pipx, under C-full", () => {
+  let bin: string;
+  beforeAll(() => {
+    // pipx puts each app in a venv of its own under PIPX_HOME and links its console script into
+    // PIPX_BIN_DIR (~/.local/bin), which is what a client config names. No index is reachable
+    // here: pipx installs the fixture from a wheel, as it would from PyPI.
+    const home = join(scratch, "pipx");
+    bin = join(scratch, "pipx-bin");
+    const r = spawnSync(PIPX as string, ["install", buildWheel(scratch)], {
+      encoding: "utf8",
+      timeout: 150_000,
+      env: { ...process.env, PIPX_HOME: home, PIPX_BIN_DIR: bin, PIP_NO_INDEX: "1", USE_EMOJI: "0" },
+    });
+    if (r.status !== 0) throw new Error(`pipx install: ${r.stderr}${r.stdout}`);
+  }, 180_000);
+
+  it("starts its linked console script from /, with a raw draft, and serves", async () => {
+    const script = join(bin, "mcp-echo-server");
+    expect(lstatSync(script).isSymbolicLink()).toBe(true);
+    const policy = derive([script]);
+    const proxy = new RawProxy(["--config", "C-full", "--policy", policy, "--", script], { cwd: "/" });
+    await proxy.initialize();
+    proxy.request(1, "tools/call", { name: "echo", arguments: { text: "hello from pipx" } });
+    expect(text(await proxy.next())).toBe("hello from pipx");
+    proxy.request(2, "tools/call", { name: "where", arguments: {} });
+    const where = JSON.parse(text(await proxy.next())) as { prefix: string };
+    expect(where.prefix).toBe(join(scratch, "pipx", "venvs", "mcp-echo-server"));
+    proxy.child.stdin.end();
+    expect((await proxy.exited).code, proxy.stderr).toBe(0);
   });
 });
 

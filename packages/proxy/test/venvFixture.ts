@@ -37,3 +37,33 @@ export function installByLayout(venv: string, source: string = PY_ECHO): void {
     { mode: 0o755 },
   );
 }
+
+/**
+ * The fixture as a wheel (a zip with its dist-info: METADATA, WHEEL, entry_points.txt and a RECORD
+ * of sha256 digests), made by Python's zipfile: no `wheel` package or index is needed to install it.
+ */
+export function buildWheel(dir: string, source: string = PY_ECHO): string {
+  const wheel = join(dir, "mcp_echo_server-0.1.0-py3-none-any.whl");
+  const script = `
+import base64, hashlib, os, sys, zipfile
+src, out = sys.argv[1], sys.argv[2]
+info = "mcp_echo_server-0.1.0.dist-info/"
+files = {}
+for name in sorted(os.listdir(os.path.join(src, "mcp_echo_server"))):
+    path = os.path.join(src, "mcp_echo_server", name)
+    if os.path.isfile(path) and name.endswith(".py"):
+        files["mcp_echo_server/" + name] = open(path, "rb").read()
+files[info + "METADATA"] = b"Metadata-Version: 2.1\\nName: mcp-echo-server\\nVersion: 0.1.0\\n"
+files[info + "WHEEL"] = b"Wheel-Version: 1.0\\nGenerator: mcpguard-test\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n"
+files[info + "entry_points.txt"] = b"[console_scripts]\\nmcp-echo-server = mcp_echo_server.server:main\\n"
+digest = lambda b: base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b"=").decode()
+record = [f"{k},sha256={digest(v)},{len(v)}" for k, v in files.items()] + [info + "RECORD,,"]
+files[info + "RECORD"] = ("\\n".join(record) + "\\n").encode()
+with zipfile.ZipFile(out, "w") as z:
+    for k, v in files.items():
+        z.writestr(k, v)
+`;
+  const r = spawnSync("/usr/bin/python3", ["-I", "-c", script, source, wheel], { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`building the wheel: ${r.stderr}`);
+  return wheel;
+}
