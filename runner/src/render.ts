@@ -266,11 +266,15 @@ function renderCaseList(texts: Map<string, CaseText>): string[] {
     "",
     "### What each case is",
     "",
-    "Every case of this run (the suites' too): its title, server · tool, and the arguments as the case file writes them (placeholders such as `{{workspace}}` are filled per trial).",
+    "Every case of this run (the suites' too): its title, server · tool, and the arguments (or a protocol case's steps) as the case file writes them (placeholders such as `{{workspace}}` are filled per trial).",
     "",
   ];
   for (const [id, t] of [...texts].sort(([a], [b]) => a.localeCompare(b))) {
-    const args = t.arguments ? ` Arguments: ${code(t.arguments)}.` : "";
+    const args = t.steps
+      ? ` Protocol steps: ${code(t.steps)}.`
+      : t.arguments
+        ? ` Arguments: ${code(t.arguments)}.`
+        : "";
     const note = t.note ? ` ${mdText(t.note)}` : "";
     lines.push(
       `- **${mdText(id)}**: ${mdText(t.title)} (${code(t.server)} · ${code(t.tool)}).${args}${note}`,
@@ -376,7 +380,8 @@ export function caseTexts(records: readonly TrialRecord[]): Map<string, CaseText
     out.set(r.id, {
       title: r.title,
       note: r.note ?? "",
-      arguments: r.arguments ? JSON.stringify(r.arguments) : "",
+      arguments: r.arguments && !r.steps ? JSON.stringify(r.arguments) : "",
+      steps: r.steps ? JSON.stringify(r.steps) : "",
       server: r.server,
       tool: r.tool,
     });
@@ -389,14 +394,16 @@ export interface CaseText {
   note: string;
   /** The tool call's arguments as compact JSON, placeholders unexpanded ("" for a case with steps). */
   arguments: string;
+  /** A protocol case's steps as compact JSON ("" for a tool call). */
+  steps: string;
   server: string;
   tool: string;
 }
 
 /**
  * One row per case and config. The columns after `stopped_rule` were added later, at the end so
- * that readers of the earlier columns keep working: the case's title, note and arguments (JSON),
- * empty for runs recorded before the trial records kept them.
+ * that readers of the earlier columns keep working: the case's title, note and arguments (JSON;
+ * empty for a protocol case, which has steps), empty for runs recorded before the trial records kept them.
  */
 export function renderCsv(summary: Summary, records: readonly TrialRecord[] = []): string {
   const texts = caseTexts(records);

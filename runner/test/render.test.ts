@@ -149,6 +149,16 @@ describe("HTML report", () => {
         arguments: { path: "{{home}}/.ssh/id_rsa", lines: 2 },
       }),
       record({ config: "C0", id: "BN-01", trial, kind: "benign" }),
+      record({
+        config: "C0",
+        id: "PB-01",
+        trial,
+        kind: "benign",
+        category: "protocol",
+        title: "a protocol case",
+        steps: [{ call: "lookup", arguments: { q: "x" } }],
+        arguments: {},
+      }),
     ]);
     const summary = summarize("r", records);
     const csv = renderCsv(summary, records);
@@ -180,6 +190,9 @@ describe("HTML report", () => {
     expect(line).toContain('Arguments: `{"path":"{{home}}/.ssh/id_rsa","lines":2}`.');
     expect(line).toContain("a note, with a comma");
     expect(markdown).not.toContain("- **BN-01**");
+    // A protocol case has steps, not one call: its arguments column is empty, summary.md shows the steps.
+    expect(rows.find((r) => r.id === "PB-01")).toMatchObject({ title: "a protocol case", arguments: "" });
+    expect(markdown).toContain('Protocol steps: `[{"call":"lookup","arguments":{"q":"x"}}]`.');
   });
 
   it("escapes JSON for a script: <, >, &, U+2028 and U+2029, and it still evaluates to the value", () => {

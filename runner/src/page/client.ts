@@ -152,7 +152,7 @@ function detailRow(i) {
   if (c[9]) about.append(el("p", c[9], "case-note"));
   if (c[10]) {
     const args = el("div", null, "case-args");
-    args.append(el("b", "arguments (" + c[5] + "), as the case file writes them:"));
+    args.append(el("b", (c[11] === "steps" ? "protocol steps" : "arguments (" + c[5] + ")") + ", as the case file writes them:"));
     const pre = el("pre");
     pre.append(el("code", c[10]));
     args.append(pre);

@@ -15,7 +15,8 @@ export type TrialOutcome = "fired" | "stopped" | "unjudged" | "passed" | "failed
 
 /**
  * [id, category, kind, visibility, server, tool, viable (null: unknown), tags, title, note,
- * arguments as JSON] (title, note and arguments empty in runs recorded before they were kept)
+ * the call as JSON (the tool call's arguments, or a protocol case's steps), "arguments" or
+ * "steps"] (title, note and call empty in runs recorded before they were kept)
  */
 export type CaseRow = [
   string,
@@ -29,6 +30,7 @@ export type CaseRow = [
   string,
   string,
   string,
+  "arguments" | "steps",
 ];
 
 /**
@@ -114,7 +116,8 @@ function drillDown(summary: Summary, records: TrialRecord[]) {
       (r.tags ?? []).join(" "),
       r.title ?? "",
       r.note ?? "",
-      r.arguments ? JSON.stringify(r.arguments, null, 2) : "",
+      r.steps ? JSON.stringify(r.steps, null, 2) : r.arguments ? JSON.stringify(r.arguments, null, 2) : "",
+      r.steps ? "steps" : "arguments",
     ]);
   }
   const configIndex = new Map(trialConfigs.map((c, i) => [c, i]));
