@@ -6,6 +6,7 @@
  */
 import { lstatSync, readlinkSync, realpathSync, type Stats } from "node:fs";
 import { isAbsolute, resolve, sep } from "node:path";
+import { globMatcher } from "@mcpguard/readers";
 
 export interface CanonicalPath {
   /** Absolute and normalised, symlinks not resolved. */
@@ -147,41 +148,15 @@ export function isWithin(path: string, root: string): boolean {
   return path === r || path.startsWith(r + sep);
 }
 
-function escapeRegex(text: string): string {
-  return text.replace(/[.+^${}()|[\]\\]/g, "\\$&");
-}
-
-/**
- * A glob over absolute paths: `**` as a whole segment is any number of segments (zero included),
- * `*` any characters within one segment, `?` one character. `/a/**` matches `/a` itself and
- * everything below it.
- */
-export function globToRegExp(pattern: string): RegExp {
-  const segments = pattern.split("/");
-  let out = "";
-  segments.forEach((segment, i) => {
-    if (segment === "**") {
-      out += "(?:/.*)?";
-      return;
-    }
-    if (i > 0) out += "/";
-    out += segment
-      .split("")
-      .map((ch) => (ch === "*" ? "[^/]*" : ch === "?" ? "[^/]" : escapeRegex(ch)))
-      .join("");
-  });
-  return new RegExp(`^${out}$`);
-}
-
 /** Compiled path patterns, with the canonical form of each pattern's fixed prefix. */
 export class PathSet {
-  readonly #patterns: { pattern: string; regex: RegExp }[];
+  readonly #patterns: { pattern: string; matches: (path: string) => boolean }[];
   /** The canonical fixed part of every pattern (the directory before its first wildcard). */
   readonly roots: readonly string[];
 
   constructor(readonly patterns: readonly string[]) {
     const roots: string[] = [];
-    this.#patterns = patterns.map((pattern) => {
+    this.#patterns = patterns.flatMap((pattern) => {
       // The fixed directory part of the pattern may itself be a symlink (e.g. /tmp on some hosts):
       // canonicalise it so it compares with canonical arguments.
       const wild = pattern.search(/[*?]/);
@@ -189,15 +164,19 @@ export class PathSet {
       const canonicalFixed = fixed === "/" ? "/" : canonicalPath(fixed, "/").canonical;
       const rest = pattern.slice(fixed.length);
       const joined = rest ? `${canonicalFixed.replace(/\/$/, "")}/${rest}` : canonicalFixed;
+      const matches = globMatcher(joined, "path");
+      // A pattern that cannot be read grants nothing: it matches no path and gives the kernel
+      // layer no root (fail closed; a PathSet only ever allows).
+      if (matches === undefined) return [];
       roots.push(canonicalFixed === "/" ? "/" : canonicalFixed.replace(/\/$/, ""));
-      return { pattern, regex: globToRegExp(joined) };
+      return [{ pattern, matches }];
     });
     this.roots = roots;
   }
 
   /** The first pattern that matches, or undefined. */
   match(path: string): string | undefined {
-    return this.#patterns.find((p) => p.regex.test(path))?.pattern;
+    return this.#patterns.find((p) => p.matches(path))?.pattern;
   }
 
   get size(): number {

@@ -18,7 +18,7 @@ export {
   warmPythonReader,
 } from "./code/pyhelper.js";
 export { type Confinement, UNCONFINED } from "./confinement.js";
-export { globFiles } from "./glob.js";
+export { globFiles, globMatcher } from "./glob.js";
 export {
   type Dialect,
   type Dynamic,

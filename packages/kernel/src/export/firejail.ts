@@ -7,6 +7,7 @@
  * a destination, capabilities dropped, no_new_privs, firejail's default seccomp filter and a socket
  * family filter.
  */
+import { globMatcher } from "@mcpguard/readers";
 import {
   commandLine,
   type Exported,
@@ -51,8 +52,10 @@ function checkPath(path: string): string {
 function blacklistPattern(entry: string, kept: readonly string[]): string {
   const name = entry.slice(1);
   const pattern = `/${[...name].map((c, i) => (/[*?$"\\[\]]/.test(c) || hasControl(c) || (/\s/.test(c) && (i === 0 || i === name.length - 1)) ? "?" : c)).join("")}`;
-  const glob = new RegExp(`^${pattern.replace(/[.+^${}()|\\/]/g, "\\$&").replace(/\?/g, "[^/]")}$`, "su");
-  const clash = kept.find((k) => glob.test(k));
+  // The pattern's only wildcard is `?`, which firejail, like a policy, reads as one character of a name.
+  const matches = globMatcher(pattern, "path");
+  // A pattern that cannot be read could match anything the view keeps: refused.
+  const clash = matches === undefined ? "(a pattern that cannot be read)" : kept.find((k) => matches(k));
   if (clash)
     throw new ExportError(
       `cannot hide ${JSON.stringify(entry)} in a firejail profile: the pattern ${pattern} would also match ${clash}, which the policy keeps`,

@@ -161,7 +161,12 @@ export function expandBraces(text: string): string[] | undefined {
   return done;
 }
 
-/** A shell glob (`*`, `?`, `[...]`, backslash escapes) as an anchored-free regex source. */
+/**
+ * A shell string pattern (`case`, `${v#pat}`, `${v/pat/x}`: `*`, `?`, bracket expressions, backslash
+ * escapes) as an unanchored regex source, read as bash and dash read it in the C locale: `*` and
+ * `?` cross `/` and match a leading `.`, `[[:alpha:]]` is a POSIX class, a `]` first in the brackets
+ * is a member, a `[` that no `]` closes is itself. Not a file glob (readers/src/glob.ts is).
+ */
 export function globSource(pattern: string): string {
   let out = "";
   for (let i = 0; i < pattern.length; i++) {
@@ -171,31 +176,85 @@ export function globSource(pattern: string): string {
     } else if (ch === "*") out += "[\\s\\S]*";
     else if (ch === "?") out += "[\\s\\S]";
     else if (ch === "[") {
-      const close = pattern.indexOf("]", i + 2);
-      if (close === -1) out += "\\[";
+      const bracket = bracketSource(pattern, i);
+      if (bracket === undefined) out += "\\[";
       else {
-        let set = pattern.slice(i + 1, close);
-        if (set.startsWith("!") || set.startsWith("^")) set = `^${set.slice(1)}`;
-        out += `[${set.replace(/\\/g, "\\\\")}]`;
-        i = close;
+        out += bracket.source;
+        i = bracket.close;
       }
     } else out += escapeRegex(ch);
   }
   return out;
 }
 
+/** The POSIX character classes in the C locale (bash's `word` included). */
+const POSIX_CLASSES: Record<string, string> = {
+  alnum: "A-Za-z0-9",
+  alpha: "A-Za-z",
+  blank: " \\t",
+  cntrl: "\\x00-\\x1f\\x7f",
+  digit: "0-9",
+  graph: "\\x21-\\x7e",
+  lower: "a-z",
+  print: "\\x20-\\x7e",
+  punct: "!-\\/:-@\\[-`{-~",
+  space: " \\t\\n\\r\\f\\v",
+  upper: "A-Z",
+  word: "A-Za-z0-9_",
+  xdigit: "0-9A-Fa-f",
+};
+
+/**
+ * The bracket expression opening at `open` as a regex source, and the index of its closing `]`;
+ * undefined when no `]` closes it. An unknown class (`[[:foo:]]`) matches nothing, as in bash.
+ */
+function bracketSource(pattern: string, open: number): { source: string; close: number } | undefined {
+  let i = open + 1;
+  const negate = pattern[i] === "!" || pattern[i] === "^";
+  if (negate) i++;
+  let set = "";
+  for (let first = true; i < pattern.length; i++, first = false) {
+    const ch = pattern[i] as string;
+    if (ch === "]" && !first) {
+      if (set === "") return { source: negate ? "[\\s\\S]" : "(?!)", close: i };
+      return { source: `[${negate ? "^" : ""}${set}]`, close: i };
+    }
+    if (ch === "[" && pattern[i + 1] === ":") {
+      const end = pattern.indexOf(":]", i + 2);
+      if (end !== -1) {
+        set += POSIX_CLASSES[pattern.slice(i + 2, end)] ?? "";
+        i = end + 1;
+        continue;
+      }
+    }
+    if (ch === "\\" && i + 1 < pattern.length) set += classMember(pattern[++i] as string);
+    else if (ch === "-" && set !== "" && pattern[i + 1] !== "]" && i + 1 < pattern.length) set += "-";
+    else set += classMember(ch);
+  }
+  return undefined;
+}
+
+/** A character as itself inside a regex class. */
+function classMember(ch: string): string {
+  return /[\\\][^-]/.test(ch) ? `\\${ch}` : ch;
+}
+
 function escapeRegex(ch: string): string {
   return /[.*+?^${}()|[\]\\/]/.test(ch) ? `\\${ch}` : ch;
 }
 
-/** `${value#pat}` (`largest` for `##`), `${value%pat}` (`suffix`; `%%` for largest). */
-export function removeAffix(value: string, pattern: string, suffix: boolean, largest: boolean): string {
-  let re: RegExp;
-  try {
-    re = new RegExp(`^(?:${globSource(pattern)})$`);
-  } catch {
-    return value;
-  }
+/**
+ * `${value#pat}` (`largest` for `##`), `${value%pat}` (`suffix`; `%%` for largest). Undefined when
+ * the pattern cannot be read (a range such as `[z-a]`): the value is then unknown, not guessed.
+ */
+export function removeAffix(
+  value: string,
+  pattern: string,
+  suffix: boolean,
+  largest: boolean,
+): string | undefined {
+  const re = patternRegex(`^(?:${globSource(pattern)})$`, "");
+  if (re === undefined) return undefined;
   const lengths = [...Array(value.length + 1).keys()];
   if (largest) lengths.reverse();
   for (const n of lengths) {
@@ -205,21 +264,22 @@ export function removeAffix(value: string, pattern: string, suffix: boolean, lar
   return value;
 }
 
-/** `${value/pat/with}` and `${value//pat/with}` (bash). */
-export function replacePattern(value: string, pattern: string, replacement: string, all: boolean): string {
-  try {
-    const re = new RegExp(globSource(pattern), all ? "g" : "");
-    return value.replace(re, () => replacement);
-  } catch {
-    return value;
-  }
+/** `${value/pat/with}` and `${value//pat/with}` (bash); undefined when the pattern cannot be read. */
+export function replacePattern(
+  value: string,
+  pattern: string,
+  replacement: string,
+  all: boolean,
+): string | undefined {
+  const re = patternRegex(globSource(pattern), all ? "g" : "");
+  return re === undefined ? undefined : value.replace(re, () => replacement);
 }
 
-/** Whether a `case` pattern matches a known value. */
-export function globMatches(value: string, pattern: string): boolean {
+function patternRegex(source: string, flags: string): RegExp | undefined {
   try {
-    return new RegExp(`^(?:${globSource(pattern)})$`).test(value);
+    return new RegExp(source, flags);
   } catch {
-    return true;
+    // Only a range out of order (`[z-a]`) fails to build; the callers say "unknown" for it.
+    return undefined;
   }
 }
