@@ -8,7 +8,9 @@ import { existsSync } from "node:fs";
 import { promisify } from "node:util";
 import { z } from "zod";
 import { binaries, whyAbsent } from "./binaries.js";
-import { probeCacheKey, readProbeCache, writeProbeCache } from "./probeCache.js";
+import { type ProbeResult, probeCacheKey, readProbeCache, writeProbeCache } from "./probeCache.js";
+
+export type { ProbeResult } from "./probeCache.js";
 
 const run = promisify(execFile);
 
@@ -29,23 +31,6 @@ const LauncherProbe = z.looseObject({
   namespaces: z.boolean().optional(),
   namespacesError: z.string().optional(),
 });
-
-export interface ProbeResult {
-  root: boolean;
-  landlockAbi: number;
-  cgroupBpf: boolean;
-  tpBtf: boolean;
-  lsm: boolean;
-  /** The launcher's seccomp filter installs and refuses what it must (memfd exec, socket families, ...). */
-  seccomp: boolean;
-  /** The launcher can give the server IPC and network namespaces of its own (CAP_SYS_ADMIN). */
-  namespaces: boolean;
-  /**
-   * Why something is unavailable, by what was tried; `launcher` and `loader` when that program
-   * could not be run at all (not built, or built for another machine than this one).
-   */
-  errors: Record<string, string>;
-}
 
 const because = (why: string | undefined) => (why ? `: ${why}` : "");
 

@@ -9,7 +9,23 @@ import { release } from "node:os";
 import { cacheKey, readCache, writeCache } from "@mcpguard/protocol";
 import { z } from "zod";
 import type { binaries } from "./binaries.js";
-import type { ProbeResult } from "./probe.js";
+
+export interface ProbeResult {
+  root: boolean;
+  landlockAbi: number;
+  cgroupBpf: boolean;
+  tpBtf: boolean;
+  lsm: boolean;
+  /** The launcher's seccomp filter installs and refuses what it must (memfd exec, socket families, ...). */
+  seccomp: boolean;
+  /** The launcher can give the server IPC and network namespaces of its own (CAP_SYS_ADMIN). */
+  namespaces: boolean;
+  /**
+   * Why something is unavailable, by what was tried; `launcher` and `loader` when that program
+   * could not be run at all (not built, or built for another machine than this one).
+   */
+  errors: Record<string, string>;
+}
 
 const NAMESPACE = "probe";
 /** Changes when the entry's layout changes, so an older layout is never read. */

@@ -24,7 +24,7 @@ import {
   type ShellContext,
   UNKNOWN_MARK,
 } from "@mcpguard/readers";
-import { ALLOW, type Decision, destinationAllowed, destinationOf, type Need } from "./decide.js";
+import { ALLOW, type Decision, destinationAllowed, destinationOf, type Need } from "./decision.js";
 import { WORLD_VARIABLES } from "./env.js";
 import type { ResolvedTool, Variables } from "./load.js";
 import type { PathResolver } from "./paths.js";

@@ -7,22 +7,10 @@
 import { isAbsolute, resolve } from "node:path";
 import { type Confinement, readSql, type StatementClass, UNCONFINED } from "@mcpguard/readers";
 import { checkCommand } from "./command.js";
+import { ALLOW, type Decision, destinationAllowed, destinationOf, type Need } from "./decision.js";
 import type { ResolvedPolicy, ResolvedTool } from "./load.js";
 import { canonicalPath, type PathResolver, PathSet } from "./paths.js";
 
-/**
- * The grant a refusal lacked, where one grant of the tool's would have allowed the call: a file to
- * read or write (canonical, absolute), a program to run, a destination (`host:port`), a class of
- * SQL statements. The audit log keeps it on the decision, for `mcpguard policy learn`.
- */
-export interface Need {
-  capability: "read" | "write" | "exec" | "network" | "sql";
-  value: string;
-}
-
-export type Decision = { allow: true } | { allow: false; rule: string; reason: string; need?: Need };
-
-export const ALLOW: Decision = { allow: true };
 const deny = (rule: string, reason: string, need?: Need): Decision =>
   need ? { allow: false, rule, reason, need } : { allow: false, rule, reason };
 
@@ -33,19 +21,6 @@ const DEFAULT_PORTS = new Map([
   ["wss:", "443"],
   ["ftp:", "21"],
 ]);
-
-/** Whether `host:port` is one of the destinations (`host`, `host:port`, `*.domain`, `[v6]:port`). */
-export function destinationAllowed(host: string, port: string, destinations: readonly string[]): boolean {
-  const h = host.toLowerCase().replace(/^\[|\]$/g, "");
-  return destinations.some((d) => {
-    const m = /^\[?([^\]]*?)\]?(?::(\d+))?$/.exec(d.toLowerCase());
-    if (!m) return false;
-    const [, dHost = "", dPort] = m;
-    if (dPort && dPort !== port) return false;
-    if (dHost.startsWith("*.")) return h.endsWith(dHost.slice(1)) && h.length > dHost.length - 1;
-    return dHost === h;
-  });
-}
 
 /** Both files a path can name (after the server normalises it, and as the kernel walks it) must be allowed. */
 function checkPath(
@@ -131,12 +106,6 @@ function checkUrl(value: string, tool: ResolvedTool): Decision {
     capability: "network",
     value: destinationOf(url.hostname, port),
   });
-}
-
-/** `host:port` as a policy's network list writes it (`[v6]:port` for an IPv6 address). */
-export function destinationOf(host: string, port: string): string {
-  const name = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
-  return port ? `${name}:${port}` : name;
 }
 
 /** Every statement, as SQLite's grammar reads it, must be of a class the tool may run. */

@@ -3,6 +3,7 @@
 export { type Confinement, UNCONFINED } from "@mcpguard/readers";
 export * from "./command.js";
 export * from "./decide.js";
+export * from "./decision.js";
 export * from "./derive.js";
 export * from "./env.js";
 export * from "./load.js";

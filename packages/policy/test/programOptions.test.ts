@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Confinement, PROGRAM_FACTS, UNCONFINED, VARIABLE_FACTS } from "@mcpguard/readers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Decision, decide } from "../src/decide.ts";
+import { decide } from "../src/decide.ts";
+import type { Decision } from "../src/decision.ts";
 import { type ResolvedPolicy, resolvePolicy } from "../src/load.ts";
 import { Policy } from "../src/schema.ts";
 

@@ -7,7 +7,10 @@
 import { closeSync, fstatSync, openSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { CHAIN_FIELDS, claimedMac, firstLine, lastLine, seal } from "./auditChain.js";
-import { maintain, rotatedFiles, SETTLE_MS } from "./auditCompact.js";
+import { type LogEvent, maintain, rotatedFiles, SETTLE_MS } from "./auditCompact.js";
+
+export type { LogEvent } from "./auditCompact.js";
+
 import {
   canonicalLog,
   claimHeads,
@@ -72,30 +75,6 @@ export interface KernelAuditEvent {
   decision: "deny" | "observe";
   backend?: string;
   [detail: string]: unknown;
-}
-
-/**
- * The log's own bookkeeping: a file rotated away (and its first line's MAC), a rotated file
- * compacted (auditCompact.ts), files pruned, and once per writer a log kept past its budget.
- */
-export interface LogEvent {
-  type: "audit";
-  event: "rotate" | "compact" | "prune" | "over-budget";
-  /** rotate: the name the file was given; compact: the rotated file compacted (its name as rotated). */
-  file?: string;
-  /** rotate: the MAC of that file's first line, which identifies it. */
-  head?: string | null;
-  /** prune: the rotated files about to be deleted. */
-  files?: string[];
-  /** prune: the sessions with a record in them; over-budget: the sessions that keep them. */
-  sessions?: string[];
-  /** compact: each session's sequence numbers dropped, as runs ("3-5,9"). */
-  dropped?: Record<string, string>;
-  /** compact: records dropped; over-budget: compacted files kept. */
-  count?: number;
-  /** over-budget: the --audit-keep it is past. */
-  keep?: number;
-  reason?: string;
 }
 
 export type AuditEvent = DecisionEvent | LifecycleEvent | KernelAuditEvent | LogEvent;

@@ -20,13 +20,14 @@
  * the schema table, and pragmas that change how the database protects itself.
  */
 
-import { pragmaEffect } from "./sqlPragmas.js";
+import { pragmaEffect, type StatementClass } from "./sqlPragmas.js";
+
+export type { StatementClass } from "./sqlPragmas.js";
+
 import { readSqlite, type SqlHead, type SqlStatementRead } from "./sqlReader.js";
 
 /** Longest SQL text that is read at all; the sqlite servers take 10 000 characters. */
 export const MAX_SQL_LENGTH = 100_000;
-
-export type StatementClass = "read" | "write" | "schema" | "drop";
 
 export interface SqlStatement {
   /** What it is, as a person names it: `SELECT`, `PRAGMA table_info`, `ALTER TABLE DROP COLUMN`. */

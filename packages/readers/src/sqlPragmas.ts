@@ -4,7 +4,8 @@
  * reports. A name not listed here is not judged: SQLite ignores pragmas it does not know, but a
  * newer SQLite may know one that these tables do not, so it is refused.
  */
-import type { StatementClass } from "./sql.js";
+/** What a statement does to the database, the unit a policy grants. */
+export type StatementClass = "read" | "write" | "schema" | "drop";
 
 export type PragmaEffect = StatementClass | { dangerous: string } | "unknown";
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { awkRules, tokenizeAwk } from "../src/code/awk.ts";
-import { emptyUse } from "../src/code/index.ts";
 import { readJavaScript } from "../src/code/javascript.ts";
 import { readPython } from "../src/code/python.ts";
 import { readSed } from "../src/code/sed.ts";
+import { emptyUse } from "../src/code/use.ts";
 
 function python(code: string): { why: string | undefined; files: string[] } {
   const use = emptyUse();

@@ -17,8 +17,8 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { emptyUse } from "../src/code/index.ts";
 import { readJavaScript } from "../src/code/javascript.ts";
+import { emptyUse } from "../src/code/use.ts";
 import { type JsProgram, jsProgram } from "./differential/jsGenerator.ts";
 
 const DRIVER = join(import.meta.dirname, "differential", "nodeDriver.cjs");

@@ -8,7 +8,6 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { emptyUse } from "../src/code/index.ts";
 import {
   configurePythonReader,
   helperArgv,
@@ -18,6 +17,7 @@ import {
   stopPythonReader,
 } from "../src/code/pyhelper.ts";
 import { pythonUse, readPython } from "../src/code/python.ts";
+import { emptyUse } from "../src/code/use.ts";
 import { UNCONFINED } from "../src/confinement.ts";
 import type { Field, Invocation } from "../src/shell/index.ts";
 

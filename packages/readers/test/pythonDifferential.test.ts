@@ -19,9 +19,9 @@ import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { emptyUse } from "../src/code/index.ts";
 import { pythonInterpreter } from "../src/code/pyhelper.ts";
 import { PURE_MODULES, readPython } from "../src/code/python.ts";
+import { emptyUse } from "../src/code/use.ts";
 import { pythonProgram } from "./differential/pythonGenerator.ts";
 
 const PYTHON = "/usr/bin/python3";

@@ -11,7 +11,7 @@
  */
 import type { Confinement } from "../confinement.js";
 import type { Field } from "../shell/index.js";
-import { type CodeUse, emptyUse } from "./index.js";
+import { type CodeUse, emptyUse } from "./use.js";
 
 interface AwkToken {
   kind: "name" | "string" | "regex" | "number" | "op" | "at";

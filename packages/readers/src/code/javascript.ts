@@ -12,7 +12,7 @@
 import type { Confinement } from "../confinement.js";
 import { requireCached } from "../moduleCache.js";
 import type { Field, Invocation } from "../shell/index.js";
-import { type CodeUse, confinedAll, emptyUse, type Source, sourceTexts, stdinSource } from "./index.js";
+import { type CodeUse, confinedAll, emptyUse, type Source, sourceTexts, stdinSource } from "./use.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: ESTree nodes as acorn makes them.
 type Node = any;

@@ -11,8 +11,8 @@
  */
 import type { Confinement } from "../confinement.js";
 import type { Field, Invocation } from "../shell/index.js";
-import { type CodeUse, confinedAll, emptyUse, type Source, sourceTexts, stdinSource } from "./index.js";
 import { type PyCall, type PyEvent, type PyLiteral, parsePython, pythonInterpreter } from "./pyhelper.js";
+import { type CodeUse, confinedAll, emptyUse, type Source, sourceTexts, stdinSource } from "./use.js";
 
 /** Modules that compute, with no way to a process, a host or code built at run time. */
 const PURE = new Set([

@@ -8,7 +8,7 @@
 import type { Confinement } from "../confinement.js";
 import type { Field } from "../shell/index.js";
 import { STANDARD_STREAMS } from "./awk.js";
-import { type CodeUse, emptyUse } from "./index.js";
+import { type CodeUse, emptyUse } from "./use.js";
 
 interface SedEffects {
   executes: boolean;

@@ -11,7 +11,7 @@
 import type { Confinement } from "../confinement.js";
 import type { Field, Invocation } from "../shell/index.js";
 import { readSql } from "../sql.js";
-import { type CodeUse, confinedAll, emptyUse, sourceTexts, stdinSource } from "./index.js";
+import { type CodeUse, confinedAll, emptyUse, sourceTexts, stdinSource } from "./use.js";
 
 /** Dot-commands that format output or describe the open database, and touch nothing else. */
 const SAFE_DOT = new Set([

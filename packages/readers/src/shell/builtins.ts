@@ -4,10 +4,9 @@
  * `source`, `alias`) or run a program (`exec`, `command`).
  */
 import { posix } from "node:path";
-import { dispatch } from "./commands.js";
 import type { Field, FileRedirect, Stdin, Unknown } from "./model.js";
-import type { Reader } from "./reader.js";
 import { positionalOf, type Scope, scalar, UNSET, unknownValue } from "./scope.js";
+import type { Walker } from "./walker.js";
 
 /** Builtins of dash, and bash's own (a bash-only one is a missing program under dash: harmless). */
 export const BUILTINS = new Set([
@@ -95,7 +94,7 @@ function operands(argv: Field[], valued: string): Field[] {
   return out;
 }
 
-function assignUnknown(scope: Scope, names: Field[], unknown: Unknown, r?: Reader): void {
+function assignUnknown(scope: Scope, names: Field[], unknown: Unknown, r?: Walker): void {
   for (const name of names) {
     if (r && (name.unknown || name.text.includes("[")))
       r.subscriptName(name.unknown ? "a name known only at run time" : name.text);
@@ -104,7 +103,7 @@ function assignUnknown(scope: Scope, names: Field[], unknown: Unknown, r?: Reade
 }
 
 /** `-C command` of mapfile, compgen and complete: a command bash runs. */
-function callbackOption(r: Reader, name: string, argv: Field[], scope: Scope, stdin: Stdin): void {
+function callbackOption(r: Walker, name: string, argv: Field[], scope: Scope, stdin: Stdin): void {
   const at = argv.findIndex((f, i) => i > 0 && f.text === "-C");
   if (at === -1 || !argv[at + 1]) return;
   evalText(
@@ -118,7 +117,7 @@ function callbackOption(r: Reader, name: string, argv: Field[], scope: Scope, st
 }
 
 export function readBuiltin(
-  r: Reader,
+  r: Walker,
   name: string,
   argvs: Field[][],
   scope: Scope,
@@ -139,7 +138,7 @@ export function readBuiltin(
 }
 
 function readOne(
-  r: Reader,
+  r: Walker,
   name: string,
   argv: Field[],
   scope: Scope,
@@ -193,7 +192,7 @@ function readOne(
 }
 
 /** bash's builtins that assign arrays or names, or take a command: mapfile, compgen, hash, printf -v. */
-function readMore(r: Reader, name: string, argv: Field[], scope: Scope, stdin: Stdin): void {
+function readMore(r: Walker, name: string, argv: Field[], scope: Scope, stdin: Stdin): void {
   if (name === "hash") {
     if (argv.some((f) => /^-[a-z]*p/.test(f.text))) {
       r.dynamics.push({ what: "sets the program a name runs (hash -p)", escapes: ["exec"] });
@@ -219,7 +218,7 @@ function withDefault(names: Field[], fallback: string): Field[] {
   return names.length ? names : [{ text: fallback }];
 }
 
-function changeDirectory(r: Reader, argv: Field[], scope: Scope): void {
+function changeDirectory(r: Walker, argv: Field[], scope: Scope): void {
   const [target] = operands(argv, "");
   if (!target) {
     scope.cwd = r.ctx.home;
@@ -244,7 +243,7 @@ function setBuiltin(argv: Field[], scope: Scope): void {
     scope.positional = positionalOf(argv.slice(first));
 }
 
-function unsetBuiltin(r: Reader, argv: Field[], scope: Scope): void {
+function unsetBuiltin(r: Walker, argv: Field[], scope: Scope): void {
   const functions = argv.some((f) => f.text === "-f");
   for (const f of operands(argv, "")) {
     if (f.unknown || f.text.includes("["))
@@ -256,7 +255,7 @@ function unsetBuiltin(r: Reader, argv: Field[], scope: Scope): void {
 }
 
 /** `export NAME=value` written as a plain command (the parser usually makes it a DeclClause). */
-function declareWords(r: Reader, name: string, argv: Field[], scope: Scope): void {
+function declareWords(r: Walker, name: string, argv: Field[], scope: Scope): void {
   for (const f of operands(argv, "")) {
     const eq = f.text.indexOf("=");
     const varName = eq === -1 ? f.text : f.text.slice(0, eq);
@@ -272,7 +271,7 @@ function declareWords(r: Reader, name: string, argv: Field[], scope: Scope): voi
 
 /** The builtins that run text as code, or run a program. */
 function runsCode(
-  r: Reader,
+  r: Walker,
   name: string,
   argv: Field[],
   scope: Scope,
@@ -311,20 +310,20 @@ function runsCode(
       return;
     case "exec": {
       const command = operands(argv, "a");
-      if (command.length) dispatch(r, [command], [], scope, stdin, files, { programOnly: true, via: "exec" });
+      if (command.length) r.dispatch([command], [], scope, stdin, files, { programOnly: true, via: "exec" });
       return;
     }
     case "command": {
       if (rest.some((f) => f.text === "-v" || f.text === "-V")) return;
       const command = operands(argv, "");
       if (command.length)
-        dispatch(r, [command], [], scope, stdin, files, { skipFunctions: true, via: "command" });
+        r.dispatch([command], [], scope, stdin, files, { skipFunctions: true, via: "command" });
       return;
     }
     case "builtin": {
       const command = operands(argv, "");
       if (command.length)
-        dispatch(r, [command], [], scope, stdin, files, { skipFunctions: true, via: "builtin" });
+        r.dispatch([command], [], scope, stdin, files, { skipFunctions: true, via: "builtin" });
       return;
     }
     default:
@@ -333,7 +332,7 @@ function runsCode(
 }
 
 function evalText(
-  r: Reader,
+  r: Walker,
   words: Field[],
   scope: Scope,
   stdin: Stdin,

@@ -6,24 +6,15 @@
 import { BUILTINS, readBuiltin } from "./builtins.js";
 import type { ShNode } from "./grammar.js";
 import type { Field, FileRedirect, Invocation, Stdin } from "./model.js";
-import type { Reader } from "./reader.js";
 import { MAX_WAYS, type Scope, scalar, unknownValue, type Value } from "./scope.js";
+import type { Dispatch, Walker } from "./walker.js";
 import { wordValues } from "./words.js";
 import { innerRuns } from "./wrappers.js";
 
 /** Most command lines one simple command is followed with; past it its varied words are unknown. */
 const MAX_ARGVS = 64;
 
-export interface Dispatch {
-  /** Run as a program even if a function or builtin has the name (a wrapper execs it). */
-  programOnly?: boolean;
-  /** Skip functions but not builtins (`command x`). */
-  skipFunctions?: boolean;
-  via?: string;
-  cwd?: string | undefined;
-}
-
-export function readCall(r: Reader, cmd: ShNode, scope: Scope, stdin: Stdin, files: FileRedirect[]): void {
+export function readCall(r: Walker, cmd: ShNode, scope: Scope, stdin: Stdin, files: FileRedirect[]): void {
   if (r.g.type(cmd) === "DeclClause") {
     readDecl(r, cmd, scope, stdin, files);
     return;
@@ -63,7 +54,7 @@ export function readCall(r: Reader, cmd: ShNode, scope: Scope, stdin: Stdin, fil
  * keyword's reading.
  */
 export function readTimeProgram(
-  r: Reader,
+  r: Walker,
   cmd: ShNode,
   scope: Scope,
   stdin: Stdin,
@@ -77,7 +68,7 @@ export function readTimeProgram(
 }
 
 /** The value an assignment gives (`x=1`, `x+=y`, `a=(1 2)`). */
-function assignValue(r: Reader, assign: ShNode, scope: Scope): Value {
+function assignValue(r: Walker, assign: ShNode, scope: Scope): Value {
   if (assign.Array) {
     const elements: Field[] = [];
     for (const elem of assign.Array.Elems as ShNode[]) {
@@ -99,7 +90,7 @@ function assignValue(r: Reader, assign: ShNode, scope: Scope): Value {
   return scalar({ text: a.text + b.text });
 }
 
-export function assignVar(r: Reader, assign: ShNode, scope: Scope, record: boolean): void {
+export function assignVar(r: Walker, assign: ShNode, scope: Scope, record: boolean): void {
   if (!assign.Name) return;
   const name = assign.Name.Value as string;
   if (assign.Index) {
@@ -115,7 +106,7 @@ export function assignVar(r: Reader, assign: ShNode, scope: Scope, record: boole
   }
 }
 
-function readDecl(r: Reader, cmd: ShNode, scope: Scope, stdin: Stdin, files: FileRedirect[]): void {
+function readDecl(r: Walker, cmd: ShNode, scope: Scope, stdin: Stdin, files: FileRedirect[]): void {
   const variant = cmd.Variant.Value as string;
   const argv: Field[] = [{ text: variant }];
   for (const assign of cmd.Args as ShNode[]) {
@@ -171,14 +162,14 @@ export function crossProduct(words: Field[][][]): Field[][] {
   return argvs.filter((argv) => argv.length > 0);
 }
 
-export function record(r: Reader, inv: Invocation): void {
+export function record(r: Walker, inv: Invocation): void {
   r.step();
   r.invocations.push(inv);
 }
 
 /** Run each command line: a function's body, a builtin, or a program and what it runs. */
 export function dispatch(
-  r: Reader,
+  r: Walker,
   argvs: Field[][],
   env: Invocation["env"],
   scope: Scope,
@@ -221,7 +212,7 @@ export function dispatch(
 }
 
 /** What a program runs in its turn: a shell's script, a wrapper's command. */
-function programRuns(r: Reader, inv: Invocation, scope: Scope, stdin: Stdin): void {
+function programRuns(r: Walker, inv: Invocation, scope: Scope, stdin: Stdin): void {
   for (const argv of inv.argvs) {
     const runs = innerRuns(argv, stdin, inv.cwd, r.ctx);
     for (const run of runs.argvs) {

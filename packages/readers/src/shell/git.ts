@@ -5,8 +5,7 @@
  * is read as the shell would run it. Settings that point git at code elsewhere (`core.hooksPath`,
  * `include.path`, `--exec-path`) are code the layers cannot see.
  */
-import type { Field } from "./model.js";
-import type { Runs } from "./wrappers.js";
+import type { Field, Runs } from "./model.js";
 
 export type GitKeyKind = "command" | "alias" | "elsewhere";
 

@@ -2,8 +2,10 @@
  * Reading a shell command line with the shell's grammar (mvdan-sh): {@link readShell} gives what
  * the line runs and touches, or why it cannot be read ("the command does not parse as shell: ...").
  */
+
+import { NestedParseError, ReadLimit } from "./limits.js";
 import type { ReadResult, ShellContext, ShellReading } from "./model.js";
-import { NestedParseError, Reader, ReadLimit, type RedirectAt } from "./reader.js";
+import { Reader, type RedirectAt } from "./reader.js";
 import { Scope } from "./scope.js";
 
 export { gitKeyKind, gitSubcommand } from "./git.js";

@@ -125,3 +125,52 @@ export function known(text: string): Field {
 export function unknownField(unknown: Unknown): Field {
   return { text: unknown.kind === "number" ? "0" : UNKNOWN_MARK, unknown };
 }
+
+/** The programs and scripts a wrapper (`env`, `sh -c`, `git -c`, ...) runs. */
+export interface InnerRun {
+  argv: Field[];
+  via: string;
+  /** Variables the wrapper sets for it (`env NAME=value cmd`), as the shell's own prefix would. */
+  env?: EnvSetting[];
+  /** The directory it runs in: undefined is the wrapper's, null is one known only at run time. */
+  cwd?: string | null;
+  stdin?: Stdin;
+}
+
+export interface InnerScript {
+  /** The script's text, each way it may be; undefined when it is known only at run time. */
+  texts?: string[];
+  dialect: Dialect;
+  positional?: Field[];
+  /** `$0` in the script: `sh -c 'script' name`'s name, else the shell's own word. */
+  arg0?: Field;
+  stdin?: Stdin;
+  cwd?: string;
+  /** Names the script in a parse error: "the script given to bash -c". */
+  what: string;
+  /** Finishes "the command ..." when the text is not known. */
+  unknownWhat?: string;
+  producers?: readonly string[];
+  /** What it escapes when its text is not known (exec and files unless said). */
+  escapes?: readonly ("exec" | "files")[];
+}
+
+export interface Runs {
+  argvs: InnerRun[];
+  scripts: InnerScript[];
+}
+
+/** A piece of an expanded word (words.ts): its text, what is unknown of it, how it was quoted. */
+export interface Seg {
+  text: string;
+  unknown?: Unknown;
+  /** Inside quotes: no field splitting, no globbing, and an empty piece still makes a field. */
+  quoted: boolean;
+  /** An unquoted expansion: its text is split into fields on IFS. */
+  split?: boolean;
+  glob?: boolean;
+  /** A field boundary even inside quotes (`"$@"`). */
+  boundary?: boolean;
+}
+
+export type Ways = Seg[][];

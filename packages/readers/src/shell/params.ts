@@ -5,12 +5,12 @@
  * variables (HOME, PWD, TMPDIR), or unset in an environment L1 filtered. Otherwise it is unknown.
  */
 import type { ShNode } from "./grammar.js";
-import type { Field, Unknown } from "./model.js";
+import type { Field, Seg, Unknown, Ways } from "./model.js";
 import { UNKNOWN_MARK } from "./model.js";
-import type { Reader } from "./reader.js";
 import { type Scope, scalar, UNSET, unknownValue, type Value, waysOf } from "./scope.js";
 import { removeAffix, replacePattern } from "./text.js";
-import { literalWord, partsWays, type Seg, type Ways } from "./words.js";
+import type { Walker } from "./walker.js";
+import { literalWord, partsWays } from "./words.js";
 
 const NUMBER_VARIABLES = new Set([
   "?",
@@ -36,7 +36,7 @@ function text(origin: string): Unknown {
 }
 
 /** The value of a variable as the script has it at this point. */
-export function lookup(r: Reader, scope: Scope, name: string): Value {
+export function lookup(r: Walker, scope: Scope, name: string): Value {
   r.expanded.add(name);
   if (/^\d+$/.test(name)) {
     if (name === "0")
@@ -74,7 +74,7 @@ function listWays(elements: Field[] | undefined, what: string, quoted: boolean):
   return [elements.map((field) => ({ ...segOf(field, quoted), boundary: true }))];
 }
 
-export function expandParam(r: Reader, pe: ShNode, scope: Scope, quoted: boolean): Ways {
+export function expandParam(r: Walker, pe: ShNode, scope: Scope, quoted: boolean): Ways {
   const name: string = pe.Param?.Value ?? "";
   if (pe.Excl) {
     // `${!x}` and `${!prefix*}`: a variable named by another, or a list of names.
@@ -109,24 +109,24 @@ export function expandParam(r: Reader, pe: ShNode, scope: Scope, quoted: boolean
   return ways;
 }
 
-function indexAll(r: Reader, index: ShNode): boolean {
+function indexAll(r: Walker, index: ShNode): boolean {
   return r.g.type(index) === "Word" && ["@", "*"].includes(literalWord(r, index) ?? "");
 }
 
-function elementsOf(r: Reader, scope: Scope, name: string): Field[] | undefined {
+function elementsOf(r: Walker, scope: Scope, name: string): Field[] | undefined {
   const value = lookup(r, scope, name);
   if (value.kind === "array") return value.elements;
   if (value.kind === "unset") return [];
   return value.ways.length === 1 ? value.ways : undefined;
 }
 
-function countWays(r: Reader, scope: Scope, name: string): Ways {
+function countWays(r: Walker, scope: Scope, name: string): Ways {
   const elements = elementsOf(r, scope, name);
   if (!elements) return unknownWays({ kind: "number", origin: `the size of ${name}` }, true);
   return [[{ text: String(elements.length), quoted: true }]];
 }
 
-function element(r: Reader, scope: Scope, name: string, index: ShNode): Value {
+function element(r: Walker, scope: Scope, name: string, index: ShNode): Value {
   const elements = elementsOf(r, scope, name);
   const literal = r.g.type(index) === "Word" ? literalWord(r, index) : undefined;
   const unary = r.g.type(index) === "UnaryArithm" ? literalWord(r, index.X) : undefined;
@@ -167,7 +167,7 @@ function mapKnown(ways: Ways, quoted: boolean, f: (text: string) => string | und
 }
 
 /** A word's single literal value (a pattern or replacement), or undefined. */
-function literalOf(r: Reader, scope: Scope, word: ShNode | null): string | undefined {
+function literalOf(r: Walker, scope: Scope, word: ShNode | null): string | undefined {
   if (!word) return "";
   const ways = partsWays(r, word.Parts as ShNode[], scope, "double");
   if (ways.length !== 1) return undefined;
@@ -176,7 +176,7 @@ function literalOf(r: Reader, scope: Scope, word: ShNode | null): string | undef
   return segs.map((s) => s.text).join("");
 }
 
-function sliceWays(r: Reader, scope: Scope, ways: Ways, slice: ShNode, quoted: boolean): Ways {
+function sliceWays(r: Walker, scope: Scope, ways: Ways, slice: ShNode, quoted: boolean): Ways {
   const offset = arithLiteral(r, slice.Offset);
   const length = slice.Length ? arithLiteral(r, slice.Length) : undefined;
   if (offset === undefined || (slice.Length && length === undefined)) {
@@ -191,7 +191,7 @@ function sliceWays(r: Reader, scope: Scope, ways: Ways, slice: ShNode, quoted: b
   });
 }
 
-function arithLiteral(r: Reader, node: ShNode | null): number | undefined {
+function arithLiteral(r: Walker, node: ShNode | null): number | undefined {
   if (!node) return undefined;
   const type = r.g.type(node);
   if (type === "Word") {
@@ -205,7 +205,7 @@ function arithLiteral(r: Reader, node: ShNode | null): number | undefined {
   return undefined;
 }
 
-function replaceWays(r: Reader, scope: Scope, ways: Ways, repl: ShNode, quoted: boolean): Ways {
+function replaceWays(r: Walker, scope: Scope, ways: Ways, repl: ShNode, quoted: boolean): Ways {
   const pattern = literalOf(r, scope, repl.Orig);
   const replacement = literalOf(r, scope, repl.With);
   if (pattern === undefined || replacement === undefined)
@@ -213,7 +213,7 @@ function replaceWays(r: Reader, scope: Scope, ways: Ways, repl: ShNode, quoted: 
   return mapKnown(ways, quoted, (value) => replacePattern(value, pattern, replacement, Boolean(repl.All)));
 }
 
-function operatorWays(r: Reader, scope: Scope, pe: ShNode, value: Value, ways: Ways, quoted: boolean): Ways {
+function operatorWays(r: Walker, scope: Scope, pe: ShNode, value: Value, ways: Ways, quoted: boolean): Ways {
   const op = r.g.ops.param.get(pe.Exp.Op);
   const word = pe.Exp.Word as ShNode | null;
   const wordWays = (): Ways =>

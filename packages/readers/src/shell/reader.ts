@@ -6,8 +6,9 @@
  * them the reading stops with {@link ReadLimit}.
  */
 
-import { readCall, readTimeProgram } from "./commands.js";
+import { dispatch, readCall, readTimeProgram } from "./commands.js";
 import { type Grammar, type ShNode, shellGrammar } from "./grammar.js";
+import { MAX_DEPTH, MAX_NESTED_SCRIPTS, MAX_STEPS, NestedParseError, ReadLimit } from "./limits.js";
 import type {
   Dialect,
   Dynamic,
@@ -15,36 +16,25 @@ import type {
   Field,
   FileRedirect,
   Invocation,
+  Seg,
   ShellContext,
   ShellReading,
   Stdin,
   Unknown,
 } from "./model.js";
 import { outputShape } from "./output.js";
+import { expandParam } from "./params.js";
 import { pathStream } from "./pathStream.js";
 import { positionalOf, type Scope, scalar, unknownValue, widen } from "./scope.js";
+import type { Dispatch, Walker } from "./walker.js";
 import { braceTargets, expandWord, literalWord, partsWays, wordValues } from "./words.js";
-
-export const MAX_STEPS = 60_000;
-export const MAX_DEPTH = 120;
-export const MAX_NESTED_SCRIPTS = 8;
-
-/** The reading went past one of its bounds. */
-export class ReadLimit extends Error {
-  override readonly name = "ReadLimit";
-}
-
-/** A script nested in the line (`eval`, `sh -c`, a here-document fed to a shell) does not parse. */
-export class NestedParseError extends Error {
-  override readonly name = "NestedParseError";
-}
 
 export interface RedirectAt {
   redirect: FileRedirect;
   cwd: string | undefined;
 }
 
-export class Reader {
+export class Reader implements Walker {
   readonly g: Grammar = shellGrammar();
   readonly invocations: Invocation[] = [];
   readonly dynamics: Dynamic[] = [];
@@ -323,6 +313,23 @@ export class Reader {
       scope.positional = saved;
       this.#active.delete(name);
     }
+  }
+
+  /** A parameter expansion (`$x`, `${x#pat}`, ...), every way it may be (params.ts). */
+  param(pe: ShNode, scope: Scope, quoted: boolean): Seg[][] {
+    return expandParam(this, pe, scope, quoted);
+  }
+
+  /** Run each command line: a function's body, a builtin, or a program (commands.ts). */
+  dispatch(
+    argvs: Field[][],
+    env: Invocation["env"],
+    scope: Scope,
+    stdin: Stdin,
+    files: FileRedirect[],
+    how: Dispatch,
+  ): void {
+    dispatch(this, argvs, env, scope, stdin, files, how);
   }
 
   /** Every way a word expands (fields), at most MAX_WAYS. */

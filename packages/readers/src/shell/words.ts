@@ -5,27 +5,14 @@
  * a list of fields. What only the shell knows at run time stays in the field as an {@link Unknown}.
  */
 import type { ShNode } from "./grammar.js";
-import type { Field, Unknown } from "./model.js";
+import { NestedParseError } from "./limits.js";
+import type { Field, Seg, Unknown, Ways } from "./model.js";
 import { UNKNOWN_MARK } from "./model.js";
-import { expandParam } from "./params.js";
-import { NestedParseError, type Reader } from "./reader.js";
 import { MAX_WAYS, type Scope } from "./scope.js";
 import { decodeAnsiC, doubleQuoted, expandBraces, MAX_BRACE_WORDS, unquoted } from "./text.js";
+import type { Walker } from "./walker.js";
 
 /** A piece of a word before fields are made of it. */
-export interface Seg {
-  text: string;
-  unknown?: Unknown;
-  /** Inside quotes: no field splitting, no globbing, and an empty piece still makes a field. */
-  quoted: boolean;
-  /** An unquoted expansion: its text is split into fields on IFS. */
-  split?: boolean;
-  glob?: boolean;
-  /** A field boundary even inside quotes (`"$@"`). */
-  boundary?: boolean;
-}
-
-export type Ways = Seg[][];
 
 /**
  * How a word is quoted: not (`false`), inside double quotes, the body of an expanding
@@ -36,7 +23,7 @@ export type Quote = false | "double" | "heredoc" | "raw";
 const TOO_MANY: Unknown = { kind: "text", origin: "a word with too many possible values" };
 
 /** Every way `word` may expand, each a list of fields. */
-export function expandWord(r: Reader, word: ShNode, scope: Scope): Field[][] {
+export function expandWord(r: Walker, word: ShNode, scope: Scope): Field[][] {
   const braces = braceWays(r, word, scope);
   if (braces) return braces;
   const ways = partsWays(r, word.Parts as ShNode[], scope, false);
@@ -44,13 +31,13 @@ export function expandWord(r: Reader, word: ShNode, scope: Scope): Field[][] {
 }
 
 /** The single-field value of a word in a place where the shell makes no fields (assignment, redirect, case). */
-export function wordValues(r: Reader, word: ShNode, scope: Scope, quote: Quote = false): Field[] {
+export function wordValues(r: Walker, word: ShNode, scope: Scope, quote: Quote = false): Field[] {
   const ways = partsWays(r, word.Parts as ShNode[], scope, quote);
   return ways.map((segs) => joinSegs(segs));
 }
 
 /** The text of a word made only of literal parts and quotes, or undefined. */
-export function literalWord(r: Reader, word: ShNode | null | undefined): string | undefined {
+export function literalWord(r: Walker, word: ShNode | null | undefined): string | undefined {
   if (!word || r.g.type(word) !== "Word") return undefined;
   let out = "";
   for (const part of word.Parts as ShNode[]) {
@@ -82,7 +69,7 @@ function ifsOf(scope: Scope): string {
  * field). dash has none: its way is the word as it stands. A brace that spans quoted parts
  * (`{a,"b c"}`) is not followed: bash's way is unknown.
  */
-function braceWays(r: Reader, word: ShNode, scope: Scope): Field[][] | undefined {
+function braceWays(r: Walker, word: ShNode, scope: Scope): Field[][] | undefined {
   const parts = word.Parts as ShNode[];
   const lits = parts.map((p) => (r.g.type(p) === "Lit" ? (p.Value as string) : undefined));
   if (!lits.some((raw) => raw?.includes("{"))) return undefined;
@@ -117,7 +104,7 @@ function braceWays(r: Reader, word: ShNode, scope: Scope): Field[][] | undefined
  * A redirection's word as bash reads it: brace expansion too, the file where it makes one word
  * (`> {a,}x` names ax or x, an error; `>> {a,}` names a).
  */
-export function braceTargets(r: Reader, word: ShNode, scope: Scope): Field[] {
+export function braceTargets(r: Walker, word: ShNode, scope: Scope): Field[] {
   return (braceWays(r, word, scope) ?? []).filter((way) => way.length === 1).map((way) => way[0] as Field);
 }
 
@@ -140,7 +127,7 @@ function bracesSpan(lits: readonly (string | undefined)[]): boolean {
 
 /** The ways of a list of parts: the cross product of each part's ways, at most {@link MAX_WAYS}. */
 export function partsWays(
-  r: Reader,
+  r: Walker,
   parts: ShNode[],
   scope: Scope,
   quote: Quote,
@@ -169,7 +156,7 @@ export function partsWays(
   return ways;
 }
 
-function partWays(r: Reader, part: ShNode, scope: Scope, quote: Quote, first: boolean, last = true): Ways {
+function partWays(r: Walker, part: ShNode, scope: Scope, quote: Quote, first: boolean, last = true): Ways {
   r.step();
   const quoted = quote !== false;
   switch (r.g.type(part)) {
@@ -185,7 +172,7 @@ function partWays(r: Reader, part: ShNode, scope: Scope, quote: Quote, first: bo
       return [...ways, ...ways.map((segs) => [{ text: "$", quoted: true }, ...segs])];
     }
     case "ParamExp":
-      return expandParam(r, part, scope, quoted);
+      return r.param(part, scope, quoted);
     case "CmdSubst": {
       const unknown = r.substitution(part.Stmts as ShNode[], scope);
       return [[{ text: unknown.kind === "number" ? "0" : UNKNOWN_MARK, unknown, quoted, split: !quoted }]];
@@ -228,7 +215,7 @@ function sglQuoted(part: ShNode, scope: Scope): Ways {
   return [bash, [{ text: `$${raw}`, quoted: true }]];
 }
 
-function litSegs(r: Reader, raw: string, scope: Scope, quote: Quote, first: boolean, last: boolean): Seg[] {
+function litSegs(r: Walker, raw: string, scope: Scope, quote: Quote, first: boolean, last: boolean): Seg[] {
   if (quote === "raw") return [{ text: raw, quoted: true }];
   if (quote !== false) return [{ text: doubleQuoted(raw, quote === "heredoc"), quoted: true }];
   // A tilde prefix runs to the first slash and is all unquoted literal text: `~"x"`, `~$v` and
@@ -245,7 +232,7 @@ function litSegs(r: Reader, raw: string, scope: Scope, quote: Quote, first: bool
   return [{ text: u.text, quoted: false, glob: u.glob }];
 }
 
-function tildeValue(r: Reader, user: string, scope: Scope): Seg {
+function tildeValue(r: Walker, user: string, scope: Scope): Seg {
   if (user === "" && r.ctx.home) return { text: r.ctx.home, quoted: true };
   if (user === "+" && scope.cwd) return { text: scope.cwd, quoted: true };
   return {

@@ -6,44 +6,11 @@
  */
 import { posix } from "node:path";
 import { gitRuns } from "./git.js";
-import type { Dialect, EnvSetting, Field, ShellContext, Stdin, Unknown } from "./model.js";
+import type { Dialect, EnvSetting, Field, Runs, ShellContext, Stdin, Unknown } from "./model.js";
 import { UNKNOWN_MARK } from "./model.js";
 import { type OptionSyntax, optionUses, readOptions, runsThroughOptions } from "./options.js";
 import { PROGRAM_FACTS } from "./programOptions.js";
 import { positionalOf } from "./scope.js";
-
-export interface InnerRun {
-  argv: Field[];
-  via: string;
-  /** Variables the wrapper sets for it (`env NAME=value cmd`), as the shell's own prefix would. */
-  env?: EnvSetting[];
-  /** The directory it runs in: undefined is the wrapper's, null is one known only at run time. */
-  cwd?: string | null;
-  stdin?: Stdin;
-}
-
-export interface InnerScript {
-  /** The script's text, each way it may be; undefined when it is known only at run time. */
-  texts?: string[];
-  dialect: Dialect;
-  positional?: Field[];
-  /** `$0` in the script: `sh -c 'script' name`'s name, else the shell's own word. */
-  arg0?: Field;
-  stdin?: Stdin;
-  cwd?: string;
-  /** Names the script in a parse error: "the script given to bash -c". */
-  what: string;
-  /** Finishes "the command ..." when the text is not known. */
-  unknownWhat?: string;
-  producers?: readonly string[];
-  /** What it escapes when its text is not known (exec and files unless said). */
-  escapes?: readonly ("exec" | "files")[];
-}
-
-export interface Runs {
-  argvs: InnerRun[];
-  scripts: InnerScript[];
-}
 
 const SHELLS: Record<string, Dialect> = {
   sh: "posix",
