@@ -6,12 +6,14 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { availableParallelism, freemem } from "node:os";
 import { join } from "node:path";
+import { resolveConfig } from "@mcpguard/proxy";
+import { suiteOfScenario } from "./coreSet.js";
 import { type Interpreters, resolveInterpreters } from "./interpreters.js";
 import { writeManifest } from "./manifest.js";
-import { peersNotRun, peerWorldBase } from "./peers.js";
-import { probeEnvironment } from "./probe.js";
-import type { HashedRecord } from "./records.js";
+import { isPeerConfig, peersNotRun, peerWorldBase } from "./peers.js";
+import { kernelLayerUnavailable, probeEnvironment } from "./probe.js";
 import { prepareNpmCache } from "./real.js";
+import type { HashedRecord } from "./records.js";
 import { loadAllServers, type ServerEntry } from "./registry.js";
 import { caseSha256, cwdVariants, type Scenario, type TrialCwd } from "./scenario.js";
 import { sweepTrialCgroups } from "./session.js";
@@ -54,6 +56,11 @@ export interface BenchPlan {
   allowHostSudo: boolean;
   /** Each server's policy from `<dir>/<server id>.json` instead of policies/servers. */
   policiesDir?: string;
+  /**
+   * The configs were named (`--configs C-full`), not the default: one the host cannot enforce
+   * refuses the run instead of being reported "not run".
+   */
+  explicitConfigs?: boolean;
   /** Keep every trial's audit log in this folder (for `mcpguard policy learn`). */
   auditDir?: string;
   /** Run only this deterministic slice of the trials (1-based index). */
@@ -95,6 +102,32 @@ export function shardTasks<T>(tasks: T[], shard: { index: number; count: number 
   return tasks.filter((_, i) => i % shard.count === shard.index - 1);
 }
 
+/** The configs of a list that need the kernel layer (L3). */
+export function kernelConfigs(configs: readonly string[]): string[] {
+  return configs.filter((c) => !isPeerConfig(c) && c !== DIRECT && resolveConfig(c).layers.includes("L3"));
+}
+
+/**
+ * The configs this host cannot enforce, with why ("the kernel layer cannot run here: ..."), to be
+ * reported not run while the rest run; when the configs were named, one of them refuses the run.
+ */
+export function hostNotRun(
+  configs: readonly string[],
+  explicit: boolean,
+  unavailable: () => string | null = kernelLayerUnavailable,
+): Map<string, string> {
+  const l3 = kernelConfigs(configs);
+  if (l3.length === 0) return new Map();
+  const why = unavailable();
+  if (why === null) return new Map();
+  if (explicit) {
+    throw new Error(
+      `${l3.join(", ")} ${l3.length === 1 ? "needs" : "need"} the kernel layer, which cannot run here: ${why} (mcpguard doctor says more; without --configs the configs this host can enforce run)`,
+    );
+  }
+  return new Map(l3.map((c) => [c, `the kernel layer cannot run here: ${why}`]));
+}
+
 export function checkCommands(path = serverPath()): string[] {
   const script = REQUIRED_COMMANDS.map((c) => `command -v ${c} >/dev/null 2>&1 || echo ${c}`).join("; ");
   const out = execFileSync("/bin/sh", ["-c", script], { encoding: "utf8", env: { PATH: path } });
@@ -129,6 +162,10 @@ export interface BenchResult {
 /** Run the plan; resolves when every trial has ended and been cleaned up (or the run was interrupted). */
 export async function runBench(plan: BenchPlan, signal?: AbortSignal): Promise<BenchResult> {
   const started = Date.now();
+  // Before anything is prepared: a named config this host cannot enforce refuses the run at once.
+  const hostSkipped = hostNotRun(plan.configs, plan.explicitConfigs === true);
+  // Each case's suite: the core set by the manifest, extensions and external files apart.
+  const suites = new Map(plan.scenarios.map((s) => [s.id, suiteOfScenario(s)]));
   const servers = loadAllServers();
   const interpreters = await resolveInterpreters();
   const missing = checkCommands();
@@ -146,8 +183,9 @@ export async function runBench(plan: BenchPlan, signal?: AbortSignal): Promise<B
   const notRunReason = (s: Scenario) =>
     s.id === "PE-02" && sudo && !plan.allowHostSudo ? "host sudo usable" : undefined;
 
-  // A peer that cannot run here is reported "not run: <why>" for every case, never skipped silently.
-  const peerNotRun = peersNotRun(plan.configs);
+  // A peer that cannot run here is reported "not run: <why>" for every case, never skipped silently;
+  // so is a config whose kernel layer this host cannot enforce (unless it was named).
+  const peerNotRun = new Map([...peersNotRun(plan.configs), ...hostSkipped]);
   // What killed runs left behind would only pile up: their empty trial cgroups go first.
   sweepTrialCgroups();
   const factory = await WorldFactory.create({ baseDir: peerWorldBase(plan.configs) });
@@ -232,6 +270,7 @@ export async function runBench(plan: BenchPlan, signal?: AbortSignal): Promise<B
             config: task.config,
             trial: task.trial,
             cwd: task.cwd,
+            suite: suites.get(task.scenario.id),
             signal: controller.signal,
           },
           {
@@ -278,6 +317,7 @@ function notRunRecord(runId: string, config: string, scenario: Scenario, reason:
     runId,
     config,
     ...caseFields(scenario),
+    suite: suiteOfScenario(scenario),
     trial: 0,
     fired: null,
     passed: null,

@@ -1,14 +1,23 @@
 /**
  * What a run does not cover, said beside the paper comparison: the paper's Table 1 is for the full
- * benchmark (82 cases, every config on every case), so a run on a subset of the cases, or with
- * configs that ran fewer cases or fewer judged trials than the rest, is only indicative. Computed
- * from the summary alone, so `mcpguard report` says the same as the run.
+ * benchmark (the core manifest's cases, every config on every case), so a run on a subset of the
+ * cases, with configs that did not run or ran fewer cases or fewer judged trials than the rest, is
+ * only indicative; and cases beyond the core set (an extension, an external directory) are reported
+ * apart. Computed from the summary and the core manifest, so `mcpguard report` says the same as the run.
  */
-import { isCoreCategory } from "./scenario.js";
+import { coreManifest, EXTENSION_SUITE, EXTERNAL_SUITE, suiteOf } from "./coreSet.js";
 import type { Summary } from "./summarize.js";
 
-/** The benchmark the paper's numbers are for. */
-export const FULL_BENCHMARK = { cases: 82, attacks: 61, benign: 21 };
+/** The benchmark the paper's numbers are for: the core manifest's counts (runner/core-manifest.json). */
+export function fullBenchmark(): { cases: number; attacks: number; benign: number } {
+  const { cases, attacks, benign } = coreManifest();
+  return { cases, attacks, benign };
+}
+
+const list = (items: readonly string[]) =>
+  items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
+const ids = (items: readonly string[], max = 8) =>
+  `${items.slice(0, max).join(", ")}${items.length > max ? ", …" : ""}`;
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
@@ -16,7 +25,49 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 export function coverageCaveats(summary: Summary): string[] {
   // A merge of an incomplete shard set (`bench merge --partial`) says so before anything else.
   const merged = summary.partial ? [`This run was ${summary.partial}.`] : [];
-  return [...merged, ...cases(summary)];
+  return [...merged, ...configsNotRun(summary), ...cases(summary), ...beyondCore(summary)];
+}
+
+/** Configs that ran nothing (the host cannot enforce them, a peer not installed): not run, not zero. */
+function configsNotRun(summary: Summary): string[] {
+  const byReason = new Map<string, string[]>();
+  for (const [config, why] of Object.entries(summary.configsNotRun ?? {}))
+    byReason.set(why, [...(byReason.get(why) ?? []), config]);
+  return [...byReason].map(
+    ([why, configs]) =>
+      `${list(configs)} ${configs.length === 1 ? "was" : "were"} not run (${why}); Table 1's ${configs.length === 1 ? "row" : "rows"} for ${configs.length === 1 ? "it has" : "them have"} no result of this run beside ${configs.length === 1 ? "it" : "them"}.`,
+  );
+}
+
+/** Cases that ran beside the core set: never in the comparison with Table 1. */
+function beyondCore(summary: Summary): string[] {
+  const out: string[] = [];
+  const full = fullBenchmark();
+  const casesOf = (suite: string) => [
+    ...new Set(summary.caseResults.filter((r) => suiteOf(r) === suite).map((r) => r.id)),
+  ];
+  const extension = casesOf(EXTENSION_SUITE);
+  if (extension.length) {
+    const known = new Set(coreManifest().entries.map((e) => e.id));
+    const changed = extension.filter((id) => known.has(id));
+    const added = extension.filter((id) => !known.has(id));
+    const parts = [
+      ...(added.length ? [`${added.length} not in the core manifest (${ids(added)})`] : []),
+      ...(changed.length
+        ? [`${changed.length} whose file differs from the core manifest's (${ids(changed)})`]
+        : []),
+    ];
+    out.push(
+      `${plural(extension.length, "case")} of the core categories beyond the paper's ${full.cases} ran: ${parts.join("; ")}. They are the extension suite, with a table of their own, and are left out of the comparison with Table 1.`,
+    );
+  }
+  const external = casesOf(EXTERNAL_SUITE);
+  if (external.length) {
+    out.push(
+      `${plural(external.length, "case")} from outside test_cases/ ran as a suite of their own (external), left out of the comparison with Table 1.`,
+    );
+  }
+  return out;
 }
 
 function cases(summary: Summary): string[] {
@@ -26,7 +77,7 @@ function cases(summary: Summary): string[] {
       : [];
   }
   const out: string[] = [];
-  const full = FULL_BENCHMARK;
+  const full = fullBenchmark();
   if (summary.cases < full.cases || summary.attacks < full.attacks || summary.benign < full.benign) {
     out.push(
       `This run covers ${summary.cases} of ${full.cases} core cases (${summary.attacks} of ${full.attacks} attacks, ${summary.benign} of ${full.benign} benign); the paper's numbers are for the full benchmark.`,
@@ -35,7 +86,7 @@ function cases(summary: Summary): string[] {
   if (!Object.hasOwn(summary.configs, "C0")) {
     out.push("C0 is not in this run, so there is no viable set and no V-APR.");
   }
-  const core = summary.caseResults.filter((r) => isCoreCategory(r.category));
+  const core = summary.caseResults.filter((r) => suiteOf(r) === "core");
   for (const config of Object.keys(summary.configs)) {
     const mine = core.filter((r) => r.config === config);
     if (mine.length < summary.cases) {

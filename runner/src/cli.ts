@@ -253,6 +253,7 @@ async function bench(argv: string[]): Promise<number> {
     allowHostSudo: values["allow-host-sudo"] === true,
     ...(policiesDir ? { policiesDir } : {}),
     ...(auditDir ? { auditDir } : {}),
+    explicitConfigs: (values.configs ?? values.config ?? "all").trim() !== "all",
     progress: values.quiet ? "off" : process.stderr.isTTY === true ? "tty" : "lines",
     commandLine: ["mcpguard", "bench", ...argv],
     shard: parseShard(values.shard),

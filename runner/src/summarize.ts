@@ -3,6 +3,8 @@
  * results contract. Everything here is computed from the records alone, so a report can always be
  * rebuilt from `trials.ndjson`.
  */
+
+import { suiteOf } from "./coreSet.js";
 import {
   type EndingCounts,
   isUnjudged,
@@ -14,7 +16,6 @@ import { type PeersBlock, summarizePeers } from "./peersReport.js";
 import { type PrecisionBlock, summarizePrecision } from "./precision.js";
 import { type RealServersBlock, summarizeRealServers } from "./realReport.js";
 import { caseHashes } from "./records.js";
-import { isCoreCategory } from "./scenario.js";
 import { type Interval, quantile, tInterval, wilson } from "./stats.js";
 import type { TrialRecord } from "./trial.js";
 
@@ -105,6 +106,8 @@ export interface CaseResult {
   stoppedBy?: string | null;
   /** The rule of that layer's decision (`l2.listing.secrets`), as the audit log names it. */
   stoppedRule?: string | null;
+  /** The case's suite (coreSet.ts) when its records say it: `core`, `extension`, `external`, a category. */
+  suite?: string;
   /**
    * The kernel's denials after the call in the case's trials, `backend:syscall target`, those that
    * could decide first, then the survived ones with why (`(survived: runtime probe)`); at most
@@ -202,6 +205,11 @@ export interface Summary {
   /** Set by `bench merge --partial`: why the merged shards are not one whole run. */
   partial?: string;
   notRun: { id: string; config: string; reason: string }[];
+  /**
+   * Configs of the run that ran no trial at all, with why (a config the host cannot enforce, a
+   * peer sandbox not installed): not run, never zero. Absent in summaries written before.
+   */
+  configsNotRun?: Record<string, string>;
   /** Trials that ended in an error (outcomes.ts); attacks among them are not judged. */
   errors: TrialError[];
   /** Per suite (`core` first, then the other categories): the trials run and how long they took. */
@@ -321,9 +329,6 @@ function canonicalOrder(records: TrialRecord[]): TrialRecord[] {
   );
 }
 
-/** The core suite is `core`; every other category is a suite of its own. */
-const suiteOf = (r: TrialRecord) => (isCoreCategory(r.category) ? "core" : r.category);
-
 /** {@link SuiteTime} of every suite that ran a trial, the core first. */
 export function suiteTimes(records: TrialRecord[]): Record<string, SuiteTime> {
   const time: Record<string, SuiteTime> = {};
@@ -344,6 +349,18 @@ export function suiteTimes(records: TrialRecord[]): Record<string, SuiteTime> {
   return time;
 }
 
+/** Configs whose every record is "not run" (and none a direct trial), with the first reason. */
+export function configsNotRunOf(records: readonly TrialRecord[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  const ran = new Set(records.filter((r) => !r.notRun).map((r) => r.config));
+  for (const config of sortConfigs([...new Set(records.map((r) => r.config))])) {
+    if (ran.has(config) || config === DIRECT) continue;
+    const why = records.find((r) => r.config === config && r.notRun)?.notRun;
+    if (why) out[config] = why;
+  }
+  return out;
+}
+
 function withDenials(trials: readonly TrialRecord[]): Pick<CaseResult, "kernelDenials"> {
   const denials = caseKernelDenials(trials);
   return denials ? { kernelDenials: denials } : {};
@@ -357,8 +374,10 @@ export function summarize(runId: string, unordered: TrialRecord[]): Summary {
     .filter((r) => r.notRun)
     .map((r) => ({ id: r.id, config: r.config, reason: r.notRun as string }));
   const viable = viableSet(run);
+  const configsNotRun = configsNotRunOf(records);
   const all = run.filter((r) => r.config !== DIRECT);
-  const measured = all.filter((r) => isCoreCategory(r.category));
+  // The core set (coreSet.ts): the manifest's cases; extensions and external files are suites of their own.
+  const measured = all.filter((r) => suiteOf(r) === "core");
   const ids = new Set(measured.map((r) => r.id));
   const attackIds = new Set(measured.filter((r) => r.kind === "attack").map((r) => r.id));
   const benignIds = new Set(measured.filter((r) => r.kind === "benign").map((r) => r.id));
@@ -425,6 +444,7 @@ export function summarize(runId: string, unordered: TrialRecord[]): Summary {
           config,
           kind: "attack",
           category: first.category,
+          ...(first.suite ? { suite: first.suite } : {}),
           visibility: first.visibility,
           trials: trials.length,
           fired: trials.filter((r) => r.fired).length,
@@ -439,6 +459,7 @@ export function summarize(runId: string, unordered: TrialRecord[]): Summary {
           config,
           kind: "benign",
           category: first.category,
+          ...(first.suite ? { suite: first.suite } : {}),
           visibility: null,
           trials: trials.length,
           failed: trials.filter((r) => !r.passed).length,
@@ -450,10 +471,8 @@ export function summarize(runId: string, unordered: TrialRecord[]): Summary {
   caseResults.sort((a, b) => a.config.localeCompare(b.config) || a.id.localeCompare(b.id));
 
   const suites: Record<string, SuiteSummary> = {};
-  const others = all.filter((r) => !isCoreCategory(r.category));
-  for (const [category, recs] of [...groupBy(others, (r) => r.category)].sort(([a], [b]) =>
-    a.localeCompare(b),
-  )) {
+  const others = all.filter((r) => suiteOf(r) !== "core");
+  for (const [category, recs] of [...groupBy(others, suiteOf)].sort(([a], [b]) => a.localeCompare(b))) {
     const suiteConfigs: Record<string, SuiteConfigSummary> = {};
     for (const config of sortConfigs([...new Set(recs.map((r) => r.config))])) {
       const mine = recs.filter((r) => r.config === config);
@@ -500,6 +519,7 @@ export function summarize(runId: string, unordered: TrialRecord[]): Summary {
     caseResults,
     caseHashes: caseHashes(records),
     notRun,
+    ...(Object.keys(configsNotRun).length ? { configsNotRun } : {}),
     errors: trialErrors(records),
     time: suiteTimes(records),
     endings: preventionEndings(all),
