@@ -167,13 +167,14 @@ function build(pnpm) {
     say("python3 could not compile servers/python: the Python victims start without bytecode");
   }
   // The kernel layer's launcher, loader and BPF programs (make does nothing when they are current).
-  if (
-    spawnSync("sh", ["-c", "command -v clang-19 && command -v bpftool"], { stdio: "ignore" }).status === 0
-  ) {
+  // Where the BPF skeletons cannot be generated (no clang-19, no bpftool, or a bpftool older than
+  // the kernel, as on hosted CI runners), make takes the ones vendored in bpf/vendor/<arch>/ and
+  // says so; only gcc and libbpf are needed then.
+  if (spawnSync("sh", ["-c", "command -v make && command -v gcc"], { stdio: "ignore" }).status === 0) {
     run("make", ["-s", "-C", join(ROOT, "bpf")]);
   } else {
     say(
-      "clang-19 or bpftool is missing: bpf/ is not built, and the L3 configs will be refused (see mcpguard doctor)",
+      "make or gcc is missing: bpf/ is not built, and the bench reports the L3 configs as not run (see mcpguard doctor)",
     );
   }
 }
