@@ -135,6 +135,7 @@ export interface ShortSession {
  * cgroup, and so does the exit of the helper by any path; a reaper, where one is built, does so
  * when the helper is killed outright.
  */
+// long: one start-to-handshake sequence whose every way out shares the cleanup closures it builds
 export async function openShortSession(
   argv: readonly string[],
   options: ListOptions & { cwd?: string; clientName?: string; graceMs?: number } = {},

@@ -60,6 +60,7 @@ function probeContainment(
   };
 }
 
+// long: the report as printed, top to bottom: each probe and its row beside each other
 export async function main(argv: string[]): Promise<number> {
   const parsed = DOCTOR.parse(argv);
   if (!parsed) return 0;

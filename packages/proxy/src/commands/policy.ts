@@ -88,6 +88,7 @@ async function kernelReady(): Promise<boolean> {
   return [...kernel.CAPABILITIES, ...kernel.HARDENING].every((c) => backends[c].backend !== null);
 }
 
+// long: policy derive's steps in order (list, read code, environment, path probe, write) over one set of options
 async function derive(argv: string[]): Promise<number> {
   const parsed = DERIVE.parse(argv);
   if (!parsed) return 0;

@@ -1173,6 +1173,31 @@ async function learnAll(
   return failed ? 1 : 0;
 }
 
+/** The options of a wrapped entry that name wrap's files, and the subfolder each moves to. */
+const RELOCATED_FLAGS: readonly [string, string[]][] = [
+  ["--policy", []],
+  ["--pins", []],
+  ["--audit-log", ["audit"]],
+];
+
+/**
+ * The copies a relocation makes, from where to where: each moved file, an audit log with its
+ * rotated files (<log>.<stamp>-<pid>-<n>); refused where a file is there already.
+ */
+function relocationCopies(moves: ReadonlyMap<string, string>, dir: string): [string, string][] {
+  const copies: [string, string][] = [];
+  for (const [from, to] of moves) {
+    const files = to.startsWith(`${join(dir, "audit")}/`) ? auditFiles(from) : existsSync(from) ? [from] : [];
+    for (const f of files) copies.push([f, join(dirname(to), basename(f))]);
+  }
+  const taken = copies.find(([, to]) => existsSync(to));
+  if (taken)
+    throw new UsageError(
+      `cannot move ${taken[0]} to ${taken[1]}: a file is there already (move it away first)`,
+    );
+  return copies;
+}
+
 /**
  * `wrap --relocate`: the entries an older wrap pointed at files beside the config (where the
  * server may write them) get them moved into wrap's own folder. Each file is copied there first,
@@ -1204,17 +1229,12 @@ function relocate(
   const servers = { ...state.servers };
   let pins = state.pins;
   const relocated: string[] = [];
-  const FLAGS: [string, string[]][] = [
-    ["--policy", []],
-    ["--pins", []],
-    ["--audit-log", ["audit"]],
-  ];
   for (const e of config.entries) {
     if (e.kind !== "stdio" || !isWrapped(e.entry) || !Object.hasOwn(state.servers, e.name)) continue;
     const args = [...(e.entry.args ?? [])];
     const end = args.includes("--") ? args.indexOf("--") : args.length;
     let touched = false;
-    for (const [flag, sub] of FLAGS) {
+    for (const [flag, sub] of RELOCATED_FLAGS) {
       const i = args.indexOf(flag);
       const from = args[i + 1];
       if (i === -1 || i + 1 >= end || from === undefined || within(canonical(from), home)) continue;
@@ -1241,17 +1261,7 @@ function relocate(
     process.stdout.write(`nothing to relocate in ${arg}: its wrapped entries' files lie in ${dir} already\n`);
     return 0;
   }
-  // An audit log moves with its rotated files (<log>.<stamp>-<pid>-<n>).
-  const copies: [string, string][] = [];
-  for (const [from, to] of moves) {
-    const files = to.startsWith(`${join(dir, "audit")}/`) ? auditFiles(from) : existsSync(from) ? [from] : [];
-    for (const f of files) copies.push([f, join(dirname(to), basename(f))]);
-  }
-  const taken = copies.find(([, to]) => existsSync(to));
-  if (taken)
-    throw new UsageError(
-      `cannot move ${taken[0]} to ${taken[1]}: a file is there already (move it away first)`,
-    );
+  const copies = relocationCopies(moves, dir);
   const lines = copies.map(([from, to]) => `${dryRun ? "would move" : "moved"} ${from} to ${to}`);
   if (dryRun) {
     process.stdout.write(`${[...lines, `(--dry-run: nothing moved or written)`].join("\n")}\n`);
