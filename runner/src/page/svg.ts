@@ -21,7 +21,7 @@ export const OKABE_ITO = {
   black: "#000000",
 } as const;
 
-/** Line colours of the configs, in order (black last: it is also the axes' colour). */
+/** Line colours of the configs, in order (yellow last: it is faint on white). */
 export const SERIES_COLOURS = [
   OKABE_ITO.blue,
   OKABE_ITO.orange,
@@ -29,8 +29,8 @@ export const SERIES_COLOURS = [
   OKABE_ITO.vermillion,
   OKABE_ITO.purple,
   OKABE_ITO.sky,
-  OKABE_ITO.yellow,
   OKABE_ITO.black,
+  OKABE_ITO.yellow,
 ];
 
 export type Pattern = "solid" | "hatch" | "dots" | "cross";
