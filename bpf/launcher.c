@@ -2,7 +2,7 @@
 /*
  * mcpguard-exec: the launcher between the proxy and an untrusted MCP server.
  *
- *   mcpguard-exec [--cgroup DIR] [--join DIR]... [--ruleset FILE] [--isolate ipc|net]...
+ *   mcpguard-exec [--cgroup DIR] [--join DIR]... [--ruleset FILE] [--isolate ipc|net|pid]...
  *                 [--seccomp] [--fsize BYTES] -- COMMAND [ARGS...]
  *   mcpguard-exec --probe
  *
@@ -11,7 +11,9 @@
  * memory), read the Landlock ruleset, move into namespaces of the server's own (--isolate: a new
  * IPC namespace, so no SysV object or POSIX message queue of the host can be reached; a new
  * network namespace with only its loopback up, for a server whose policy grants no network, so
- * the abstract unix socket names it binds are its own and no other program's), drop the
+ * the abstract unix socket names it binds are its own and no other program's; new PID and mount
+ * namespaces with a /proc of their own, so the server sees no process but its own and its init,
+ * see enter_pid_namespace), drop the
  * capabilities a server has no business with, set no_new_privs, restrict itself with Landlock,
  * install the seccomp filter of seccomp.h (--seccomp; without --isolate ipc it also refuses SysV
  * IPC), cap the size of every file it writes (--fsize: RLIMIT_FSIZE, with SIGXFSZ ignored so a
@@ -31,9 +33,15 @@
  * Anything else is refused. Every filesystem right the running kernel knows is handled (denied
  * unless allowed). A PATH that does not exist adds no rule, which can only deny more.
  *
- * `--probe` prints {"landlockAbi":N,"seccomp":true|false,"namespaces":true|false} (with "error",
- * "seccompError" or "namespacesError" when something is missing), having installed the filter in a
- * child and checked that it refuses, and moved a child into new IPC and network namespaces.
+ * `--probe` prints {"landlockAbi":N,"seccomp":true|false,"namespaces":true|false,
+ * "pidNamespace":true|false} (with "error", "seccompError", "namespacesError" or
+ * "pidNamespaceError" when something is missing), having installed the filter in a child and
+ * checked that it refuses, moved a child into new IPC and network namespaces, and had the first
+ * process of a new PID namespace mount its own /proc.
+ *
+ * With --isolate pid the launcher does not exec the server itself: it forks the init of the new
+ * PID namespace (restricted as the server is), which forks the server, and stays as a waiter
+ * that ends as the server ended (enter_pid_namespace).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -48,12 +56,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <poll.h>
 #include <unistd.h>
 #include "input.h"
 #include "seccomp.h"
@@ -385,16 +395,198 @@ static int loopback_up(void)
 	return err;
 }
 
-/* Namespaces of the server's own (CLONE_NEWIPC, CLONE_NEWNET); needs CAP_SYS_ADMIN. 0, or why not. */
+/*
+ * Namespaces of the server's own (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWPID with CLONE_NEWNS);
+ * needs CAP_SYS_ADMIN. A new mount namespace starts as a copy whose mounts still propagate to and
+ * from the host's: every mount is made private first, so the /proc mounted in it stays its own.
+ * NULL, or why not.
+ */
 static const char *isolate(int flags)
 {
 	int err;
 
 	if (flags && unshare(flags))
 		return strerror(errno);
+	if ((flags & CLONE_NEWNS) && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return strerror(errno);
 	if ((flags & CLONE_NEWNET) && (err = loopback_up()))
 		return strerror(-err);
 	return NULL;
+}
+
+/*
+ * The private /proc, in the first process of the new PID namespace: a procfs of that namespace
+ * over the host's, so /proc lists the namespace's processes only (the init, the server and its
+ * children). Files on it can neither be run nor be device nodes or set-id programs.
+ */
+static const char *mount_private_proc(void)
+{
+	char self[16];
+	ssize_t n;
+
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+		return strerror(errno);
+	/* This process is the namespace's first: /proc/self must say so, or the mount is not its own. */
+	n = readlink("/proc/self", self, sizeof(self) - 1);
+	if (n < 0)
+		return strerror(errno);
+	self[n] = 0;
+	return strcmp(self, "1") ? "/proc/self is not the namespace's first process" : NULL;
+}
+
+/* The signals the launcher passes on to the server, and SIGCHLD: blocked, taken by sigwaitinfo. */
+static const int FORWARDED[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+
+static void supervised_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	for (size_t i = 0; i < sizeof(FORWARDED) / sizeof(FORWARDED[0]); i++)
+		sigaddset(set, FORWARDED[i]);
+	sigaddset(set, SIGCHLD);
+}
+
+/* The signal mask the launcher was started with, which the server gets back. */
+static sigset_t started_mask;
+
+/*
+ * Until `child` ends: pass every forwarded signal on to it, and reap every other child (the init
+ * of a PID namespace is the parent of every orphan in it). Returns the child's wait status.
+ */
+static int supervise(pid_t child)
+{
+	sigset_t set;
+	siginfo_t info;
+	int status;
+	pid_t pid;
+
+	supervised_signals(&set);
+	for (;;) {
+		int sig = sigwaitinfo(&set, &info);
+
+		if (sig < 0) {
+			if (errno == EINTR)
+				continue;
+			die("waiting for the server: %s", strerror(errno));
+		}
+		if (sig != SIGCHLD) {
+			kill(child, sig);
+			continue;
+		}
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+			if (pid == child)
+				return status;
+	}
+}
+
+/* End as a process that ended with wait status `status` did: the same exit status or signal. */
+static void exit_as(int status)
+{
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		struct rlimit none = { 0, 0 };
+		sigset_t only;
+
+		setrlimit(RLIMIT_CORE, &none); /* the server's crash is not the launcher's core dump */
+		signal(sig, SIG_DFL);
+		sigemptyset(&only);
+		sigaddset(&only, sig);
+		sigprocmask(SIG_UNBLOCK, &only, NULL);
+		raise(sig);
+		_exit(128 + sig);
+	}
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_LAUNCH);
+}
+
+/* The write end of the pipe on which the init tells the outer launcher the server's wait status. */
+static int status_fd = -1;
+
+/*
+ * --isolate pid: the launcher forks. Its child is the first process (PID 1) of the new PID
+ * namespace; it mounts the private /proc and returns to be restricted, then starts the server
+ * and stays as its init (run_init). The launcher itself, the process the proxy started, stays
+ * outside as a waiter: it passes the forwarded signals on to the init, and ends as the server
+ * ended (its exit status, or its signal), which the init reports on a pipe. The init and every
+ * process of the namespace are killed when the waiter dies, however it dies: the init by its
+ * parent-death signal, the others by the kernel when their init is gone. The init leads a
+ * process group of its own, so a signal the proxy sends to the waiter's group reaches the
+ * server once, passed on, not twice. Returns in the init only.
+ */
+static void enter_pid_namespace(void)
+{
+	sigset_t set;
+	int pipefd[2], outer_fd, status = 0, report;
+	pid_t init;
+	const char *why;
+
+	supervised_signals(&set);
+	if (sigprocmask(SIG_BLOCK, &set, &started_mask))
+		die("cannot block signals: %s", strerror(errno));
+	if (pipe2(pipefd, O_CLOEXEC))
+		die("cannot make a pipe: %s", strerror(errno));
+	outer_fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	init = fork();
+	if (init < 0)
+		die("cannot start the server's PID namespace: %s", strerror(errno));
+	if (init == 0) {
+		struct pollfd outer = { .fd = outer_fd, .events = POLLIN };
+
+		close(pipefd[0]);
+		status_fd = pipefd[1];
+		/* The waiter's death kills the init, and the kernel every other process of the namespace. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL))
+			die("cannot set the parent-death signal: %s", strerror(errno));
+		/* The waiter died before that was set: a pidfd is readable once its process exited. */
+		if (outer_fd >= 0 && poll(&outer, 1, 0) > 0)
+			_exit(EXIT_LAUNCH);
+		if (outer_fd >= 0)
+			close(outer_fd);
+		if (setpgid(0, 0))
+			die("cannot make a process group: %s", strerror(errno));
+		if ((why = mount_private_proc()))
+			die("cannot mount the server's own /proc: %s", why);
+		return;
+	}
+	if (outer_fd >= 0)
+		close(outer_fd);
+	close(pipefd[1]);
+	/* The waiter reads and writes nothing of the server's: only the server holds its stdin and stdout. */
+	close(0);
+	close(1);
+	status = supervise(init);
+	if (read(pipefd[0], &report, sizeof(report)) == (ssize_t)sizeof(report))
+		status = report;
+	exit_as(status);
+}
+
+/*
+ * The init of the server's PID namespace, restricted as the server is: fork the server, then
+ * supervise it (signals passed on, orphans reaped), report its wait status to the waiter and exit
+ * as it did. Everything left in the namespace is killed with the init.
+ */
+static void run_init(char **command)
+{
+	int status;
+	pid_t server = fork();
+
+	if (server < 0)
+		die("cannot start the server: %s", strerror(errno));
+	if (server == 0) {
+		sigprocmask(SIG_SETMASK, &started_mask, NULL);
+		close_stray_fds();
+		execvp(command[0], command);
+		die("cannot execute %s: %s", command[0], strerror(errno));
+	}
+	/* The init keeps stderr and the report pipe (as fd 3) only. */
+	close(0);
+	close(1);
+	if (dup2(status_fd, 3) != 3)
+		_exit(EXIT_LAUNCH);
+	status_fd = 3;
+	syscall(SYS_close_range, 4U, ~0U, 0U);
+	status = supervise(server);
+	if (write(status_fd, &status, sizeof(status)) != (ssize_t)sizeof(status))
+		_exit(EXIT_LAUNCH);
+	_exit(WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_LAUNCH);
 }
 
 /* Every file the server writes stays at most `bytes` long; a write past it fails with EFBIG. */
@@ -497,12 +689,38 @@ static void probe_isolate(unsigned int flags)
 
 static const char *const ISOLATE_FAILURES[] = { [1] = "unshare(CLONE_NEWIPC|CLONE_NEWNET) failed (needs CAP_SYS_ADMIN)" };
 
+/* In a child: new PID and mount namespaces, and a grandchild that mounts its own /proc there. */
+static void probe_pid_namespace(unsigned int unused)
+{
+	int status;
+	pid_t pid;
+
+	(void)unused;
+	if (isolate(CLONE_NEWPID | CLONE_NEWNS))
+		_exit(1);
+	pid = fork();
+	if (pid < 0)
+		_exit(2);
+	if (pid == 0)
+		_exit(mount_private_proc() ? 3 : 0);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		_exit(2);
+	_exit(WEXITSTATUS(status));
+}
+
+static const char *const PID_NAMESPACE_FAILURES[] = {
+	[1] = "unshare(CLONE_NEWPID|CLONE_NEWNS) failed (needs CAP_SYS_ADMIN)",
+	[2] = "the first process of a new PID namespace could not be started",
+	[3] = "a new PID namespace cannot mount its own /proc",
+};
+
 static int probe(void)
 {
 	long abi = landlock_abi();
 	const char *landlock_error = abi < 0 ? strerror(errno) : NULL;
 	const char *seccomp_error = probe_seccomp();
 	const char *ns_error = in_child(probe_isolate, CLONE_NEWIPC | CLONE_NEWNET, ISOLATE_FAILURES, 2);
+	const char *pid_error = in_child(probe_pid_namespace, 0, PID_NAMESPACE_FAILURES, 4);
 
 	printf("{\"landlockAbi\":%ld", abi < 0 ? 0 : abi);
 	if (landlock_error)
@@ -513,12 +731,15 @@ static int probe(void)
 	printf(",\"namespaces\":%s", ns_error ? "false" : "true");
 	if (ns_error)
 		printf(",\"namespacesError\":\"%s\"", ns_error);
+	printf(",\"pidNamespace\":%s", pid_error ? "false" : "true");
+	if (pid_error)
+		printf(",\"pidNamespaceError\":\"%s\"", pid_error);
 	printf("}\n");
 	return 0;
 }
 
 #define USAGE                                                                                \
-	"usage: mcpguard-exec [--cgroup DIR] [--join DIR]... [--ruleset FILE] [--isolate ipc|net]... " \
+	"usage: mcpguard-exec [--cgroup DIR] [--join DIR]... [--ruleset FILE] [--isolate ipc|net|pid]... " \
 	"[--seccomp] [--fsize BYTES] -- COMMAND [ARGS...] | --probe"
 #define MAX_JOIN 8
 
@@ -549,6 +770,9 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--isolate") && i + 1 < argc && !strcmp(argv[i + 1], "net")) {
 			namespaces |= CLONE_NEWNET;
 			i++;
+		} else if (!strcmp(argv[i], "--isolate") && i + 1 < argc && !strcmp(argv[i + 1], "pid")) {
+			namespaces |= CLONE_NEWPID | CLONE_NEWNS;
+			i++;
 		} else if (!strcmp(argv[i], "--fsize") && i + 1 < argc) {
 			char *end;
 
@@ -572,6 +796,9 @@ int main(int argc, char **argv)
 		read_ruleset(ruleset_file, &rs);
 	if ((why = isolate(namespaces)))
 		die("cannot give the server namespaces of its own: %s", why);
+	/* From here on in the init of the new PID namespace, over its own /proc. */
+	if (namespaces & CLONE_NEWPID)
+		enter_pid_namespace();
 	drop_capabilities();
 	if (ruleset_file)
 		restrict_self(&rs);
@@ -585,6 +812,8 @@ int main(int argc, char **argv)
 	}
 	if (fsize)
 		cap_file_size(fsize);
+	if (namespaces & CLONE_NEWPID)
+		run_init(&argv[i]);
 	close_stray_fds();
 	execvp(argv[i], &argv[i]);
 	die("cannot execute %s: %s", argv[i], strerror(errno));
