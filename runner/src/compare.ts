@@ -260,9 +260,12 @@ export function medianNoise(
   return 2 * Math.sqrt(eb * eb + ec * ec);
 }
 
-/** Configs a run could not enforce, with why: marked so in `configs`, or with every case of theirs "not run". */
+/**
+ * Configs a run could not enforce, with why: summary.json's `configsNotRun`, a config marked so, or
+ * one whose every case was recorded "not run" (summaries written before `configsNotRun`).
+ */
 export function notRunConfigs(summary: Summary): Map<string, string> {
-  const out = new Map<string, string>();
+  const out = new Map<string, string>(Object.entries(summary.configsNotRun ?? {}));
   for (const [config, c] of Object.entries(summary.configs)) {
     const why = (c as { notRun?: unknown }).notRun;
     if (typeof why === "string" && why) out.set(config, why);
@@ -436,6 +439,8 @@ export function checkIdentity(baseline: Summary, current: Summary, configs?: str
     notes.push(
       `Not comparable, not run in a run: ${caseNotRun.slice(0, 8).join(", ")}${caseNotRun.length > 8 ? ", …" : ""}.`,
     );
+  if (baseline.partial) notes.push(`The baseline is partial: ${baseline.partial}.`);
+  if (current.partial) notes.push(`The current run is partial: ${current.partial}.`);
   for (const config of compared) {
     const why = c.notRun.get(config) ?? b.notRun.get(config);
     if (why !== undefined)
@@ -779,6 +784,8 @@ const ComparedSummary = z.looseObject({
   caseResults: z.array(ComparedCase),
   caseHashes: z.record(z.string(), z.string().regex(/^[0-9a-f]{64}$/)).optional(),
   notRun: z.array(z.looseObject({ id: z.string(), config: z.string(), reason: z.string() })).optional(),
+  configsNotRun: z.record(z.string(), z.string()).optional(),
+  partial: z.string().optional(),
   errors: z
     .array(
       z.looseObject({
