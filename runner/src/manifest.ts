@@ -8,6 +8,7 @@ import { REPO_ROOT, repoPath } from "./paths.js";
 import { peerManifest, peerWorldBase } from "./peers.js";
 import { resolveRealServers } from "./real.js";
 import type { ServerEntry } from "./registry.js";
+import { configsNotRunOf } from "./summarize.js";
 import { defaultWorldBase } from "./world/world.js";
 
 function gitCommit(): { commit: string | null; dirty: boolean | null } {
@@ -50,9 +51,14 @@ export function writeManifest(
   facts: { hostSudo: boolean; servers?: ReadonlyMap<string, ServerEntry> },
 ): void {
   const used = new Set(plan.scenarios.map((s) => s.server));
+  // A config that ran nothing (the host cannot enforce it, a peer not installed) is one entry, not
+  // every case of it.
+  const configsNotRun = configsNotRunOf(result.records);
   const notRun = [
     ...new Map(
-      result.records.filter((r) => r.notRun).map((r) => [r.id, { id: r.id, reason: r.notRun }]),
+      result.records
+        .filter((r) => r.notRun && !Object.hasOwn(configsNotRun, r.config))
+        .map((r) => [r.id, { id: r.id, reason: r.notRun }]),
     ).values(),
   ];
   const manifest = {
@@ -67,6 +73,7 @@ export function writeManifest(
     shard: plan.shard ?? null,
     cases: plan.scenarios.map((s) => s.id).sort(),
     casesNotRun: notRun,
+    configsNotRun,
     l3: Object.fromEntries(
       plan.configs.map((c) => [c, result.records.find((r) => r.config === c && r.l3)?.l3 ?? null]),
     ),

@@ -184,9 +184,10 @@ export interface SuiteTime {
 }
 
 /**
- * The top-level counts and `configs` cover the core categories only (the 82 cases of the paper, whose
- * Table 1 they are compared with). Cases of other categories are summarized per category in `suites`,
- * and are listed with the rest in `caseResults`.
+ * The top-level counts and `configs` cover the core set only (the paper's cases by
+ * runner/core-manifest.json, whose Table 1 they are compared with; coreSet.ts). Other cases are
+ * summarized per suite in `suites` (their category, `extension`, `external`), and are listed with the
+ * rest in `caseResults`.
  */
 export interface Summary {
   runId: string;

@@ -132,6 +132,9 @@ describe(`a bench where the kernel layer is missing (${ASSUME_NO_L3}=1, real tri
     expect(Object.keys(summary.configs)).toEqual(["C0", "C-AB", "C-app"]);
     const why = `the kernel layer cannot run here: assumed absent (${ASSUME_NO_L3}=1)`;
     expect(summary.configsNotRun).toEqual({ "C-ebpf": why, "C-full": why, "C-AB+ebpf": why });
+    // The run's manifest names the configs once, and no case as not run.
+    const manifest = JSON.parse(readFileSync(join(out, "run", "manifest.json"), "utf8"));
+    expect(manifest).toMatchObject({ configsNotRun: summary.configsNotRun, casesNotRun: [] });
     expect(summary.notRun).toEqual(
       ["C-ebpf", "C-full", "C-AB+ebpf"].map((config) => ({ id: "BN-08", config, reason: why })),
     );
