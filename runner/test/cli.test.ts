@@ -136,7 +136,9 @@ describe("a run and its reports", () => {
     expect(r.stdout).toContain(
       "partial run: 3 cases from outside test_cases/ ran as a suite of their own (external), left out of the comparison with Table 1.",
     );
-    expect(r.stdout).toMatch(/^suite external, C0: benign failed 0\/2 \(FPR 0\.0% .*\), attacks never fired 0\/1$/m);
+    expect(r.stdout).toMatch(
+      /^suite external, C0: benign failed 0\/2 \(FPR 0\.0% .*\), attacks never fired 0\/1$/m,
+    );
     // Off a terminal, progress is plain lines; the last one says every trial is done.
     const last = r.stderr.trim().split("\n").at(-1) ?? "";
     expect(last).toMatch(/^\[bench\] (\d+)\/\1 trials, [\dms]+ elapsed$/);
