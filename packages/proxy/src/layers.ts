@@ -359,7 +359,7 @@ interface Stack {
  * to the run. `LAYER_TABLE` has one for each layer name; a config (configs.ts) lists the layers it
  * composes, and `buildLayers` applies them in that order.
  */
-export interface Layer {
+interface Layer {
   readonly name: LayerName;
   /** What it reads: the manifest (AB), the policy (L1, L2), or either, as the config's others do (L3). */
   readonly reads: "manifest" | "policy" | "either";
@@ -516,7 +516,7 @@ const L3_LAYER: Layer = {
 };
 
 /** The layer each name stands for; configs.ts says which a config composes, in which order. */
-export const LAYER_TABLE: Readonly<Record<LayerName, Layer>> = {
+const LAYER_TABLE: Readonly<Record<LayerName, Layer>> = {
   AB: AB_LAYER,
   L1: L1_LAYER,
   L2: L2_LAYER,
