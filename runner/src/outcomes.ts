@@ -4,8 +4,9 @@
  * and V-APR denominators, and the run lists it with its reason. A prevented attack is split by how
  * it ended (see ending.ts), so that a config that stops attacks by breaking servers shows it.
  */
+
+import { suiteOf } from "./coreSet.js";
 import { ENDINGS, type Ending } from "./ending.js";
-import { isCoreCategory } from "./scenario.js";
 import type { TrialRecord } from "./trial.js";
 
 /** An attack trial with an error whose effect was not seen: not judged, out of every rate. */
@@ -63,12 +64,12 @@ export function countEndings(records: TrialRecord[], into = emptyEndings()): End
 export function preventionEndings(records: TrialRecord[]): Record<string, EndingCounts> {
   const out: Record<string, EndingCounts> = {};
   for (const r of records) {
-    if (!isCoreCategory(r.category)) continue;
+    if (suiteOf(r) !== "core") continue;
     out[r.config] ??= emptyEndings();
   }
   for (const [config, counts] of Object.entries(out)) {
     countEndings(
-      records.filter((r) => r.config === config && isCoreCategory(r.category)),
+      records.filter((r) => r.config === config && suiteOf(r) === "core"),
       counts,
     );
   }

@@ -5,8 +5,9 @@
  * and visibility, with cold start and per-call latency; then the cases where a peer and C-full
  * differ. Built from the summary alone, so `mcpguard report` rebuilds it.
  */
+
+import { suiteOf } from "./coreSet.js";
 import { isPeerConfig } from "./peers.js";
-import { isCoreCategory } from "./scenario.js";
 import { type Interval, wilson } from "./stats.js";
 import type { CaseResult, ConfigSummary, Latency, SuiteSummary } from "./summarize.js";
 
@@ -77,7 +78,7 @@ function row(
   reference: CaseResult[],
   notRun: string | null,
 ): PeerRow {
-  const mine = results.filter((r) => r.config === config && isCoreCategory(r.category));
+  const mine = results.filter((r) => r.config === config && suiteOf(r) === "core");
   const firedIds = (list: CaseResult[]) =>
     new Set(
       list.filter((r) => r.kind === "attack" && r.viable === true && (r.fired ?? 0) > 0).map((r) => r.id),
@@ -132,7 +133,7 @@ export function summarizePeers(
   ].sort();
   if (peers.length === 0) return null;
   const hasReference = Object.hasOwn(configs, PEER_REFERENCE) || suiteConfigs.includes(PEER_REFERENCE);
-  const reference = caseResults.filter((r) => r.config === PEER_REFERENCE && isCoreCategory(r.category));
+  const reference = caseResults.filter((r) => r.config === PEER_REFERENCE && suiteOf(r) === "core");
   const build = (config: string) =>
     row(
       config,
