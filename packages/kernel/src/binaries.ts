@@ -13,6 +13,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { machine } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { isRecord } from "@mcpguard/protocol";
 
 /** The file a packed package describes its kernel layer in, under `<package>/bpf/`. */
 export const KERNEL_LAYER_MANIFEST = "kernel-layer.json";
@@ -24,6 +25,23 @@ export interface PackedBuild {
   /** The folder under `<package>/bpf/` that holds it. */
   dir: string;
   [fact: string]: unknown;
+}
+
+/**
+ * The builds `<package>/bpf/kernel-layer.json` carries, by architecture, or why it is not such a
+ * manifest. Checked by hand, not with a zod schema: the loader is spawned from here before zod loads.
+ */
+function packedBuilds(value: unknown): { builds: Record<string, PackedBuild> } | { damaged: string } {
+  if (!isRecord(value)) return { damaged: "not a JSON object" };
+  if (value.builds === undefined) return { builds: {} };
+  if (!isRecord(value.builds)) return { damaged: "builds is not an object" };
+  const builds: Record<string, PackedBuild> = {};
+  for (const [arch, build] of Object.entries(value.builds)) {
+    if (!isRecord(build) || typeof build.dir !== "string")
+      return { damaged: `builds.${arch}.dir is not a folder name` };
+    builds[arch] = { ...build, dir: build.dir };
+  }
+  return { builds };
 }
 
 export interface Binaries {
@@ -70,10 +88,12 @@ function packaged(bpf: string, manifest: string, arch: string): Located {
   let builds: Record<string, PackedBuild> = {};
   let damaged: string | undefined;
   try {
-    const parsed = JSON.parse(readFileSync(manifest, "utf8")) as { builds?: Record<string, PackedBuild> };
-    builds = parsed.builds ?? {};
+    const read = packedBuilds(JSON.parse(readFileSync(manifest, "utf8")));
+    if ("builds" in read) builds = read.builds;
+    else damaged = read.damaged;
   } catch (error) {
-    damaged = (error as Error).message;
+    // Unreadable or not JSON: the package's kernel layer is reported damaged, with why.
+    damaged = error instanceof Error ? error.message : String(error);
   }
   const build = Object.hasOwn(builds, arch) ? builds[arch] : undefined;
   if (build && typeof build.dir === "string" && !damaged)

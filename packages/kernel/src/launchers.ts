@@ -16,6 +16,7 @@
 import { execFile } from "node:child_process";
 import { accessSync, constants, existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, delimiter, dirname, isAbsolute, join } from "node:path";
+import { z } from "zod";
 import { envTarget, shebangOf, which } from "./compile.js";
 
 export class LaunchError extends Error {
@@ -231,9 +232,21 @@ export function packageName(spec: string): string | undefined {
   return m?.[1];
 }
 
+/** The part of a package.json that says what npx runs. */
+const BinManifest = z.looseObject({
+  bin: z.union([z.string(), z.record(z.string(), z.string())]).optional(),
+});
+
 /** The bin npx runs for a package: its only one, or the one named like the package. */
 function binOf(pkgJson: string, name: string): string {
-  const manifest = JSON.parse(readFileSync(pkgJson, "utf8")) as { bin?: string | Record<string, string> };
+  let manifest: z.infer<typeof BinManifest>;
+  try {
+    manifest = BinManifest.parse(JSON.parse(readFileSync(pkgJson, "utf8")));
+  } catch (error) {
+    const why =
+      error instanceof z.ZodError ? "its bin is neither a path nor a map of paths" : (error as Error).message;
+    throw new LaunchError(`${pkgJson}: not a package manifest npx can run (${why})`);
+  }
   const unscoped = name.replace(/^@[^/]+\//, "");
   if (typeof manifest.bin === "string") return unscoped;
   const bins = Object.keys(manifest.bin ?? {});

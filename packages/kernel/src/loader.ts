@@ -7,8 +7,10 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
+import { isRecord } from "@mcpguard/protocol";
 import { binaries } from "./binaries.js";
 
+/** One line of the loader's stdout (bpf/emit.c): an object with its `type`, the rest by type. */
 export interface KernelEvent {
   type: string;
   [key: string]: unknown;
@@ -79,12 +81,9 @@ export class PendingLoader {
           const line = buffer.slice(0, nl);
           buffer = buffer.slice(nl + 1);
           nl = buffer.indexOf("\n");
-          let event: KernelEvent;
-          try {
-            event = JSON.parse(line);
-          } catch {
-            continue;
-          }
+          const event = parseEvent(line);
+          // A line that is not an event (stray output of the loader's libraries) is not ours to judge.
+          if (event === undefined) continue;
           if (event.type === "ready") {
             clearTimeout(this.#timer);
             resolve(event);
@@ -113,4 +112,15 @@ export class PendingLoader {
     clearTimeout(this.#timer);
     this.process.kill("SIGKILL");
   }
+}
+
+function parseEvent(line: string): KernelEvent | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  // Checked by hand, not with a zod schema: this module is loaded before zod, to spawn the loader early.
+  return isRecord(value) && typeof value.type === "string" ? { ...value, type: value.type } : undefined;
 }

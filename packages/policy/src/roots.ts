@@ -7,6 +7,7 @@
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
+import { isRecord } from "@mcpguard/protocol";
 
 export interface ServerRoots {
   /** Existing directories the server is pointed at, absolute, in the order given. */
@@ -109,8 +110,9 @@ export function packageOf(script: string): { name: string; dir: string } | undef
     const manifest = join(dir, "package.json");
     if (existsSync(manifest)) {
       try {
-        const { name } = JSON.parse(readFileSync(manifest, "utf8")) as { name?: unknown };
-        if (typeof name === "string") return { name, dir };
+        // Checked by hand: the package entry keeps zod out (its schemas are at @mcpguard/policy/schema).
+        const json: unknown = JSON.parse(readFileSync(manifest, "utf8"));
+        if (isRecord(json) && typeof json.name === "string") return { name: json.name, dir };
       } catch {
         // Not JSON: keep looking up.
       }

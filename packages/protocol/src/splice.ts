@@ -74,9 +74,16 @@ function valueEnd(text: string, at: number): number {
   throw new SyntaxError("unterminated value in JSON text");
 }
 
+/** A JSON string literal (quotes included) as its string; anything else is a bug of the scanner. */
+function stringLiteral(literal: string): string {
+  const value: unknown = JSON.parse(literal);
+  if (typeof value !== "string") throw new SyntaxError("a key that is not a JSON string");
+  return value;
+}
+
 /** A key's string: read as JSON only when it holds an escape. */
 const keyOf = (literal: string): string =>
-  literal.includes("\\") ? (JSON.parse(literal) as string) : literal.slice(1, -1);
+  literal.includes("\\") ? stringLiteral(literal) : literal.slice(1, -1);
 
 interface Member {
   key: string;
@@ -416,7 +423,7 @@ export function hasDuplicateKey(body: Buffer): boolean {
         // A key as its UTF-8 bytes (one character per byte): escapes read first.
         const rawKey = body.toString("latin1", i + 1, end - 1);
         const key = rawKey.includes("\\")
-          ? Buffer.from(JSON.parse(body.toString("utf8", i, end)) as string).toString("latin1")
+          ? Buffer.from(stringLiteral(body.toString("utf8", i, end))).toString("latin1")
           : rawKey;
         const top = stack.length - 1;
         const seen = stack[top];

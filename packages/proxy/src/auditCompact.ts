@@ -30,6 +30,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { isRecord } from "@mcpguard/protocol";
 import { claimedMac, unseal } from "./auditChain.js";
 
 /**
@@ -144,8 +145,9 @@ function anchorsIn(lines: Iterable<string>, into: Set<string>): void {
   for (const line of lines) {
     if (!line.includes('"seq":0,')) continue;
     try {
-      const record = JSON.parse(line) as { seq?: unknown; anchor?: unknown };
-      if (record.seq === 0 && typeof record.anchor === "string") into.add(record.anchor);
+      // Checked by hand, not with a zod schema: the audit log is written on `run`'s path, before zod loads.
+      const record: unknown = JSON.parse(line);
+      if (isRecord(record) && record.seq === 0 && typeof record.anchor === "string") into.add(record.anchor);
     } catch {
       // Not a record: kept as it is.
     }

@@ -26,6 +26,7 @@ import {
   writeSync,
 } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
+import { isRecord } from "@mcpguard/protocol";
 
 /** A session's last record as its head file (or a later session's `prior`) names it. */
 export interface PriorRef {
@@ -93,20 +94,26 @@ function alive(pid: number): boolean {
   }
 }
 
+/** A head file as written (writeHead), checked field by field: `run` reads heads before zod loads. */
 function parseHead(text: string): Head | undefined {
+  let h: unknown;
   try {
-    const h = JSON.parse(text) as Partial<Head>;
-    const ok =
-      typeof h.log === "string" &&
-      typeof h.session === "string" &&
-      typeof h.pid === "number" &&
-      typeof h.seq === "number" &&
-      typeof h.mac === "string" &&
-      typeof h.ended === "boolean";
-    return ok ? (h as Head) : undefined;
+    h = JSON.parse(text);
   } catch {
+    // A torn or foreign file is no head: the caller skips it.
     return undefined;
   }
+  if (
+    !isRecord(h) ||
+    typeof h.log !== "string" ||
+    typeof h.session !== "string" ||
+    typeof h.pid !== "number" ||
+    typeof h.seq !== "number" ||
+    typeof h.mac !== "string" ||
+    typeof h.ended !== "boolean"
+  )
+    return undefined;
+  return { ...h, log: h.log, session: h.session, pid: h.pid, seq: h.seq, mac: h.mac, ended: h.ended };
 }
 
 /** The head files in `dir` that parse, with their paths. */

@@ -1,14 +1,17 @@
 /** The `mcpguard` command line. Each subcommand is loaded on demand to keep `run`'s start-up small. */
 import { readFileSync } from "node:fs";
+import { isRecord } from "@mcpguard/protocol";
 import { UsageError } from "./args.js";
 import { findExternal, runExternal } from "./external.js";
 
 /** The package's version, from its package.json (one directory above dist/ and src/). */
 function version(): string {
   try {
-    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
-    return typeof pkg.version === "string" ? pkg.version : "unknown";
+    // Checked by hand, not with a zod schema: every command starts here, before zod loads.
+    const pkg: unknown = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+    return isRecord(pkg) && typeof pkg.version === "string" ? pkg.version : "unknown";
   } catch {
+    // The package's own package.json missing or torn: the version is unknown, the CLI still runs.
     return "unknown";
   }
 }

@@ -9,6 +9,7 @@
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, delimiter, dirname, isAbsolute, join } from "node:path";
 import type { Exported, ExportFormat, Grant } from "@mcpguard/kernel/export";
+import { z } from "zod";
 import { defaultLimits, resolveLimits } from "./limits.js";
 
 export {
@@ -159,6 +160,9 @@ export function srtRuntimeFiles(packageDir: string, env: NodeJS.ProcessEnv): str
   return [...new Set(files)];
 }
 
+/** The name a package.json gives its package, if any. */
+const PackageName = z.looseObject({ name: z.string().optional() });
+
 /**
  * The sandbox-runtime package a file belongs to: the nearest folder above it with a named
  * package.json (one without a name, such as dist/package.json's `{"type": "module"}`, is passed
@@ -168,10 +172,11 @@ function srtPackageOf(file: string): string | undefined {
   for (let dir = dirname(file); dir !== dirname(dir); dir = dirname(dir)) {
     const manifest = join(dir, "package.json");
     if (!existsSync(manifest)) continue;
-    let name: unknown;
+    let name: string | undefined;
     try {
-      name = (JSON.parse(readFileSync(manifest, "utf8")) as { name?: unknown }).name;
+      name = PackageName.parse(JSON.parse(readFileSync(manifest, "utf8"))).name;
     } catch {
+      // Not JSON, or a name that is not a string: not sandbox-runtime's package.
       return undefined;
     }
     if (name === undefined) continue;

@@ -17,6 +17,7 @@
  */
 import { lstatSync, readdirSync, readFileSync, realpathSync, type Stats } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
+import { isRecord } from "@mcpguard/protocol";
 import { UsageError } from "./args.js";
 
 /** A path the server may write (or, with `read`, only read), and which rule grants it, for the message. */
@@ -180,13 +181,15 @@ export function wrappedConfigOf(policy: string): string | undefined {
   }
   for (const name of names) {
     try {
-      const state = JSON.parse(readFileSync(join(dir, name), "utf8")) as {
-        file?: unknown;
-        servers?: Record<string, { policy?: unknown }>;
-      };
-      const listed = Object.values(state.servers ?? {}).some(
+      // Checked by hand, not with wrap's zod schema: `run` reads this before zod loads.
+      const state: unknown = JSON.parse(readFileSync(join(dir, name), "utf8"));
+      if (!isRecord(state)) continue;
+      const servers = isRecord(state.servers) ? Object.values(state.servers) : [];
+      const listed = servers.some(
         (s) =>
-          typeof s?.policy === "string" && (s.policy === path || canonical(s.policy) === canonical(path)),
+          isRecord(s) &&
+          typeof s.policy === "string" &&
+          (s.policy === path || canonical(s.policy) === canonical(path)),
       );
       // The record is the config's own (`<config>.mcpguard-wrap.json` beside it): its text lies where
       // the server may have written it, so it names nothing else.

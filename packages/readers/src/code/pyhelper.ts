@@ -56,7 +56,7 @@ export interface PythonReaderOptions {
 /** What the helper found in the code (see pyast.py), or why it has no reading. */
 export type PyAnswer =
   | { events: PyEvent[] }
-  | { error: string; line?: number; col?: number; limit?: 1 }
+  | { error: string; line?: number | null; col?: number | null; limit?: 1 }
   /** No answer: the helper could not be started, died, or took too long. */
   | { failed: string };
 
@@ -405,9 +405,95 @@ export function parsePython(interpreter: string, code: string, bytes = false): P
     ready.delete(key);
     return { failed: got.failed };
   }
+  if (!isHelperAnswer(got.answer)) {
+    // An answer not in the helper's shape: the helper is not ours, or broke; no reading from it.
+    worker?.postMessage({ type: "kill", key, why: "answered outside its shape" });
+    ready.delete(key);
+    return { failed: "answered what is not a reading (events or a syntax error)" };
+  }
   ready.add(key);
-  const answer = got.answer as PyAnswer;
+  const answer: PyAnswer = got.answer;
   if (answers.size >= CACHED) answers.delete(answers.keys().next().value as string);
   answers.set(cacheKey, answer);
   return answer;
+}
+
+/*
+ * The helper's answer checked field by field, not with a zod schema: the readers package keeps zod
+ * out of what a start loads (the policy layer imports it, and its schemas load apart).
+ */
+type Fields = Record<string, unknown>;
+const isFields = (v: unknown): v is Fields => typeof v === "object" && v !== null && !Array.isArray(v);
+const optional = (v: unknown, is: (x: unknown) => boolean): boolean => v === undefined || is(v);
+const isString = (v: unknown): v is string => typeof v === "string";
+const isNumber = (v: unknown): v is number => typeof v === "number";
+const isOne = (v: unknown): boolean => v === 1;
+const isNameOrNull = (v: unknown): boolean => v === null || isString(v);
+const isContext = (v: unknown): boolean => v === "load" || v === "store" || v === "del";
+
+function isLiteral(v: unknown): v is PyLiteral {
+  if (!isFields(v)) return false;
+  if ("s" in v) return isString(v.s) && optional(v.b, isOne);
+  return "num" in v ? v.num === 1 : isString(v.x);
+}
+
+function isCall(v: unknown): v is PyCall {
+  return (
+    isFields(v) &&
+    Array.isArray(v.args) &&
+    v.args.every(isLiteral) &&
+    Array.isArray(v.kw) &&
+    v.kw.every((k) => Array.isArray(k) && k.length === 2 && isNameOrNull(k[0]) && isLiteral(k[1]))
+  );
+}
+
+function hasMarks(e: Fields): boolean {
+  return (
+    optional(e.call, isCall) &&
+    optional(e.ann, isOne) &&
+    optional(e.dot, isOne) &&
+    optional(e.typed, isOne) &&
+    optional(e.line, isNumber)
+  );
+}
+
+function isEvent(e: unknown): e is PyEvent {
+  if (!isFields(e) || !optional(e.line, isNumber)) return false;
+  switch (e.k) {
+    case "import":
+      return isString(e.m) && isNameOrNull(e.as);
+    case "from":
+      return (
+        isString(e.m) &&
+        isNumber(e.lv) &&
+        Array.isArray(e.n) &&
+        e.n.every((n) => Array.isArray(n) && n.length === 2 && isString(n[0]) && isNameOrNull(n[1]))
+      );
+    case "name":
+      return isString(e.id) && isContext(e.ctx) && hasMarks(e);
+    case "attr":
+      return (
+        isString(e.a) &&
+        isContext(e.ctx) &&
+        optional(e.on, isString) &&
+        optional(e.path, isString) &&
+        hasMarks(e)
+      );
+    case "bind":
+      return isString(e.id) && isString(e.how);
+    case "str":
+      return isString(e.v) && optional(e.ann, isOne);
+    case "div":
+      return isLiteral(e.r);
+    default:
+      return false;
+  }
+}
+
+/** The helper's answer (pyast.py): its events, or a syntax error (whose position may be null). */
+function isHelperAnswer(v: unknown): v is Exclude<PyAnswer, { failed: string }> {
+  if (!isFields(v)) return false;
+  if (Array.isArray(v.events)) return v.events.every(isEvent);
+  const position = (x: unknown) => x === undefined || x === null || isNumber(x);
+  return isString(v.error) && position(v.line) && position(v.col) && optional(v.limit, isOne);
 }
