@@ -27,6 +27,13 @@
  *   mcpguard-test-helper connect-abstract NAME   connect to the abstract unix socket NAME:
  *                                          {"connect":"ok"|ERRNO}
  *   mcpguard-test-helper fsize PATH BYTES  write BYTES bytes to PATH: {"wrote":N,"error":ERRNO|null}
+ *   mcpguard-test-helper procfs FILE       what /proc shows and lets through: {"pids":[N,...]|ERRNO,
+ *                                          "self":N,"init":COMM|ERRNO,"status":..,"maps":..,
+ *                                          "oomScoreAdj":..,"comm":..,"viaRoot":..}: the processes
+ *                                          it lists, this process's pid, /proc/1/comm, reads of
+ *                                          /proc/self/status and maps, writes to
+ *                                          /proc/self/oom_score_adj and comm, and a read of FILE
+ *                                          through /proc/self/root ("ok" or the errno's name)
  *
  * ERRNO is the symbolic name (EACCES, ENOSYS, EAFNOSUPPORT, ...).
  */
@@ -41,6 +48,7 @@
 #include <linux/sched.h>
 #include <poll.h>
 #include <sched.h>
+#include <dirent.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/msg.h>
@@ -145,6 +153,57 @@ static int try_read(const char *path)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	printf("{\"read\":\"%s\"}\n", fd >= 0 ? "ok" : errname(errno));
+	return 0;
+}
+
+static const char *try_open(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CLOEXEC);
+
+	if (fd < 0)
+		return errname(errno);
+	close(fd);
+	return "ok";
+}
+
+static int procfs(const char *file)
+{
+	char via[4096], comm[64] = "";
+	DIR *dir = opendir("/proc");
+	struct dirent *entry;
+	int fd, first = 1;
+	ssize_t n;
+
+	printf("{\"pids\":");
+	if (!dir) {
+		printf("\"%s\"", errname(errno));
+	} else {
+		putchar('[');
+		while ((entry = readdir(dir)))
+			if (entry->d_name[0] >= '1' && entry->d_name[0] <= '9') {
+				printf("%s%s", first ? "" : ",", entry->d_name);
+				first = 0;
+			}
+		putchar(']');
+		closedir(dir);
+	}
+	printf(",\"self\":%d", (int)getpid());
+	fd = open("/proc/1/comm", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		printf(",\"init\":\"%s\"", errname(errno));
+	} else {
+		n = read(fd, comm, sizeof(comm) - 1);
+		comm[n > 0 ? n : 0] = 0;
+		comm[strcspn(comm, "\n\"\\")] = 0;
+		printf(",\"init\":\"comm:%s\"", comm);
+		close(fd);
+	}
+	printf(",\"status\":\"%s\"", try_open("/proc/self/status", O_RDONLY));
+	printf(",\"maps\":\"%s\"", try_open("/proc/self/maps", O_RDONLY));
+	printf(",\"oomScoreAdj\":\"%s\"", try_open("/proc/self/oom_score_adj", O_WRONLY));
+	printf(",\"comm\":\"%s\"", try_open("/proc/self/comm", O_WRONLY));
+	snprintf(via, sizeof(via), "/proc/self/root%s", file);
+	printf(",\"viaRoot\":\"%s\"}\n", try_open(via, O_RDONLY));
 	return 0;
 }
 
@@ -326,6 +385,8 @@ int main(int argc, char **argv)
 		return try_keyctl();
 	if (argc == 4 && !strcmp(argv[1], "bind-abstract"))
 		return bind_abstract(argv[2], atoi(argv[3]));
+	if (argc == 3 && !strcmp(argv[1], "procfs"))
+		return procfs(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "connect-abstract"))
 		return connect_abstract(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "fsize"))

@@ -3,8 +3,8 @@
  * and an allow list for the loader's BPF maps. The grant is the union of the server's tools' needs
  * (from its policy or manifest) and what its interpreter needs to start: the interpreter and its
  * ELF loader, its standard library, the script and the packages beside it, shared libraries,
- * locale data and a few device files. Nothing else: not /proc, not /etc at large, not HOME or
- * TMPDIR unless a tool needs them.
+ * locale data and a few device files. Nothing else: not /etc at large, not HOME or TMPDIR unless a
+ * tool needs them, and /proc only read-only and only where the server has a /proc of its own.
  */
 import { lookup, Resolver } from "node:dns/promises";
 import {
@@ -638,14 +638,29 @@ export function grantedNames(needs: KernelNeeds): string[] {
   ];
 }
 
+/**
+ * /proc, granted whole and read-only (Landlock cannot grant procfs file by file: a rule on an entry
+ * lasts only as long as its dentry, the mount's root is pinned), and only where the launcher mounts
+ * a /proc of the server's PID namespace (`--isolate pid`): the host's would show every process,
+ * the proxy's environment among them. Nothing on it may be written or run.
+ */
+const PROC = "/proc";
+
 export async function compile(
   needs: KernelNeeds,
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
   dns?: DnsRedirect,
+  options: { privateProc?: boolean } = {},
 ): Promise<Compiled> {
   if (argv.length === 0) throw new Error("no server command to compile a ruleset for");
   const rules = fileRules(needs, argv, env);
+  if (options.privateProc) {
+    rules.add(PROC, READ);
+    rules.notes.push(
+      "the server has PID and mount namespaces and a /proc of its own (it lists the server's processes only): /proc may be read, not written",
+    );
+  }
   const destinations = needs.network.map(splitDestination);
   let ports: number[] | null = null;
   if (destinations.every((d) => d.port > 0)) {

@@ -56,11 +56,14 @@ export interface GuardOptions {
  * Namespaces of the server's own (bpf/launcher.c, `--isolate`): an IPC namespace, so that no SysV
  * object or POSIX message queue of the host is reachable (without one the seccomp filter refuses
  * SysV IPC), and, for a server whose policy grants no network, a network namespace with only its
- * loopback, so the abstract unix socket names it binds are its own.
+ * loopback, so the abstract unix socket names it binds are its own; and PID and mount namespaces
+ * with a /proc of their own (`pid`), which lists no process but the server's and its init, so the
+ * ruleset grants /proc read-only.
  */
 export interface Isolation {
   ipc: boolean;
   net: boolean;
+  pid?: boolean;
 }
 
 /** What the launcher does beyond joining the cgroups: see {@link KernelGuard.launchArgv}. */
@@ -93,7 +96,9 @@ export class KernelGuard {
     if (options.withoutLoader) {
       options.loader?.abort();
       options.onLoaderSpawned?.();
-      const compiled = await compile(options.needs, options.argv, options.env);
+      const compiled = await compile(options.needs, options.argv, options.env, undefined, {
+        privateProc: options.isolate?.pid === true,
+      });
       return new KernelGuard(
         compiled,
         statSync(options.cgroup).ino,
@@ -128,7 +133,9 @@ export class KernelGuard {
           onEvent: options.onEvent,
         });
       const dns = resolver && { port: resolver.port, ipv6: resolver.ipv6, upstream: options.dnsUpstream };
-      const compiled = await compile(options.needs, options.argv, options.env, dns);
+      const compiled = await compile(options.needs, options.argv, options.env, dns, {
+        privateProc: options.isolate?.pid === true,
+      });
       pending.sendPolicy(compiled.loaderPolicy);
       const event = await pending.ready;
       const guard = new KernelGuard(
@@ -180,6 +187,7 @@ export class KernelGuard {
     const args = [binaries().launcher, "--cgroup", cgroup, ...join.flatMap((dir) => ["--join", dir])];
     if (options.isolate?.ipc) args.push("--isolate", "ipc");
     if (options.isolate?.net) args.push("--isolate", "net");
+    if (options.isolate?.pid) args.push("--isolate", "pid");
     if (options.seccomp) args.push("--seccomp");
     if (options.fileBytes !== undefined) args.push("--fsize", String(options.fileBytes));
     if (!options.landlock) return [...args, "--", ...argv];

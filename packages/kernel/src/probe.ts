@@ -30,6 +30,8 @@ const LauncherProbe = z.looseObject({
   seccompError: z.string().optional(),
   namespaces: z.boolean().optional(),
   namespacesError: z.string().optional(),
+  pidNamespace: z.boolean().optional(),
+  pidNamespaceError: z.string().optional(),
 });
 
 const because = (why: string | undefined) => (why ? `: ${why}` : "");
@@ -88,7 +90,9 @@ export function capabilityBackends(p: ProbeResult): Record<Capability, Capabilit
  * than NETLINK_ROUTE, ...); user namespaces (in one a server holds every capability over new
  * namespaces); the kernel keyring and SysV IPC, shared with the host's other processes of the
  * user; and abstract unix socket names, which Landlock's scope keeps the server from connecting
- * to but not from binding.
+ * to but not from binding; and /proc, which Landlock cannot grant file by file (a rule on a procfs
+ * entry lasts only as long as its dentry), so it is granted whole, read-only, where the server has
+ * a /proc of its own that shows no other process.
  */
 export type Hardening =
   | "memfd-exec"
@@ -96,7 +100,8 @@ export type Hardening =
   | "user-namespaces"
   | "keyring"
   | "sysv-ipc"
-  | "abstract-unix-bind";
+  | "abstract-unix-bind"
+  | "procfs";
 export const HARDENING: readonly Hardening[] = [
   "memfd-exec",
   "socket-families",
@@ -104,6 +109,7 @@ export const HARDENING: readonly Hardening[] = [
   "keyring",
   "sysv-ipc",
   "abstract-unix-bind",
+  "procfs",
 ];
 
 export function hardeningBackends(p: ProbeResult): Record<Hardening, CapabilityBackend> {
@@ -145,6 +151,17 @@ export function hardeningBackends(p: ProbeResult): Record<Hardening, CapabilityB
             "a server whose policy grants no network gets a network namespace of its own (loopback only), so the abstract names it binds are its own; under a network grant they are the host's",
         }
       : { backend: null, detail: noNamespaces },
+    // Without a /proc of its own the server is denied /proc whole (stricter, not weaker): no backend is missing.
+    procfs: p.pidNamespace
+      ? {
+          backend: "pid-namespace",
+          detail:
+            "PID and mount namespaces of the server's own, with a /proc mounted in them: it lists the server's processes and its init only, and is granted read-only (no write, no exec)",
+        }
+      : {
+          backend: p.landlockAbi >= LANDLOCK_MIN_ABI ? "landlock" : null,
+          detail: `/proc is not granted at all (the runtime's reads of its own entries fail): no PID namespace of the server's own here${because(p.errors.pidNamespace ?? p.errors.launcher)}`,
+        },
   };
 }
 
@@ -168,6 +185,7 @@ async function probeNow(bins: ReturnType<typeof binaries>): Promise<ProbeResult>
     lsm: false,
     seccomp: false,
     namespaces: false,
+    pidNamespace: false,
     errors: {},
   };
   if (bins.unusable || !existsSync(bins.launcher)) {
@@ -182,6 +200,8 @@ async function probeNow(bins: ReturnType<typeof binaries>): Promise<ProbeResult>
       if (parsed.error) result.errors.landlock = parsed.error;
       if (parsed.seccompError) result.errors.seccomp = parsed.seccompError;
       if (parsed.namespacesError) result.errors.namespaces = parsed.namespacesError;
+      result.pidNamespace = parsed.pidNamespace === true;
+      if (parsed.pidNamespaceError) result.errors.pidNamespace = parsed.pidNamespaceError;
     } catch (error) {
       result.errors.launcher = `${bins.launcher} --probe: ${(error as Error).message.trim()}`;
     }

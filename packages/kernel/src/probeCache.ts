@@ -20,6 +20,8 @@ export interface ProbeResult {
   seccomp: boolean;
   /** The launcher can give the server IPC and network namespaces of its own (CAP_SYS_ADMIN). */
   namespaces: boolean;
+  /** The launcher can start the server in PID and mount namespaces of its own, over a /proc of their own. */
+  pidNamespace: boolean;
   /**
    * Why something is unavailable, by what was tried; `launcher` and `loader` when that program
    * could not be run at all (not built, or built for another machine than this one).
@@ -29,7 +31,7 @@ export interface ProbeResult {
 
 const NAMESPACE = "probe";
 /** Changes when the entry's layout changes, so an older layout is never read. */
-const FORMAT = "probe-result/4";
+const FORMAT = "probe-result/5";
 
 /** Typed against ProbeResult: a field added there and not here fails the typecheck. */
 const ProbeResultSchema: z.ZodType<ProbeResult> = z.strictObject({
@@ -40,6 +42,7 @@ const ProbeResultSchema: z.ZodType<ProbeResult> = z.strictObject({
   lsm: z.boolean(),
   seccomp: z.boolean(),
   namespaces: z.boolean(),
+  pidNamespace: z.boolean(),
   errors: z.record(z.string(), z.string()),
 });
 

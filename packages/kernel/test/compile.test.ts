@@ -60,6 +60,15 @@ describe("compile", () => {
     }
   });
 
+  it("grants /proc whole, read-only, only where the server has a /proc of its own, and says so", async () => {
+    const own = await compile(none, [process.execPath, script], env, undefined, { privateProc: true });
+    expect(ruleFor(own.ruleset, "/proc")).toBe("fs read_dir,read_file /proc");
+    expect(rules(own.ruleset).filter((l) => / \/proc\//.test(l))).toEqual([]);
+    expect(own.notes).toContainEqual(expect.stringMatching(/a \/proc of its own/));
+    const host = await compile(none, [process.execPath, script], env, undefined, { privateProc: false });
+    expect(ruleFor(host.ruleset, "/proc")).toBeUndefined();
+  });
+
   it("grants reads, writes (a missing file through its directory) and programs from the needs", async () => {
     const needs: KernelNeeds = {
       read: [join(ws, "data")],
@@ -200,6 +209,7 @@ describe("capability backends", () => {
     lsm: false,
     seccomp: true,
     namespaces: true,
+    pidNamespace: true,
     errors: {},
     ...p,
   });
@@ -227,6 +237,7 @@ describe("capability backends", () => {
       keyring: { backend: "seccomp" },
       "sysv-ipc": { backend: "ipc-namespace" },
       "abstract-unix-bind": { backend: "net-namespace" },
+      procfs: { backend: "pid-namespace" },
     });
     const none = hardeningBackends(
       probe({ seccomp: false, errors: { seccomp: "the filter cannot be installed" } }),
@@ -241,6 +252,14 @@ describe("capability backends", () => {
     expect(noNs["abstract-unix-bind"]).toMatchObject({
       backend: null,
       detail: expect.stringMatching(/EPERM/),
+    });
+    // Without a PID namespace /proc is denied whole: stricter, so no backend is missing.
+    const noPid = hardeningBackends(
+      probe({ pidNamespace: false, errors: { pidNamespace: "unshare failed" } }),
+    );
+    expect(noPid.procfs).toMatchObject({
+      backend: "landlock",
+      detail: expect.stringMatching(/not granted at all.*unshare failed/),
     });
   });
 

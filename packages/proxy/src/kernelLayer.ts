@@ -131,7 +131,15 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
     ipc: backends["sysv-ipc"].backend === "ipc-namespace",
     // A network namespace leaves the server nothing but its loopback: only where it may reach nothing.
     net: backends["abstract-unix-bind"].backend === "net-namespace" && options.needs.network.length === 0,
+    // PID and mount namespaces with a /proc of the server's own, which the ruleset then grants
+    // read-only. MCPGUARD_NO_PRIVATE_PROC=1 turns them off, for measuring what they cost only:
+    // /proc is then denied whole, as where they cannot be made.
+    pid: backends.procfs.backend === "pid-namespace" && process.env.MCPGUARD_NO_PRIVATE_PROC !== "1",
   };
+  const hardening = (c: (typeof kernel.HARDENING)[number]): string =>
+    c === "procfs" && backends.procfs.backend === "pid-namespace" && !isolate.pid
+      ? "landlock"
+      : (backends[c].backend ?? "none");
   const launch = {
     landlock: backends.file.backend !== null,
     seccomp: backends["memfd-exec"].backend !== null,
@@ -185,7 +193,7 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
       startInfo: {
         ...(resolved.via ? { launcher: resolved.via, launched: resolved.argv } : {}),
         l3: Object.fromEntries(kernel.CAPABILITIES.map((c) => [c, backends[c].backend ?? "none"])),
-        l3Hardening: Object.fromEntries(kernel.HARDENING.map((c) => [c, backends[c].backend ?? "none"])),
+        l3Hardening: Object.fromEntries(kernel.HARDENING.map((c) => [c, hardening(c)])),
         ...(notes.length ? { l3Notes: notes } : {}),
       },
       stop: () => guard.stop(),

@@ -15,7 +15,16 @@ import {
   createContainment,
   plannedCgroupPath,
 } from "../src/containment.ts";
-import { eventually, FIXTURE, isAlive, MCPGUARD, makeWorkspace, RawProxy, readNdjson } from "./helpers.ts";
+import {
+  eventually,
+  FIXTURE,
+  hostPid,
+  isAlive,
+  MCPGUARD,
+  makeWorkspace,
+  RawProxy,
+  readNdjson,
+} from "./helpers.ts";
 
 const BPF = join(import.meta.dirname, "..", "..", "..", "bpf", ".output");
 const HELPER = join(BPF, "mcpguard-test-helper");
@@ -102,7 +111,7 @@ async function guardedDaemon(config: string, port: number) {
   });
   await proxy.initialize();
   proxy.request(1, "tools/call", { name: "daemon", arguments: { port } });
-  const daemon = Number(text(await proxy.next()));
+  const daemon = hostPid(Number(text(await proxy.next())), proxy.child.pid as number);
   const cgroups = cgroupsOf(daemon);
   const procs = readFileSync(join(cgroups[0] as string, "cgroup.procs"), "utf8")
     .trim()

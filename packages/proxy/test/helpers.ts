@@ -67,6 +67,37 @@ export function processesWith(marker: string): number[] {
   return pids;
 }
 
+/**
+ * The host's number of a process below `ancestor`, from the number the server gave it: under the
+ * L3 configs the server runs in a PID namespace of its own (bpf/launcher.c, --isolate pid), where
+ * the pids it reports are that namespace's (the last field of NSpid). The pid itself where no
+ * process below `ancestor` has it there (no namespace).
+ */
+export function hostPid(pid: number, ancestor: number): number {
+  const children = (of: number) => {
+    try {
+      return readFileSync(`/proc/${of}/task/${of}/children`, "utf8")
+        .trim()
+        .split(/\s+/)
+        .filter(Boolean)
+        .map(Number);
+    } catch {
+      return [];
+    }
+  };
+  for (let queue = children(ancestor); queue.length > 0; ) {
+    const next = queue.shift() as number;
+    try {
+      const nspid = /^NSpid:\s+(.*)$/m.exec(readFileSync(`/proc/${next}/status`, "utf8"))?.[1]?.split(/\s+/);
+      if (nspid && nspid.length > 1 && Number(nspid.at(-1)) === pid) return next;
+    } catch {
+      // Exited while we looked.
+    }
+    queue.push(...children(next));
+  }
+  return pid;
+}
+
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);

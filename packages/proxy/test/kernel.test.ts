@@ -10,6 +10,7 @@ import {
   connect,
   eventually,
   FIXTURE,
+  hostPid,
   isAlive,
   MCPGUARD,
   makeWorkspace,
@@ -108,7 +109,10 @@ describe.skipIf(!ready)("L3 configs", () => {
     await proxy.initialize();
     // A daemon of the server's that sends to a destination the policy refuses, every millisecond.
     proxy.request(1, "tools/call", { name: "daemon", arguments: { port: udp.address().port } });
-    const daemon = Number(((await proxy.next()).result as { content: { text: string }[] }).content[0]?.text);
+    const daemon = hostPid(
+      Number(((await proxy.next()).result as { content: { text: string }[] }).content[0]?.text),
+      proxy.child.pid as number,
+    );
     await new Promise((resolve) => setTimeout(resolve, 50));
     const children = readFileSync(`/proc/${proxy.child.pid}/task/${proxy.child.pid}/children`, "utf8")
       .trim()

@@ -12,7 +12,7 @@ const DOCTOR = defineCommand({
     "Probe this host's kernel by really loading programs and applying a ruleset, and print which " +
     "backend enforces each L3 capability (file, exec, net, unix) for configs C-ebpf, C-full and " +
     "C-AB+ebpf, what the launcher adds beneath them (memfd-exec, socket-families, user-namespaces, " +
-    "keyring, sysv-ipc, abstract-unix-bind), and how the " +
+    "keyring, sysv-ipc, abstract-unix-bind, procfs), and how the " +
     "server's cgroup is contained in every config: its pids and memory limits, and the reaper that " +
     "outlives the proxy. First it names the launcher, loader and reaper it uses and where they come " +
     "from: $MCPGUARD_BPF_DIR when set, else the build an installed package carries (checked against " +
@@ -106,6 +106,7 @@ export async function main(argv: string[]): Promise<number> {
     `  BPF LSM          ${probe.lsm ? "loads" : "refused at load"}`,
     `  seccomp filter   ${probe.seccomp ? "installs and refuses what it must" : "does not work"}`,
     `  namespaces       ${probe.namespaces ? "IPC and network namespaces of the server's own" : "cannot be made"}`,
+    `  pid namespace    ${probe.pidNamespace ? "PID and mount namespaces with a /proc of the server's own" : "cannot be made"}`,
     ...Object.entries(probe.errors).map(([what, why]) => `    ${what}: ${why}`),
   ];
   const packed = bins.packed;
