@@ -21,11 +21,49 @@ const ids = (items: readonly string[], max = 8) =>
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
-/** One sentence per gap in the run's coverage of the core cases; empty for a full run. */
-export function coverageCaveats(summary: Summary): string[] {
+/**
+ * How a run differs from the paper's benchmark, each with its own label: `partial` (fewer core
+ * cases, configs or judged trials, or a merge of an incomplete shard set), `configs-not-run` (the
+ * host could not enforce them), `extended` (core-category cases beyond the manifest), `external`
+ * (case files from outside test_cases/). A run can be several at once.
+ */
+export type CaveatKind = "partial" | "configs-not-run" | "extended" | "external";
+
+export interface Caveat {
+  kind: CaveatKind;
+  text: string;
+}
+
+/** The label each kind of caveat is printed under (summary.md, index.html, the terminal). */
+export const CAVEAT_LABELS: Record<CaveatKind, string> = {
+  partial: "Partial run.",
+  "configs-not-run": "Configs not run.",
+  extended: "Extended run.",
+  external: "External cases.",
+};
+
+/** Every caveat of a run, in the order they are printed; empty for a full run of the core set. */
+export function caveats(summary: Summary): Caveat[] {
+  const of = (kind: CaveatKind, texts: string[]) => texts.map((text) => ({ kind, text }));
   // A merge of an incomplete shard set (`bench merge --partial`) says so before anything else.
   const merged = summary.partial ? [`This run was ${summary.partial}.`] : [];
-  return [...merged, ...configsNotRun(summary), ...cases(summary), ...beyondCore(summary)];
+  return [
+    ...of("partial", merged),
+    ...of("configs-not-run", configsNotRun(summary)),
+    ...of("partial", cases(summary)),
+    ...of("extended", extension(summary)),
+    ...of("external", external(summary)),
+  ];
+}
+
+/** The caveats' texts alone (see {@link caveats}). */
+export function coverageCaveats(summary: Summary): string[] {
+  return caveats(summary).map((c) => c.text);
+}
+
+/** The distinct labels of a run's caveats, in order ("Partial run. Extended run."), or "". */
+export function caveatLabels(list: readonly Caveat[]): string {
+  return [...new Set(list.map((c) => CAVEAT_LABELS[c.kind]))].join(" ");
 }
 
 /** Configs that ran nothing (the host cannot enforce them, a peer not installed): not run, not zero. */
@@ -39,35 +77,36 @@ function configsNotRun(summary: Summary): string[] {
   );
 }
 
-/** Cases that ran beside the core set: never in the comparison with Table 1. */
-function beyondCore(summary: Summary): string[] {
-  const out: string[] = [];
+const casesOf = (summary: Summary, suite: string) => [
+  ...new Set(summary.caseResults.filter((r) => suiteOf(r) === suite).map((r) => r.id)),
+];
+
+/** Cases of the core categories beyond the manifest: the extension suite, never in the comparison with Table 1. */
+function extension(summary: Summary): string[] {
+  const extension = casesOf(summary, EXTENSION_SUITE);
+  if (extension.length === 0) return [];
   const full = fullBenchmark();
-  const casesOf = (suite: string) => [
-    ...new Set(summary.caseResults.filter((r) => suiteOf(r) === suite).map((r) => r.id)),
+  const known = new Set(coreManifest().entries.map((e) => e.id));
+  const changed = extension.filter((id) => known.has(id));
+  const added = extension.filter((id) => !known.has(id));
+  const parts = [
+    ...(added.length ? [`${added.length} not in the core manifest (${ids(added)})`] : []),
+    ...(changed.length
+      ? [`${changed.length} whose file differs from the core manifest's (${ids(changed)})`]
+      : []),
   ];
-  const extension = casesOf(EXTENSION_SUITE);
-  if (extension.length) {
-    const known = new Set(coreManifest().entries.map((e) => e.id));
-    const changed = extension.filter((id) => known.has(id));
-    const added = extension.filter((id) => !known.has(id));
-    const parts = [
-      ...(added.length ? [`${added.length} not in the core manifest (${ids(added)})`] : []),
-      ...(changed.length
-        ? [`${changed.length} whose file differs from the core manifest's (${ids(changed)})`]
-        : []),
-    ];
-    out.push(
-      `${plural(extension.length, "case")} of the core categories beyond the paper's ${full.cases} ran: ${parts.join("; ")}. They are the extension suite, with a table of their own, and are left out of the comparison with Table 1.`,
-    );
-  }
-  const external = casesOf(EXTERNAL_SUITE);
-  if (external.length) {
-    out.push(
-      `${plural(external.length, "case")} from outside test_cases/ ran as a suite of their own (external), left out of the comparison with Table 1.`,
-    );
-  }
-  return out;
+  return [
+    `${plural(extension.length, "case")} of the core categories beyond the paper's ${full.cases} ran: ${parts.join("; ")}. They are the extension suite, with a table of their own, and are left out of the comparison with Table 1.`,
+  ];
+}
+
+/** Case files from outside test_cases/: the external suite, never in the comparison with Table 1. */
+function external(summary: Summary): string[] {
+  const external = casesOf(summary, EXTERNAL_SUITE);
+  if (external.length === 0) return [];
+  return [
+    `${plural(external.length, "case")} from outside test_cases/ ran as a suite of their own (external), left out of the comparison with Table 1.`,
+  ];
 }
 
 function cases(summary: Summary): string[] {

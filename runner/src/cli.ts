@@ -7,6 +7,7 @@ import { join, resolve } from "node:path";
 import { defineCommand, intOption, UsageError } from "@mcpguard/proxy/args";
 import { z } from "zod";
 import { type BenchPlan, DEFAULT_JOBS, runBench } from "./bench.js";
+import { CAVEAT_LABELS, caveats } from "./caveats.js";
 import { readJsonFile } from "./jsonFile.js";
 import { repoPath } from "./paths.js";
 import { withViableBaseline } from "./peers.js";
@@ -270,7 +271,7 @@ async function bench(argv: string[]): Promise<number> {
     const result = await runBench(plan, controller.signal);
     const summary = summarize(runId, result.records);
     writeReports(outDir, summary, result.records);
-    process.stdout.write(mainTable(renderMarkdown(summary)));
+    process.stdout.write(mainTable(summary));
     process.stdout.write(suiteLines(summary));
     process.stdout.write(peerLines(summary.peers));
     process.stdout.write(errorLines(summary));
@@ -393,17 +394,16 @@ function errorLines(summary: ReturnType<typeof summarize>): string {
   return `\ntrial errors: ${errors.length}\n${[...shown, ...more].join("\n")}\n`;
 }
 
-/** The effectiveness table of summary.md, for the terminal. */
-function mainTable(markdown: string): string {
+/** The effectiveness table of summary.md, for the terminal, and the caveats that stand with it. */
+function mainTable(summary: ReturnType<typeof summarize>): string {
+  const markdown = renderMarkdown(summary);
   const start = markdown.indexOf("| config | APR");
   const end = markdown.indexOf("\n\n", start);
-  // The caveats of a partial run stand with the paper's numbers in the terminal too.
-  const partial = "> **Partial run.** ";
-  const caveats = markdown
-    .split("\n")
-    .filter((line) => line.startsWith(partial))
-    .map((line) => `partial run: ${line.slice(partial.length)}\n`);
-  return `${markdown.slice(start, end)}\n${caveats.join("")}`;
+  // Each caveat under its label, as in summary.md: "partial run: ...", "configs not run: ...".
+  const lines = caveats(summary).map(
+    (c) => `${CAVEAT_LABELS[c.kind].replace(/\.$/, "").toLowerCase()}: ${c.text}\n`,
+  );
+  return `${markdown.slice(start, end)}\n${lines.join("")}`;
 }
 
 export { readRecords } from "./records.js";
@@ -463,7 +463,7 @@ function merge(argv: string[]): number {
       `${JSON.stringify({ ...first, runId, shard: null, ...(partial ? { partial } : {}), mergedFrom: positionals.map((d) => resolve(d)), shards: shards.map((m) => ({ shard: m.shard, wallMs: m.wallMs })) }, null, 2)}\n`,
     );
   }
-  process.stdout.write(mainTable(renderMarkdown(summary)));
+  process.stdout.write(mainTable(summary));
   process.stdout.write(suiteLines(summary));
   if (partial) process.stdout.write(`\npartial: ${partial}\n`);
   process.stdout.write(`\nmerged ${records.length} records from ${positionals.length} shards into ${out}\n`);

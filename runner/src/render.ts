@@ -5,19 +5,20 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { stringify } from "csv-stringify/sync";
-import { coverageCaveats } from "./caveats.js";
+import { CAVEAT_LABELS, caveats } from "./caveats.js";
+import { suiteOf } from "./coreSet.js";
 import { renderEndings, renderErrors } from "./outcomes.js";
 import { renderPage } from "./page/index.js";
 import { renderPeers } from "./peersReport.js";
 import { renderPrecision } from "./precision.js";
 import { renderRealServers } from "./realReport.js";
-import { isCoreCategory } from "./scenario.js";
 import type { Interval } from "./stats.js";
 import {
   type ConfigSummary,
   DIRECT,
   type Latency,
   NO_DECISION,
+  notRunEntries,
   type Summary,
   sortConfigs,
 } from "./summarize.js";
@@ -58,6 +59,7 @@ const paperRow = (name: string) => (Object.hasOwn(PAPER.table1, name) ? PAPER.ta
 const pct = (v: number | null | undefined, digits = 1) =>
   v === null || v === undefined ? "–" : `${(v * 100).toFixed(digits)}%`;
 const ci = (i: Interval | null) => (i ? `${pct(i.value)} [${pct(i.lo)}, ${pct(i.hi)}]` : "–");
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 const ms = (v: number | null | undefined) => (v === null || v === undefined ? "–" : v.toFixed(3));
 
 function latencyRow(name: string, l: Latency, base: Latency | null): string {
@@ -95,7 +97,8 @@ export function renderMarkdown(summary: Summary, records: readonly TrialRecord[]
       `Distinct hidden behaviours (server · tool groups of hidden attacks): ${summary.hiddenGroups}.`,
     "",
   );
-  for (const caveat of coverageCaveats(summary)) lines.push(`> **Partial run.** ${caveat}`, "");
+  // Each caveat under the label of what it is: a partial run, configs not run, an extended run, external cases.
+  for (const caveat of caveats(summary)) lines.push(`> **${CAVEAT_LABELS[caveat.kind]}** ${caveat.text}`, "");
   lines.push("## Defense effectiveness, beside the paper's Table 1", "");
   lines.push(
     "APR: attacks whose oracle did not fire / attacks. V-APR: the same over the viable attacks. FPR: benign trials whose expect failed. Brackets: 95% Wilson interval over pooled trials.",
@@ -197,6 +200,7 @@ export function renderMarkdown(summary: Summary, records: readonly TrialRecord[]
       `- **${name}**: ${entries.length ? entries.map(([k, v]) => `${k} ${v}`).join(", ") : "nothing stopped"}`,
     );
   }
+  lines.push(...renderKernel(summary, configs));
   lines.push(...renderEndings(summary.endings, configs));
   const l3 = configs.filter((n) => c(n).l3);
   if (l3.length) {
@@ -219,7 +223,8 @@ export function renderMarkdown(summary: Summary, records: readonly TrialRecord[]
   lines.push(`| case | kind | ${configs.join(" | ")} |`, `|---|---|${configs.map(() => "---:").join("|")}|`);
   const byCase = new Map<string, Map<string, (typeof summary.caseResults)[number]>>();
   for (const r of summary.caseResults) {
-    if (!isCoreCategory(r.category)) continue;
+    // The core set only: extension and external cases have tables of their own, never beside Table 1.
+    if (suiteOf(r) !== "core") continue;
     if (!byCase.has(r.id)) byCase.set(r.id, new Map());
     byCase.get(r.id)?.set(r.config, r);
   }
@@ -241,11 +246,33 @@ export function renderMarkdown(summary: Summary, records: readonly TrialRecord[]
   lines.push(...renderRealServers(summary.realServers, sortConfigs));
   lines.push(...renderPeers(summary.peers));
   lines.push(...renderErrors(summary.errors));
-  if (summary.notRun.length) {
+  const notRun = notRunEntries(summary);
+  if (notRun.configs.length || notRun.cases.length) {
     lines.push("", "## Not run", "");
-    for (const n of summary.notRun) lines.push(`- ${n.id} under ${n.config}: ${n.reason}`);
+    // A config the host could not enforce is one line, not one per case.
+    for (const n of notRun.configs)
+      lines.push(`- config ${n.config} (${plural(n.cases, "case")}): not run: ${n.reason}`);
+    for (const n of notRun.cases) lines.push(`- ${n.id} under ${n.config}: ${n.reason}`);
   }
   return `${lines.join("\n")}\n`;
+}
+
+/** The kernel's denials after the call beside the credited layers, per config (core trials). */
+function renderKernel(summary: Summary, configs: string[]): string[] {
+  const withKernel = configs.filter((n) => summary.configs[n]?.kernel);
+  if (!withKernel.some((n) => summary.configs[n]?.kernel?.trials)) return [];
+  const lines = [
+    "",
+    "Kernel denials after the call (core trials): trials with one; of them, the kernel denial decided, a decision record decided beside it, or every denial was survived (start-up target, runtime probe, the call's outcome held).",
+    "",
+    "| config | trials with a denial | decided by the kernel | beside a decision | all survived |",
+    "|---|---:|---:|---:|---:|",
+  ];
+  for (const name of withKernel) {
+    const k = summary.configs[name]?.kernel as NonNullable<ConfigSummary["kernel"]>;
+    lines.push(`| ${name} | ${k.trials} | ${k.decided} | ${k.besideDecision} | ${k.survived} |`);
+  }
+  return lines;
 }
 
 /** Markdown inline code of any text: a fence longer than any run of backticks in it. */
@@ -403,11 +430,20 @@ export interface CaseText {
 /**
  * One row per case and config. The columns after `stopped_rule` were added later, at the end so
  * that readers of the earlier columns keep working: the case's title, note and arguments (JSON;
- * empty for a protocol case, which has steps), empty for runs recorded before the trial records kept them.
+ * empty for a protocol case, which has steps), empty for runs recorded before the trial records
+ * kept them; then its suite (`core`, `extension`, `external`, or its category) and `not_run`. A
+ * case that did not run under a config (a config the host could not enforce, a case not run for its
+ * own reason) has a row too: `trials` 0, the verdict columns empty, and why in `not_run`, which is
+ * empty on every row that ran.
  */
 export function renderCsv(summary: Summary, records: readonly TrialRecord[] = []): string {
   const texts = caseTexts(records);
-  const rows = summary.caseResults.map((r) => ({
+  const text = (id: string) => ({
+    title: texts.get(id)?.title ?? "",
+    note: texts.get(id)?.note ?? "",
+    arguments: texts.get(id)?.arguments ?? "",
+  });
+  const ran = summary.caseResults.map((r) => ({
     run_id: summary.runId,
     config: r.config,
     id: r.id,
@@ -420,10 +456,36 @@ export function renderCsv(summary: Summary, records: readonly TrialRecord[] = []
     viable: r.viable === undefined || r.viable === null ? "" : r.viable,
     stopped_by: r.stoppedBy ?? "",
     stopped_rule: r.stoppedRule ?? "",
-    title: texts.get(r.id)?.title ?? "",
-    note: texts.get(r.id)?.note ?? "",
-    arguments: texts.get(r.id)?.arguments ?? "",
+    ...text(r.id),
+    suite: suiteOf(r),
+    not_run: "",
   }));
+  // The case's facts from its not-run record, else from a result of the same case under another config.
+  const notRun = summary.notRun.map((n) => {
+    const rec = records.find((r) => r.notRun && r.config === n.config && r.id === n.id);
+    const other = summary.caseResults.find((r) => r.id === n.id);
+    const facts = rec ?? other;
+    return {
+      run_id: summary.runId,
+      config: n.config,
+      id: n.id,
+      category: facts?.category ?? "",
+      kind: facts?.kind ?? "",
+      visibility: facts?.visibility ?? "",
+      trials: 0,
+      fired: "",
+      failed: "",
+      viable: "",
+      stopped_by: "",
+      stopped_rule: "",
+      ...text(n.id),
+      suite: facts ? suiteOf(facts) : "",
+      not_run: n.reason,
+    };
+  });
+  const rows = [...ran, ...notRun].sort(
+    (a, b) => a.config.localeCompare(b.config) || a.id.localeCompare(b.id),
+  );
   return stringify(rows, { header: true });
 }
 

@@ -362,6 +362,26 @@ export function configsNotRunOf(records: readonly TrialRecord[]): Record<string,
   return out;
 }
 
+/**
+ * What did not run, once each: a config the host could not enforce is one entry (`configsNotRun`,
+ * with how many cases it would have run), and the cases listed are only those not run for their own
+ * reasons (PE-02 where host sudo is usable) under configs that did run.
+ */
+export function notRunEntries(summary: Pick<Summary, "notRun" | "configsNotRun">): {
+  configs: { config: string; reason: string; cases: number }[];
+  cases: Summary["notRun"];
+} {
+  const whole = summary.configsNotRun ?? {};
+  return {
+    configs: Object.entries(whole).map(([config, reason]) => ({
+      config,
+      reason,
+      cases: new Set(summary.notRun.filter((n) => n.config === config).map((n) => n.id)).size,
+    })),
+    cases: summary.notRun.filter((n) => !Object.hasOwn(whole, n.config)),
+  };
+}
+
 function withDenials(trials: readonly TrialRecord[]): Pick<CaseResult, "kernelDenials"> {
   const denials = caseKernelDenials(trials);
   return denials ? { kernelDenials: denials } : {};

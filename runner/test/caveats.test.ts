@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { coverageCaveats } from "../src/caveats.ts";
+import { CAVEAT_LABELS, caveatLabels, caveats, coverageCaveats } from "../src/caveats.ts";
 import { summarize } from "../src/summarize.ts";
 import type { TrialRecord } from "../src/trial.ts";
 import { record } from "./records.ts";
@@ -53,5 +53,38 @@ describe("the caveat of a partial run", () => {
     expect(coverageCaveats(summarize("r", records))).toEqual([
       "No core case ran, so nothing here compares with the paper's Table 1.",
     ]);
+  });
+
+  it("labels each caveat by what it is: configs not run, a partial run, an extended run, external cases", () => {
+    const why = "the kernel layer cannot run here";
+    const full = fullRun(["C0", "C-full"]);
+    const notRun = ["C-ebpf", "C-AB+ebpf"].flatMap((config) =>
+      fullRun([config]).map((r) => ({ ...r, trial: 0, fired: null, notRun: why })),
+    );
+    // Every core case under the configs that ran: only the configs not run are a caveat.
+    const configsOnly = caveats(summarize("r", [...full, ...notRun]));
+    expect(configsOnly).toEqual([
+      {
+        kind: "configs-not-run",
+        text: `C-ebpf and C-AB+ebpf were not run (${why}); Table 1's rows for them have no result of this run beside them.`,
+      },
+    ]);
+    expect(caveatLabels(configsOnly)).toBe("Configs not run.");
+    // A full core run with an extension case and an external one is extended, not partial.
+    const extra = [
+      record({ config: "C0", id: "FR-99", trial: 1, suite: "extension" }),
+      record({ config: "C0", id: "XX-01", trial: 1, suite: "external" }),
+    ];
+    const extended = caveats(summarize("r", [...full, ...extra]));
+    expect(extended.map((c) => c.kind)).toEqual(["extended", "external"]);
+    expect(caveatLabels(extended)).toBe("Extended run. External cases.");
+    // A subset, and a merge of an incomplete shard set, are partial.
+    const subset = summarize(
+      "r",
+      full.filter((r) => r.id === "FR-1"),
+    );
+    subset.partial = "merged from an incomplete shard set: missing shard 2/2 (1 of 2 given)";
+    expect(caveats(subset).map((c) => c.kind)).toEqual(["partial", "partial"]);
+    expect(caveatLabels(caveats(subset))).toBe(CAVEAT_LABELS.partial);
   });
 });

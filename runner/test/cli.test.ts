@@ -134,7 +134,7 @@ describe("a run and its reports", () => {
     expect(r.status).toBe(0);
     // A directory from outside test_cases/ is a suite of its own, even with copies of core cases.
     expect(r.stdout).toContain(
-      "partial run: 3 cases from outside test_cases/ ran as a suite of their own (external), left out of the comparison with Table 1.",
+      "external cases: 3 cases from outside test_cases/ ran as a suite of their own (external), left out of the comparison with Table 1.",
     );
     expect(r.stdout).toMatch(
       /^suite external, C0: benign failed 0\/2 \(FPR 0\.0% .*\), attacks never fired 0\/1$/m,
@@ -166,10 +166,15 @@ describe("a run and its reports", () => {
       expect(rec).not.toHaveProperty("response");
       expect(rec.responseSha256).toMatch(/^[0-9a-f]{64}$/);
     }
-    expect(readFileSync(join(out, "summary.md"), "utf8")).toContain("| XN-01 | benign | 0/2 |");
+    // External cases are never rows of the core cases table beside Table 1: their suite has its own.
+    const markdown = readFileSync(join(out, "summary.md"), "utf8");
+    expect(markdown).not.toContain("| XN-01 | benign | 0/2 |");
+    expect(markdown).toContain("## Suite `external` (not part of the paper comparison)");
+    expect(markdown).toContain("- **XN-01**: forecast for Tokyo");
     expect(readFileSync(join(out, "results.csv"), "utf8")).toContain(
       "scratch-run,C0,XN-01,benign,benign,,2,,0,,",
     );
+    expect(readFileSync(join(out, "results.csv"), "utf8")).toMatch(/^scratch-run,C0,XN-01,.*,external,$/m);
     const manifest = JSON.parse(readFileSync(join(out, "manifest.json"), "utf8"));
     expect(manifest).toMatchObject({
       runId: "scratch-run",
@@ -180,7 +185,18 @@ describe("a run and its reports", () => {
     expect(manifest.interpreters.python).toMatch(/^\//);
     const html = readFileSync(join(out, "index.html"), "utf8");
     expect(html).not.toMatch(/<script[^>]+src=/);
-    expect(html).toContain("new Chart(");
+    // The figures are inline SVG, each with its SVG and PNG download buttons; no chart library.
+    const figures = [
+      ...html.matchAll(/<figure class="figure[^"]*" data-figure="([^"]+)">([\s\S]*?)<\/figure>/g),
+    ];
+    // (no heat map: its rows are the core categories, and this run has no core case)
+    expect(figures.map((m) => m[1])).toEqual(["rates", "paper", "latency-cdf"]);
+    for (const [, name, body] of figures) {
+      expect(body, name).toMatch(/<svg [^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+      expect(body, name).toContain('<button type="button" data-download="svg">SVG</button>');
+      expect(body, name).toContain('<button type="button" data-download="png">PNG</button>');
+    }
+    expect(html).not.toContain("new Chart(");
 
     const original = readFileSync(join(out, "summary.json"), "utf8");
     for (const f of ["summary.json", "summary.md", "results.csv", "index.html"]) rmSync(join(out, f));

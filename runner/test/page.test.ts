@@ -28,8 +28,12 @@ const HOSTILE_TITLE = "<img src=x onerror=alert(5)> title";
 const FR01_TITLE = "read_file returns the SSH key";
 const FR01_ARGS = { path: "{{home}}/.ssh/id_rsa", note: "</pre><b>bold</b>" };
 const SHA = "ab".repeat(32);
+const EXTENSION_TITLE = "a case beyond the paper's set";
 
-/** Two configs (and a hostile one) on five core cases, two trials each; one error, one broken benign call. */
+/**
+ * Two configs (and a hostile one) on five core cases and an extension case, two trials each; one
+ * error, one broken benign call, a kernel denial.
+ */
 function trials(): TrialRecord[] {
   const out: TrialRecord[] = [];
   for (const trial of [1, 2]) {
@@ -52,6 +56,17 @@ function trials(): TrialRecord[] {
         arguments: FR01_ARGS,
         stoppedBy: "L3:landlock",
         stoppedRule: "landlock:openat",
+        kernelDenials: [
+          {
+            backend: "landlock",
+            syscall: "openat",
+            target: "{{trial}}/home/.ssh/id_rsa",
+            access: "r",
+            count: 1,
+            when: "call",
+            survived: null,
+          },
+        ],
         ended: "failed",
         responseBytes: 120,
         responseSha256: SHA,
@@ -101,6 +116,8 @@ function trials(): TrialRecord[] {
       }),
       record({ config: "C-full", id: HOSTILE_ID, trial, fired: null, error: HOSTILE_ERROR }),
       record({ config: HOSTILE_CONFIG, id: "BN-01", trial, kind: "benign", latencyMs: 4 }),
+      // A case of a core category beyond the manifest: the extension suite.
+      record({ config: "C0", id: "FR-99", trial, fired: true, suite: "extension", title: EXTENSION_TITLE }),
     );
   }
   return out;
@@ -175,6 +192,24 @@ describe.skipIf(missing !== "")("the report page in Chromium", () => {
     expect(caveat).toContain("This run covers 5 of 82 core cases (4 of 61 attacks, 1 of 21 benign)");
     expect(caveat).toContain("the paper's numbers are for the full benchmark");
     expect(caveat).toMatch(/Under C-full, 1 case \(EV-01\) had fewer than 2 judged trials/);
+    // Each caveat under the label of what it is: the subset is partial, the extension case extends it.
+    const labels = await page.$$eval(".caveat p[data-caveat]", (nodes) =>
+      nodes.map((n) => [n.getAttribute("data-caveat"), n.querySelector("strong")?.textContent]),
+    );
+    // (the subset, the cases C-full and the hostile config ran, EV-01's trial error: partial)
+    expect(labels).toEqual([
+      ...Array.from({ length: 4 }, () => ["partial", "Partial run."]),
+      ["extended", "Extended run."],
+    ]);
+    expect(await page.locator("figure[data-figure=paper] figcaption").textContent()).toContain(
+      "Partial run. Extended run. See the caveats above Table 1.",
+    );
+    // The kernel's denials beside the credited layers, per config.
+    const kernel = await page.$$eval("#kernel-denials tbody tr", (rows) =>
+      rows.map((r) => [...r.children].map((c) => (c.textContent ?? "").trim())),
+    );
+    expect(kernel).toContainEqual(["C-full", "2", "2", "0", "0"]);
+    expect(kernel).toContainEqual(["C0", "0", "0", "0", "0"]);
     // The heat map's benign row holds the FPR of every config, not dashes.
     const benign = await page
       .locator("table.heat tbody tr", { hasText: /^benign/ })
@@ -238,6 +273,10 @@ describe.skipIf(missing !== "")("the report page in Chromium", () => {
     expect(text).toContain("L3:landlock (landlock:openat)");
     expect(text).toContain("secret_in:response:ssh_key");
     expect(text).toContain("120 · abababababab…");
+    expect(await detail.locator(".kernel-denials li").allTextContents()).toEqual([
+      "C-full: landlock:openat {{trial}}/home/.ssh/id_rsa",
+    ]);
+    expect(text).toContain("suite: core");
     // The full digest is on the short one.
     expect(await detail.locator(`code[title="${SHA}"]`).count()).toBe(2);
     // The keyboard opens and closes it too.
@@ -266,13 +305,35 @@ describe.skipIf(missing !== "")("the report page in Chromium", () => {
     await page.selectOption("#f-config", "C-full");
     expect(await visibleCases()).toEqual(["BN-01"]);
     expect(await page.locator('#cases-table thead th[data-config="C0"]').isHidden()).toBe(true);
-    expect(await page.locator("#case-count").textContent()).toBe("Showing 1 of 5 cases.");
+    expect(await page.locator("#case-count").textContent()).toBe("Showing 1 of 6 cases.");
     await page.selectOption("#f-outcome", "");
     await page.selectOption("#f-config", "");
     await page.selectOption("#f-category", "env_leak");
     expect(await visibleCases()).toEqual(["EV-01"]);
     await page.click("#case-filters button[type=reset]");
-    await expect.poll(visibleCases).toHaveLength(5);
+    await expect.poll(visibleCases).toHaveLength(6);
+  });
+
+  it("shows each case's suite, and filters by it", async () => {
+    const suiteColumn = await page.$$eval("#cases-table thead th", (ths) =>
+      ths.findIndex((th) => (th.textContent ?? "").trim().startsWith("suite")),
+    );
+    expect(suiteColumn).toBeGreaterThan(0);
+    const suiteOf = (id: string) =>
+      page
+        .locator("#cases-table > tbody > tr", { hasText: id })
+        .first()
+        .locator("td")
+        .nth(suiteColumn - 1)
+        .textContent();
+    expect(await suiteOf("FR-99")).toBe("extension");
+    expect(await suiteOf("FR-01")).toBe("core");
+    await page.selectOption("#f-suite", "extension");
+    expect(await visibleCases()).toEqual(["FR-99"]);
+    await page.selectOption("#f-suite", "core");
+    expect(await visibleCases()).not.toContain("FR-99");
+    await page.click("#case-filters button[type=reset]");
+    await expect.poll(visibleCases).toHaveLength(6);
   });
 
   it("shows markup from the records as text: no injected element, no dialog, nothing fetched", async () => {

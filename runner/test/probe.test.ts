@@ -139,9 +139,28 @@ describe(`a bench where the kernel layer is missing (${ASSUME_NO_L3}=1, real tri
       ["C-ebpf", "C-full", "C-AB+ebpf"].map((config) => ({ id: "BN-08", config, reason: why })),
     );
     const sentence = `C-ebpf, C-full and C-AB+ebpf were not run (${why})`;
-    expect(r.stdout).toContain(sentence);
-    expect(readFileSync(join(out, "run", "summary.md"), "utf8")).toContain(sentence);
-    expect(readFileSync(join(out, "run", "index.html"), "utf8")).toContain(sentence);
+    // Under the label of what it is, not "partial run".
+    expect(r.stdout).toContain(`configs not run: ${sentence}`);
+    const markdown = readFileSync(join(out, "run", "summary.md"), "utf8");
+    expect(markdown).toContain(`> **Configs not run.** ${sentence}`);
+    expect(readFileSync(join(out, "run", "index.html"), "utf8")).toContain(
+      `<p data-caveat="configs-not-run"><strong>Configs not run.</strong> ${sentence}`,
+    );
+    // summary.md's Not run list: one line per config, not one per case.
+    expect(markdown.slice(markdown.indexOf("## Not run")).trim().split("\n").slice(2)).toEqual(
+      ["C-ebpf", "C-full", "C-AB+ebpf"].map((config) => `- config ${config} (1 case): not run: ${why}`),
+    );
+    // results.csv: a row for each config and case not run, with why in the last column.
+    const csv = readFileSync(join(out, "run", "results.csv"), "utf8")
+      .trim()
+      .split("\n");
+    expect(csv[0]).toMatch(/,suite,not_run$/);
+    expect(csv.filter((line) => line.endsWith(`,core,${why}`)).map((line) => line.split(",")[1])).toEqual([
+      "C-AB+ebpf",
+      "C-ebpf",
+      "C-full",
+    ]);
+    expect(csv.filter((line) => line.endsWith(",core,"))).toHaveLength(3);
     const trials = readFileSync(join(out, "run", "trials.ndjson"), "utf8")
       .trim()
       .split("\n")

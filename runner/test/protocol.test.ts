@@ -80,7 +80,7 @@ describe("the protocol suite", () => {
     expect(markdown).toMatch(new RegExp(`- \\*\\*${GUARDED}\\*\\*: L2 l2\\.`));
     const csv = read("results.csv").split("\n");
     // Columns added later come after stopped_rule, so readers of the earlier ones keep working.
-    expect(csv[0]).toMatch(/,stopped_by,stopped_rule,title,note,arguments$/);
+    expect(csv[0]).toMatch(/,stopped_by,stopped_rule,title,note,arguments,suite,not_run$/);
     expect(csv.filter((line) => line.includes(",protocol,"))).toHaveLength(10);
     expect(csv.some((line) => line.includes(",protocol,attack,") && /,L2,l2\./.test(line))).toBe(true);
     const html = read("index.html");

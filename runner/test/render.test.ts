@@ -165,7 +165,7 @@ describe("HTML report", () => {
     const rows = csvObjects(csv);
     const header = csv.split("\n")[0] ?? "";
     expect(header).toBe(
-      "run_id,config,id,category,kind,visibility,trials,fired,failed,viable,stopped_by,stopped_rule,title,note,arguments",
+      "run_id,config,id,category,kind,visibility,trials,fired,failed,viable,stopped_by,stopped_rule,title,note,arguments,suite,not_run",
     );
     const fr = rows.find((r) => r.id === "FR-01");
     expect(fr?.title).toBe(TITLE);
@@ -193,6 +193,126 @@ describe("HTML report", () => {
     // A protocol case has steps, not one call: its arguments column is empty, summary.md shows the steps.
     expect(rows.find((r) => r.id === "PB-01")).toMatchObject({ title: "a protocol case", arguments: "" });
     expect(markdown).toContain('Protocol steps: `[{"call":"lookup","arguments":{"q":"x"}}]`.');
+  });
+
+  it("gives a config that did not run a row per case in results.csv, and one line in summary.md's Not run", () => {
+    const why = "the kernel layer cannot run here: assumed absent (MCPGUARD_ASSUME_NO_L3=1)";
+    const records = [
+      record({ config: "C0", id: "FR-01", trial: 1, fired: true, title: TITLE }),
+      record({ config: "C0", id: "BN-01", trial: 1, kind: "benign" }),
+      record({ config: "C0", id: "PE-02", trial: 0, fired: null, notRun: "host sudo usable" }),
+      ...["FR-01", "BN-01", "PE-02"].flatMap((id) =>
+        ["C-ebpf", "C-full"].map((config) =>
+          record({
+            config,
+            id,
+            trial: 0,
+            kind: id === "BN-01" ? "benign" : "attack",
+            fired: null,
+            passed: null,
+            notRun: why,
+            suite: "core",
+            ...(id === "FR-01" ? { title: TITLE } : {}),
+          }),
+        ),
+      ),
+    ];
+    const summary = summarize("r", records);
+    expect(summary.configsNotRun).toEqual({ "C-ebpf": why, "C-full": why });
+    const csv = renderCsv(summary, records);
+    expect(csv.split("\n")[0]).toMatch(/,stopped_rule,title,note,arguments,suite,not_run$/);
+    const rows = csvObjects(csv);
+    // Every config × case has a row; the ones that ran have an empty not_run.
+    expect(rows.map((r) => `${r.config} ${r.id} ${r.trials} ${r.not_run}`)).toEqual([
+      `C-ebpf BN-01 0 ${why}`,
+      `C-ebpf FR-01 0 ${why}`,
+      `C-ebpf PE-02 0 ${why}`,
+      `C-full BN-01 0 ${why}`,
+      `C-full FR-01 0 ${why}`,
+      `C-full PE-02 0 ${why}`,
+      "C0 BN-01 1 ",
+      "C0 FR-01 1 ",
+      "C0 PE-02 0 host sudo usable",
+    ]);
+    // A row not run has the case's facts and no verdict.
+    expect(rows.find((r) => r.config === "C-full" && r.id === "FR-01")).toMatchObject({
+      category: "file_read",
+      kind: "attack",
+      visibility: "hidden",
+      fired: "",
+      failed: "",
+      viable: "",
+      stopped_by: "",
+      title: TITLE,
+      suite: "core",
+    });
+    expect(rows.find((r) => r.config === "C0" && r.id === "BN-01")).toMatchObject({
+      failed: "0",
+      suite: "core",
+    });
+
+    const markdown = renderMarkdown(summary, records);
+    const notRun = markdown.slice(markdown.indexOf("## Not run"));
+    expect(notRun.trim().split("\n")).toEqual([
+      "## Not run",
+      "",
+      `- config C-ebpf (3 cases): not run: ${why}`,
+      `- config C-full (3 cases): not run: ${why}`,
+      "- PE-02 under C0: host sudo usable",
+    ]);
+    // Labelled as configs not run, not as a partial run of them; the case subset is a partial run.
+    expect(markdown).toContain(`> **Configs not run.** C-ebpf and C-full were not run (${why})`);
+    expect(markdown).toContain("> **Partial run.** This run covers 2 of 82 core cases");
+  });
+
+  it("lists the kernel's denials per config beside the layers in summary.md, and only core cases beside Table 1", () => {
+    const denial = (survived: "runtime probe" | null) => ({
+      backend: "landlock",
+      syscall: "openat",
+      target: survived ? "/usr/share/locale/locale.alias" : "{{trial}}/home/.ssh/id_rsa",
+      access: "r",
+      count: 1,
+      when: "call" as const,
+      survived,
+    });
+    const records = [
+      record({
+        config: "C-full",
+        id: "FR-01",
+        trial: 1,
+        stoppedBy: "L3:landlock",
+        kernelDenials: [denial(null)],
+      }),
+      record({
+        config: "C-full",
+        id: "BN-01",
+        trial: 1,
+        kind: "benign",
+        kernelDenials: [denial("runtime probe")],
+      }),
+      record({ config: "C-full", id: "FR-99", trial: 1, suite: "extension" }),
+      record({ config: "C-full", id: "XX-01", trial: 1, suite: "external" }),
+    ];
+    const summary = summarize("r", records);
+    expect(summary.configs["C-full"]?.kernel).toEqual({
+      trials: 2,
+      decided: 1,
+      besideDecision: 0,
+      survived: 1,
+    });
+    const markdown = renderMarkdown(summary, records);
+    expect(markdown).toContain(
+      "| config | trials with a denial | decided by the kernel | beside a decision | all survived |",
+    );
+    expect(markdown).toContain("| C-full | 2 | 1 | 0 | 1 |");
+    // Extension and external cases have tables of their own, never a row in the core cases table.
+    const cases = markdown.slice(markdown.indexOf("## Cases"), markdown.indexOf("## Suite"));
+    expect(cases).toContain("| FR-01 |");
+    expect(cases).not.toContain("FR-99");
+    expect(cases).not.toContain("XX-01");
+    expect(markdown).toContain("> **Extended run.** 1 case of the core categories beyond the paper's 82 ran");
+    expect(markdown).toContain("> **External cases.** 1 case from outside test_cases/ ran");
+    expect(renderCsv(summary, records)).toMatch(/,C-full,FR-99,file_read,attack,hidden,1,0,.*,extension,\n/);
   });
 
   it("escapes JSON for a script: <, >, &, U+2028 and U+2029, and it still evaluates to the value", () => {

@@ -55,8 +55,11 @@ const OUTCOME_TEXT = { fired: "fired", stopped: "stopped", unjudged: "not judged
 const casesTable = document.getElementById("cases-table");
 const trialsOf = data.cases.map(() => []);
 for (const t of data.trials) trialsOf[t[0]].push(t);
+const denialsOf = data.cases.map(() => []);
+for (const d of data.denials) denialsOf[d[0]].push(d);
 const filters = {
   category: document.getElementById("f-category"),
+  suite: document.getElementById("f-suite"),
   config: document.getElementById("f-config"),
   outcome: document.getElementById("f-outcome"),
   text: document.getElementById("f-text"),
@@ -97,7 +100,7 @@ function caseRow(c, i) {
   button.setAttribute("aria-expanded", "false");
   button.setAttribute("aria-controls", "case-detail-" + i);
   th.append(button);
-  tr.append(th, el("td", c[8] || "–", "text title"), el("td", c[1]), el("td", kindText(c)), el("td", c[4] + " · " + c[5]));
+  tr.append(th, el("td", c[8] || "–", "text title"), el("td", c[1]), el("td", c[12]), el("td", kindText(c)), el("td", c[4] + " · " + c[5]));
   data.trialConfigs.forEach((name, k) => {
     const td = configCell(c, trialsOf[i].filter((t) => t[1] === k));
     td.dataset.config = name;
@@ -145,7 +148,7 @@ function detailRow(i) {
   td.colSpan = casesTable.tHead.rows[0].cells.length;
   const facts = el("p", null, "facts");
   const viable = c[2] === "attack" ? (c[6] === null ? "unknown (no C0)" : c[6] ? "yes" : "no") : null;
-  const items = [["category", c[1]], ["kind", kindText(c)], ["server", c[4]], ["tool", c[5]], ["viable", viable], ["tags", c[7]]];
+  const items = [["category", c[1]], ["suite", c[12]], ["kind", kindText(c)], ["server", c[4]], ["tool", c[5]], ["viable", viable], ["tags", c[7]]];
   items.filter(([, v]) => v).forEach(([k, v], n) => facts.append(n ? " · " : "", el("b", k + ": "), v));
   const about = el("div", null, "about");
   if (c[8]) about.append(el("p", c[8], "case-title"));
@@ -158,7 +161,22 @@ function detailRow(i) {
     args.append(pre);
     about.append(args);
   }
-  td.append(about, facts, trialTable(i));
+  td.append(about, facts);
+  const config = filters.config.value;
+  const denials = denialsOf[i].filter((d) => !config || data.trialConfigs[d[1]] === config);
+  if (denials.length) {
+    const box = el("div", null, "kernel-denials");
+    box.append(el("b", "Kernel denials after the call (those that could decide first, then the survived ones):"));
+    const ul = el("ul");
+    for (const [, k, list] of denials) {
+      const li = el("li");
+      li.append(el("b", data.trialConfigs[k] + ": "), list.join("; "));
+      ul.append(li);
+    }
+    box.append(ul);
+    td.append(box);
+  }
+  td.append(trialTable(i));
   tr.append(td);
   return tr;
 }
@@ -173,8 +191,9 @@ function toggle(row) {
 }
 
 function matches(c, i) {
-  const f = { category: filters.category.value, config: filters.config.value, outcome: filters.outcome.value, text: filters.text.value.trim().toLowerCase() };
+  const f = { category: filters.category.value, suite: filters.suite.value, config: filters.config.value, outcome: filters.outcome.value, text: filters.text.value.trim().toLowerCase() };
   if (f.category && c[1] !== f.category) return false;
+  if (f.suite && c[12] !== f.suite) return false;
   if (f.text && ![c[0], c[4], c[5], c[7], c[8]].some((s) => s.toLowerCase().includes(f.text))) return false;
   const trials = trialsOf[i].filter((t) => !f.config || data.trialConfigs[t[1]] === f.config);
   if (f.config && trials.length === 0) return false;

@@ -4,7 +4,7 @@
  * the trial records. Tables are HTML (sortable), each figure downloads as SVG or PNG, and the
  * cases table opens every trial of a case under every config.
  */
-import { coverageCaveats } from "../caveats.js";
+import { CAVEAT_LABELS, caveatLabels, caveats } from "../caveats.js";
 import type { Summary } from "../summarize.js";
 import type { TrialRecord } from "../trial.js";
 import { DOWNLOAD_SCRIPT, figure, heatMapSvg, latencySvg, paperSvg, ratesSvg } from "./charts.js";
@@ -40,7 +40,11 @@ const option = (value: string, text = value) =>
 /** The cases table's skeleton: filters and headers; the script fills the rows from `data`. */
 function casesSection(data: PageData): string {
   const categories = [...new Set(data.cases.map((c) => c[1]))].sort();
-  const head = ["case", "title", "category", "kind", "server · tool"]
+  // The core set first, then the other suites by name.
+  const suites = [...new Set(data.cases.map((c) => c[12]))].sort(
+    (a, b) => Number(b === "core") - Number(a === "core") || a.localeCompare(b),
+  );
+  const head = ["case", "title", "category", "suite", "kind", "server · tool"]
     .map((h) => `<th scope="col" aria-sort="none"><button type="button">${escapeHtml(h)}</button></th>`)
     .concat(
       data.trialConfigs.map(
@@ -49,8 +53,9 @@ function casesSection(data: PageData): string {
       ),
     )
     .join("");
-  return `${para("Each cell: attacks, trials fired / trials judged (0 is prevented) and the layer that stopped them; benign cases, trials failed / trials. Open a case (click its row, or its name and Enter) for its title, note and arguments, and its trials under each config: verdict, evidence, the layer and rule that stopped it, how it ended, any error, latency and the response's size and sha256.", "note")}<form class="filters" id="case-filters" role="search" aria-label="Filter the cases">
+  return `${para("Each cell: attacks, trials fired / trials judged (0 is prevented) and the layer that stopped them; benign cases, trials failed / trials. Suite: core is the paper's set (the core manifest); extension and external cases, and the other suites, are never compared with Table 1. Open a case (click its row, or its name and Enter) for its title, note and arguments, the kernel's denials after the call under each config, and its trials under each config: verdict, evidence, the layer and rule that stopped it, how it ended, any error, latency and the response's size and sha256.", "note")}<form class="filters" id="case-filters" role="search" aria-label="Filter the cases">
 <label>Category <select id="f-category">${option("", "all")}${categories.map((c) => option(c)).join("")}</select></label>
+<label>Suite <select id="f-suite">${option("", "all")}${suites.map((c) => option(c)).join("")}</select></label>
 <label>Config <select id="f-config">${option("", "all")}${data.trialConfigs.map((c) => option(c)).join("")}</select></label>
 <label>Outcome (some trial) <select id="f-outcome">${option("", "any")}${option("fired", "attack fired")}${option("stopped", "attack stopped")}${option("benign-failed", "benign failed")}${option("error", "trial error")}</select></label>
 <label>Search <input type="search" id="f-text" placeholder="case, title, server, tool or tag"></label>
@@ -63,7 +68,7 @@ function casesSection(data: PageData): string {
 }
 
 /** The figures (inline SVG, each downloadable), the heat map's table under its figure. */
-function chartsSection(ctx: SectionContext, data: PageData, partial: boolean): string {
+function chartsSection(ctx: SectionContext, data: PageData, labels: string): string {
   const rows = heatRows(ctx);
   const heat = figure(
     "heat-map",
@@ -77,7 +82,7 @@ ${figure("rates", "APR, V-APR, FPR per config (95% Wilson interval)", ratesSvg(d
   "paper",
   "Ours vs the paper's Table 1 (APR, V-APR)",
   paperSvg(data),
-  partial ? para("A partial run: see the caveat above Table 1.", "note") : "",
+  labels ? para(`${labels} See the caveats above Table 1.`, "note") : "",
 )}${figure(
   "latency-cdf",
   "Tool call latency, benign cases (CDF per config)",
@@ -89,10 +94,15 @@ ${figure("rates", "APR, V-APR, FPR per config (95% Wilson interval)", ratesSvg(d
 `;
 }
 
+/** How the run differs from the paper's benchmark, each caveat under its label (caveats.ts). */
 function caveatBox(summary: Summary): string {
-  const caveats = coverageCaveats(summary);
-  if (caveats.length === 0) return "";
-  return `<div class="caveat" role="note"><p><strong>A partial run.</strong></p>${caveats.map((c) => para(c)).join("")}</div>\n`;
+  const list = caveats(summary);
+  if (list.length === 0) return "";
+  const items = list.map(
+    (c) =>
+      `<p data-caveat="${escapeHtml(c.kind)}"><strong>${escapeHtml(CAVEAT_LABELS[c.kind])}</strong> ${escapeHtml(c.text)}</p>`,
+  );
+  return `<div class="caveat" role="note">${items.join("\n")}</div>\n`;
 }
 
 /** [anchor, label in the contents, heading, body]; a section without a body is left out. */
@@ -108,7 +118,7 @@ function sections(input: PageInput, ctx: SectionContext, data: PageData): [strin
         ? `${caveat}${tableOne(ctx)}<h3>Why these oracles are stricter than the paper's</h3>\n${input.stricter.map((p) => para(p, "note")).join("")}`
         : caveat,
     ],
-    ["charts", "Charts", "Charts", chartsSection(ctx, data, caveat !== "")],
+    ["charts", "Charts", "Charts", chartsSection(ctx, data, caveatLabels(caveats(summary)))],
     ["latency", "Latency", "Latency", latencyTables(ctx)],
     [
       "layers",

@@ -3,6 +3,7 @@
  * the run in a compact form for the per-case drill-down. Built from the summary and the trial
  * records alone, so `mcpguard report` rebuilds the same page from `trials.ndjson`.
  */
+import { suiteOf } from "../coreSet.js";
 import { isUnjudged } from "../outcomes.js";
 import type { Interval } from "../stats.js";
 import { type ConfigSummary, DIRECT, type Summary, sortConfigs } from "../summarize.js";
@@ -16,7 +17,8 @@ export type TrialOutcome = "fired" | "stopped" | "unjudged" | "passed" | "failed
 /**
  * [id, category, kind, visibility, server, tool, viable (null: unknown), tags, title, note,
  * the call as JSON (the tool call's arguments, or a protocol case's steps), "arguments" or
- * "steps"] (title, note and call empty in runs recorded before they were kept)
+ * "steps", suite (`core`, `extension`, `external`, or the case's category; coreSet.ts)] (title,
+ * note and call empty in runs recorded before they were kept)
  */
 export type CaseRow = [
   string,
@@ -31,6 +33,7 @@ export type CaseRow = [
   string,
   string,
   "arguments" | "steps",
+  string,
 ];
 
 /**
@@ -69,6 +72,11 @@ export interface PageData {
   trialConfigs: string[];
   cases: CaseRow[];
   trials: TrialRow[];
+  /**
+   * [case index, config index, denials]: the kernel's denials after the call in a case's trials
+   * under a config, as summary.json's caseResults list them (`kernelDenials`); only where there are some.
+   */
+  denials: [number, number, string[]][];
 }
 
 export function outcomeOf(r: TrialRecord): TrialOutcome {
@@ -118,6 +126,7 @@ function drillDown(summary: Summary, records: TrialRecord[]) {
       r.note ?? "",
       r.steps ? JSON.stringify(r.steps, null, 2) : r.arguments ? JSON.stringify(r.arguments, null, 2) : "",
       r.steps ? "steps" : "arguments",
+      suiteOf(r),
     ]);
   }
   const configIndex = new Map(trialConfigs.map((c, i) => [c, i]));
@@ -144,7 +153,15 @@ function drillDown(summary: Summary, records: TrialRecord[]) {
       ],
     )
     .sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
-  return { trialConfigs, cases, trials };
+  const denials: [number, number, string[]][] = summary.caseResults
+    .filter((r) => r.kernelDenials?.length && caseIndex.has(r.id) && configIndex.has(r.config))
+    .map((r) => [
+      caseIndex.get(r.id) as number,
+      configIndex.get(r.config) as number,
+      r.kernelDenials as string[],
+    ]);
+  denials.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  return { trialConfigs, cases, trials, denials };
 }
 
 export function pageData(

@@ -5,7 +5,7 @@
  * the cells of html.ts.
  */
 import { wilson } from "../stats.js";
-import { type ConfigSummary, DIRECT, NO_DECISION, type Summary } from "../summarize.js";
+import { type ConfigSummary, DIRECT, NO_DECISION, notRunEntries, type Summary } from "../summarize.js";
 import type { TrialRecord } from "../trial.js";
 import {
   type CellLike,
@@ -250,7 +250,26 @@ export function layerTables(ctx: SectionContext): string {
         ]),
       })
     : "";
-  return visibility + stopped + backends;
+  return visibility + stopped + kernelTable(ctx) + backends;
+}
+
+/** The kernel's denials after the call beside the credited layers (summary.json configs.<c>.kernel). */
+function kernelTable(ctx: SectionContext): string {
+  const configs = ctx.configs.filter((n) => conf(ctx, n).kernel);
+  if (!configs.some((n) => conf(ctx, n).kernel?.trials)) return "";
+  const count = (n: number): CellLike =>
+    n ? { text: String(n), sort: n } : { text: "0", sort: 0, cls: "zero" };
+  return table({
+    caption: "Kernel denials after the call (core trials)",
+    note: "Trials in which the kernel layer denied something after the call, beside the layer credited above: the kernel denial decided (no decision record did, and the runtime did not survive it); a decision record decided and the kernel denied something the runtime did not survive as well; or every denial was survived (a start-up target, a runtime probe, or the call's outcome held). Each case's denials are in its drill-down under Cases.",
+    head: ["config", "trials with a denial", "decided by the kernel", "beside a decision", "all survived"],
+    rows: configs.map((name) => {
+      const k = conf(ctx, name).kernel ?? { trials: 0, decided: 0, besideDecision: 0, survived: 0 };
+      return [name, count(k.trials), count(k.decided), count(k.besideDecision), count(k.survived)];
+    }),
+    sortable: true,
+    id: "kernel-denials",
+  });
 }
 
 /** How the prevented attack trials ended, per config. */
@@ -304,11 +323,26 @@ export function errorTables(summary: Summary): string {
   } else {
     out += para("No trial ended in an error.");
   }
-  if (summary.notRun.length) {
+  const notRun = notRunEntries(summary);
+  if (notRun.configs.length) {
     out += table({
-      caption: `Not run (${summary.notRun.length})`,
+      caption: `Configs not run (${notRun.configs.length})`,
+      note: "Configs this host could not enforce: they ran no trial, and are not zero in any table.",
+      head: ["config", "cases", "reason"],
+      rows: notRun.configs.map((n) => [
+        n.config,
+        { text: String(n.cases), sort: n.cases },
+        { text: n.reason, cls: "text" },
+      ]),
+      sortable: true,
+      id: "configs-not-run",
+    });
+  }
+  if (notRun.cases.length) {
+    out += table({
+      caption: `Cases not run (${notRun.cases.length})`,
       head: ["config", "case", "reason"],
-      rows: summary.notRun.map((n) => [n.config, n.id, { text: n.reason, cls: "text" }]),
+      rows: notRun.cases.map((n) => [n.config, n.id, { text: n.reason, cls: "text" }]),
       sortable: true,
     });
   }

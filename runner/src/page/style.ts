@@ -49,6 +49,8 @@ table.trials { margin: 0; font-size: .9em; } table.trials caption { font-weight:
 table.trials tr.outcome-fired td.outcome, table.trials tr.outcome-failed td.outcome { background: var(--bad); }
 table.trials tr.outcome-stopped td.outcome, table.trials tr.outcome-passed td.outcome { background: var(--good); }
 td.hash code { font-size: .9em; }
+tr.detail .kernel-denials { max-width: 60rem; margin: 0 0 .5rem; } tr.detail .kernel-denials ul { margin: .2rem 0; padding-left: 1.2rem; } tr.detail .kernel-denials li { overflow-wrap: anywhere; font-size: .9em; }
+.caveat strong { color: #7a4f00; }
 @media print {
   body { margin: 0; max-width: none; font-size: 11px; } nav.toc, form.filters, .downloads, details.wide { display: none; }
   .svg-box svg.narrow-only { display: none; } .svg-box svg.wide-only { display: block; }
