@@ -24,7 +24,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { underMountRoot } from "../src/cgroupMount.ts";
 import { findCgroup2 } from "../src/containment.ts";
-import { isAlive, MCPGUARD } from "./helpers.ts";
+import { hostPid, isAlive, MCPGUARD } from "./helpers.ts";
 
 const SLOW = join(import.meta.dirname, "fixtures", "slow.mjs");
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), "mcpguard-helper-exit-")));
@@ -246,7 +246,8 @@ describe.concurrent("a helper stopped mid-run leaves no cgroup and no process of
       const helper = start(["policy", "derive", "--root", root, "--", process.execPath, SLOW, "--probed"], {
         env: { ...process.env, TMPDIR: tmp },
       });
-      const server = await until("the probed server", helper, () => hanging(helper));
+      // Under L3 the server says its PID namespace's number (bpf/launcher.c, --isolate pid).
+      const server = hostPid(await until("the probed server", helper, () => hanging(helper)), helper.pid);
       const dirs = cgroupDirs(server);
       // The probe's session (derive's second cgroup), run's own inside it, and run's v1 cgroups.
       const run = /\/mcpguard-(\d+)-1-[0-9a-f]+$/.exec(
@@ -278,7 +279,8 @@ describe.concurrent("a helper stopped mid-run leaves no cgroup and no process of
         SLOW,
         "--probed",
       ]);
-      const server = await until("the probed server", helper, () => hanging(helper));
+      // Under L3 the server says its PID namespace's number (bpf/launcher.c, --isolate pid).
+      const server = hostPid(await until("the probed server", helper, () => hanging(helper)), helper.pid);
       const dirs = cgroupDirs(server);
       const { code } = await helper.exited;
       expect(code, helper.stderr()).toBe(0);
