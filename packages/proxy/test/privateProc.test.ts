@@ -192,6 +192,16 @@ describe.skipIf(!l3Ready)("the launcher with --isolate pid", () => {
     expect(launch("/bin/sh", "-c", "echo $$; cat /proc/1/comm").stdout).toBe("2\nmcpguard-exec\n");
   });
 
+  it("holds no copy of the server's output: a server that closes it is seen doing so while it runs", async () => {
+    const child = spawn(LAUNCHER, ["--isolate", "pid", "--", "/bin/sh", "-c", "exec >&-; sleep 1"]);
+    const events: string[] = [];
+    child.stdout.on("end", () => events.push("end"));
+    child.stdout.resume();
+    await new Promise((resolve) => child.once("exit", resolve));
+    events.push("exit");
+    expect(events).toEqual(["end", "exit"]);
+  });
+
   it("passes SIGUSR1 on to the server, once; SIGKILL of the launcher takes every process of the namespace", async () => {
     const script =
       "n=0; trap 'n=$((n+1))' USR1; echo ready; while [ $n -eq 0 ]; do sleep 0.05; done; sleep 0.3; exit $((10+n))";
