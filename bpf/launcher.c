@@ -12,9 +12,9 @@
  * IPC namespace, so no SysV object or POSIX message queue of the host can be reached; a new
  * network namespace with only its loopback up, for a server whose policy grants no network, so
  * the abstract unix socket names it binds are its own and no other program's; new PID and mount
- * namespaces with a /proc of their own, so the server sees no process but its own and its init,
- * see enter_pid_namespace), drop the
- * capabilities a server has no business with, set no_new_privs, restrict itself with Landlock,
+ * namespaces with a /proc of their own, so the server sees no process but its own and its init:
+ * see enter_pid_namespace), drop the capabilities a server has no business with, set
+ * no_new_privs, restrict itself with Landlock,
  * install the seccomp filter of seccomp.h (--seccomp; without --isolate ipc it also refuses SysV
  * IPC), cap the size of every file it writes (--fsize: RLIMIT_FSIZE, with SIGXFSZ ignored so a
  * write past it fails with EFBIG instead of killing the writer), close every descriptor but
