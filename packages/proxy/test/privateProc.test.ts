@@ -192,6 +192,27 @@ describe.skipIf(!l3Ready)("the launcher with --isolate pid", () => {
     expect(launch("/bin/sh", "-c", "echo $$; cat /proc/1/comm").stdout).toBe("2\nmcpguard-exec\n");
   });
 
+  it.skipIf(!existsSync("/usr/bin/setpriv"))(
+    "without CAP_SYS_ADMIN the probe says no PID namespace, and a launcher asked for one refuses to start (126)",
+    () => {
+      const nobody = ["--reuid=65534", "--regid=65534", "--clear-groups", LAUNCHER];
+      const probed = JSON.parse(
+        spawnSync("/usr/bin/setpriv", [...nobody, "--probe"], { encoding: "utf8" }).stdout,
+      );
+      expect(probed).toMatchObject({
+        pidNamespace: false,
+        pidNamespaceError: expect.stringMatching(/CLONE_NEWPID/),
+      });
+      const refused = spawnSync("/usr/bin/setpriv", [...nobody, "--isolate", "pid", "--", "/bin/true"], {
+        encoding: "utf8",
+      });
+      expect(refused.status).toBe(126);
+      expect(refused.stderr).toBe(
+        "mcpguard-exec: cannot give the server namespaces of its own: Operation not permitted\n",
+      );
+    },
+  );
+
   it("holds no copy of the server's output: a server that closes it is seen doing so while it runs", async () => {
     const child = spawn(LAUNCHER, ["--isolate", "pid", "--", "/bin/sh", "-c", "exec >&-; sleep 1"]);
     const events: string[] = [];
