@@ -20,7 +20,7 @@ import {
 import { parseCommand } from "@mcpguard/readers";
 import type { Manifest, Permission } from "./manifest.js";
 
-export type { Manifest, Permission } from "./manifest.js";
+export type { Manifest } from "./manifest.js";
 
 export function loadManifest(file: string): Promise<Manifest> {
   return loadValidated(file, "agentbound-manifest", async () => (await import("./manifest.js")).Manifest);

@@ -164,7 +164,7 @@ function findProgram(name: string, path: string | undefined): string | undefined
 const PYTHON = /^python(\d+(\.\d+)?)?$/;
 
 /** The virtual environment an interpreter path (as invoked) belongs to: the folder holding pyvenv.cfg. */
-export function venvOf(interpreter: string): string | undefined {
+function venvOf(interpreter: string): string | undefined {
   for (const dir of [dirname(dirname(interpreter)), dirname(interpreter)]) {
     if (existsSync(join(dir, "pyvenv.cfg"))) return dir;
   }
@@ -194,7 +194,7 @@ function venvConfig(venv: string): Map<string, string> {
  * (an editable install's project). Nothing else of the environment: its `bin` holds only the
  * scripts, which are granted as the programs they are.
  */
-export function pythonNeeds(interpreter: string): { read: string[]; notes: string[] } {
+function pythonNeeds(interpreter: string): { read: string[]; notes: string[] } {
   const read: string[] = [];
   const notes: string[] = [];
   const add = (path: string | undefined) => {

@@ -7,12 +7,12 @@
  * is not granted never leaves at all.
  */
 
-export const TYPE_A = 1;
-export const TYPE_CNAME = 5;
-export const TYPE_AAAA = 28;
-export const TYPE_OPT = 41;
-export const TYPE_SVCB = 64;
-export const TYPE_HTTPS = 65;
+const TYPE_A = 1;
+const TYPE_CNAME = 5;
+const TYPE_AAAA = 28;
+const TYPE_OPT = 41;
+const TYPE_SVCB = 64;
+const TYPE_HTTPS = 65;
 const CLASS_IN = 1;
 
 export const RCODE_SERVFAIL = 2;

@@ -60,7 +60,7 @@ export interface GuardOptions {
  * with a /proc of their own (`pid`), which lists no process but the server's and its init, so the
  * ruleset grants /proc read-only.
  */
-export interface Isolation {
+interface Isolation {
   ipc: boolean;
   net: boolean;
   pid?: boolean;

@@ -1,6 +1,20 @@
-export * from "./binaries.js";
-export * from "./compile.js";
-export * from "./guard.js";
-export * from "./launchers.js";
-export * from "./probe.js";
-export { parseUpstream, systemNameServers, type Upstream } from "./resolver.js";
+export { type Binaries, binaries, KERNEL_LAYER_MANIFEST, whyAbsent } from "./binaries.js";
+export {
+  compile,
+  encodeRecords,
+  type KernelNeeds,
+  planAccess,
+  RULESET_HEADER,
+  writablePaths,
+} from "./compile.js";
+export { type KernelEvent, KernelGuard, KernelSetupError, PendingLoader } from "./guard.js";
+export { LaunchError, parseNpx, resolveLaunch, splitCommand } from "./launchers.js";
+export {
+  CAPABILITIES,
+  capabilityBackends,
+  HARDENING,
+  hardeningBackends,
+  LANDLOCK_MIN_ABI,
+  probeBackends,
+} from "./probe.js";
+export { parseUpstream, type Upstream } from "./resolver.js";

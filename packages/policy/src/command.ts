@@ -48,7 +48,7 @@ export interface CommandCheck {
   keepEnv: ReadonlySet<string>;
 }
 
-export type Access = "read" | "write" | "touch";
+type Access = "read" | "write" | "touch";
 
 const contexts = new WeakMap<Variables, WeakMap<ReadonlySet<string>, ShellContext>>();
 
@@ -72,7 +72,7 @@ export function shellContext(vars: Variables, keepEnv: ReadonlySet<string>): She
 }
 
 /** How a field reads in a reason: the unknown parts as `…`. */
-export function shown(field: Field): string {
+function shown(field: Field): string {
   return field.text.split(UNKNOWN_MARK).join("…");
 }
 
@@ -274,7 +274,7 @@ function checkUrlWord(word: string, c: CommandCheck): Decision {
 }
 
 /** One field that may name a file: known, a name in a known directory, a number, or unknown. */
-export function checkField(
+function checkField(
   field: Field,
   access: Access,
   cwd: string | undefined,
@@ -363,7 +363,7 @@ function execIndex(allowed: readonly string[]): Map<string, (string | undefined)
 }
 
 /** Whether the policy lists the program (by name, by absolute path, or with its git subcommand). */
-export function executableAllowed(argv: readonly Field[], allowed: readonly string[], cwd: string): boolean {
+function executableAllowed(argv: readonly Field[], allowed: readonly string[], cwd: string): boolean {
   const program = (argv[0] as Field).text;
   const git = basename(program) === "git";
   const sub = git ? gitSubcommand(argv.slice(1)).name : argv[1]?.text;

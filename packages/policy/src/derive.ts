@@ -103,7 +103,7 @@ function roleOf(name: string, schema: Record<string, unknown>, tool: ListedTool)
  * touch; what writes, fetches or interprets (cp, rm, curl, python, sh) is for a person, or policy
  * learn, to add. A decision of derive's (docs/DESIGN.md, "Drafts").
  */
-export const INSPECTION_PROGRAMS = [
+const INSPECTION_PROGRAMS = [
   "cat",
   "head",
   "tail",
@@ -198,7 +198,7 @@ export function probeTool(tools: readonly ListedTool[]): { tool: string; arg: st
 /** A grant of everything beneath `dir`. */
 const beneath = (dir: string) => `${dir.replace(/\/$/, "")}/**`;
 
-export function deriveTool(tool: ListedTool, context: DeriveContext = { roots: [] }): DraftTool {
+function deriveTool(tool: ListedTool, context: DeriveContext = { roots: [] }): DraftTool {
   const notes: string[] = [];
   // fromEntries defines own properties: an argument the server names "__proto__" stays an argument.
   const args: Record<string, ArgRole> = Object.fromEntries(

@@ -60,10 +60,6 @@ export async function loadValidated<T>(
   return parseWith(file, json, await schema());
 }
 
-export function parseFile<T>(file: string, schema: z.ZodType<T>): T {
-  return parseWith(file, readJson(file), schema);
-}
-
 function parseWith<T>(file: string, json: unknown, schema: z.ZodType<T>): T {
   const parsed = schema.safeParse(json);
   if (!parsed.success) throw new PolicyError(formatIssues(file, parsed.error).join("\n"));

@@ -30,7 +30,7 @@ export interface CanonicalPath {
 }
 
 /** Links followed in one resolution before it is a loop: the kernel's own limit (MAXSYMLINKS). */
-export const MAX_SYMLINKS = 40;
+const MAX_SYMLINKS = 40;
 
 /** What {@link walk} made of a path: the file it names, or the loop it ran into. */
 interface Walked {

@@ -46,7 +46,7 @@ export const CAPABILITY_BUILTINS = new Map([
  * of programs' options adds the variables that hand a program a command or options
  * (`VARIABLE_FACTS`: `LESSOPEN`, `TAR_OPTIONS`, `MANOPT`, `RSYNC_RSH`, ...).
  */
-export const CODE_VARIABLES = new Set([
+const CODE_VARIABLES = new Set([
   "PATH",
   "LD_PRELOAD",
   "LD_LIBRARY_PATH",

@@ -38,7 +38,7 @@ import type { z } from "zod";
 /** node:crypto on first use: loading it costs a start that needs none (C0 without an audit log) about 5 ms. */
 const nodeCrypto = () => process.getBuiltinModule("node:crypto");
 
-export function cacheDir(): string {
+function cacheDir(): string {
   if (process.env.MCPGUARD_CACHE_DIR) return process.env.MCPGUARD_CACHE_DIR;
   const uid = process.getuid?.() ?? 0;
   if (uid === 0) {

@@ -113,7 +113,7 @@ function classifySingle(value: unknown): Classified {
   return { kind: "response", id: rawId as JsonRpcId | null, error: hasError, message: value };
 }
 
-export interface JsonRpcErrorObject {
+interface JsonRpcErrorObject {
   code: number;
   message: string;
   data?: unknown;

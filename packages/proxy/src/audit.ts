@@ -9,8 +9,6 @@ import { basename, dirname, join } from "node:path";
 import { CHAIN_FIELDS, claimedMac, firstLine, lastLine, seal } from "./auditChain.js";
 import { type LogEvent, maintain, rotatedFiles, SETTLE_MS } from "./auditCompact.js";
 
-export type { LogEvent } from "./auditCompact.js";
-
 import {
   canonicalLog,
   claimHeads,
@@ -24,9 +22,9 @@ import {
 /** node:crypto on first use: loading it costs a start that needs none (C0 without an audit log) about 5 ms. */
 const nodeCrypto = () => process.getBuiltinModule("node:crypto");
 
-export type Decision = "allow" | "deny" | "modify";
+type Decision = "allow" | "deny" | "modify";
 
-export interface DecisionEvent {
+interface DecisionEvent {
   type: "decision";
   server: string;
   tool: string;
@@ -47,7 +45,7 @@ export interface DecisionEvent {
   needs?: { capability: string; value: string }[];
 }
 
-export interface LifecycleEvent {
+interface LifecycleEvent {
   type: "lifecycle";
   server: string;
   config: string;
@@ -426,7 +424,7 @@ export class AuditLog {
 }
 
 /** The MAC of a file's first line: the file's identity in the chain. */
-export function headOf(file: string): string | undefined {
+function headOf(file: string): string | undefined {
   let fd: number;
   try {
     fd = openSync(file, "r");

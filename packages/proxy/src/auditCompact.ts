@@ -103,7 +103,7 @@ export function rotatedFiles(path: string): RotatedFile[] {
 }
 
 /** Sequence numbers as runs: [3, 4, 5, 9] is "3-5,9". */
-export function seqRanges(seqs: number[]): string {
+function seqRanges(seqs: number[]): string {
   const sorted = [...new Set(seqs)].sort((a, b) => a - b);
   const runs: string[] = [];
   for (let i = 0; i < sorted.length; ) {
@@ -194,7 +194,7 @@ function droppable(
   return { session: chain[1] as string, seq };
 }
 
-export interface Compaction {
+interface Compaction {
   /** The file's new text. */
   kept: string;
   dropped: Record<string, string>;
@@ -205,7 +205,7 @@ export interface Compaction {
  * What compacting a file's text keeps and drops: see the module's comment. `nextLines` are the
  * first lines of the next file, whose session starts may anchor in this one.
  */
-export function compaction(text: string, key: Buffer, nextLines: string[] = []): Compaction {
+function compaction(text: string, key: Buffer, nextLines: string[] = []): Compaction {
   const lines = text.split("\n");
   const tail = lines.pop() ?? ""; // A torn last line stays as it is.
   if (lines.length === 0) return { kept: text, dropped: {}, count: 0 };
@@ -234,7 +234,7 @@ export function compaction(text: string, key: Buffer, nextLines: string[] = []):
 }
 
 /** The sessions with a line in a file: all of them, and those with a line that is not bookkeeping. */
-export interface FileSessions {
+interface FileSessions {
   all: Set<string>;
   records: Set<string>;
 }
@@ -243,7 +243,7 @@ export interface FileSessions {
  * The sessions of `text`'s lines: each line's chain field `,"session":"..."` (a `prior` names
  * sessions too, each as `{"session":...`; an event has no field of that name).
  */
-export function sessionsIn(text: string): FileSessions {
+function sessionsIn(text: string): FileSessions {
   const found: FileSessions = { all: new Set(), records: new Set() };
   const marker = ',"session":"';
   let start = 0;

@@ -30,7 +30,7 @@ import { accountHome, stateHome } from "./stateHome.js";
 /** node:crypto on first use: loading it costs a start that needs none (C0 without an audit log) about 5 ms. */
 const nodeCrypto = () => process.getBuiltinModule("node:crypto");
 
-export const AUDIT_KEY_ENV = "MCPGUARD_AUDIT_KEY";
+const AUDIT_KEY_ENV = "MCPGUARD_AUDIT_KEY";
 
 /** A key that cannot be used as it is, or an audit log that cannot be opened: one line, exit status 2. */
 export class AuditSetupError extends UsageError {}

@@ -15,13 +15,13 @@ import { parseRanges } from "./auditCompact.js";
 import { canonicalLog, type Head, type PriorRef, readHeads } from "./auditHeads.js";
 import { AuditRecord, ChainFields, firstIssue } from "./auditRecords.js";
 
-export interface Problem {
+interface Problem {
   file: string;
   line: number;
   what: string;
 }
 
-export interface Unterminated {
+interface Unterminated {
   session: string;
   server: string;
   started: string;

@@ -1,6 +1,6 @@
 /** The defense configurations of DESIGN.md and the layers each one composes. */
 
-export const LAYERS = {
+const LAYERS = {
   L1: "L1 policy",
   L2: "L2 validator",
   L3: "L3 kernel",
@@ -9,7 +9,7 @@ export const LAYERS = {
 /** The name of a layer (layers.ts has the `Layer` each one stands for). */
 export type LayerName = keyof typeof LAYERS;
 
-export const CONFIGS = {
+const CONFIGS = {
   C0: [],
   "C-AB": ["AB"],
   "C-app": ["L1", "L2"],
@@ -22,7 +22,7 @@ export type ConfigName = keyof typeof CONFIGS;
 export const CONFIG_NAMES = Object.keys(CONFIGS) as ConfigName[];
 
 /** Layers this build of mcpguard can apply. A config needing any other layer is refused. */
-export const BUILT_LAYERS: ReadonlySet<LayerName> = new Set<LayerName>(["L1", "L2", "L3", "AB"]);
+const BUILT_LAYERS: ReadonlySet<LayerName> = new Set<LayerName>(["L1", "L2", "L3", "AB"]);
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
@@ -32,7 +32,7 @@ function describe(layers: readonly LayerName[]): string {
   return listLayers(layers.map((l) => `${l} (${LAYERS[l].replace(/^L\d /, "")})`));
 }
 
-export function isConfigName(name: string): name is ConfigName {
+function isConfigName(name: string): name is ConfigName {
   return Object.hasOwn(CONFIGS, name);
 }
 

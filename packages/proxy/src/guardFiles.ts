@@ -38,7 +38,7 @@ export interface GuardFile {
 }
 
 /** A guard file in the server's reach: one line, exit status 2. */
-export class GuardFileError extends UsageError {}
+class GuardFileError extends UsageError {}
 
 /** The canonical path of a path that may not exist yet: the realpath of its nearest existing ancestor, plus the rest. */
 export function canonical(path: string): string {

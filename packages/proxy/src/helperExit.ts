@@ -36,7 +36,7 @@ export function hold(thing: Held): () => void {
 }
 
 /** The exit status of a process that stopped on `signal`, as a shell reports it. */
-export function signalStatus(signal: NodeJS.Signals): number {
+function signalStatus(signal: NodeJS.Signals): number {
   return 128 + (constants.signals[signal] ?? 0);
 }
 

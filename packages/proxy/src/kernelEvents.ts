@@ -71,7 +71,7 @@ interface Window {
 }
 
 /** The record for a kernel event. */
-export function kernelRecord(event: KernelEvent, server: string, config: string): KernelAuditEvent {
+function kernelRecord(event: KernelEvent, server: string, config: string): KernelAuditEvent {
   const { type, decision, ...rest } = event;
   const deny = type === "deny" || type === "denied" || decision === "deny";
   return { ...rest, type: "kernel", event: type, decision: deny ? "deny" : "observe", server, config };

@@ -33,7 +33,7 @@ import { realpathSync, statSync } from "node:fs";
 import { basename, delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import type { AuditRecord } from "./auditRecords.js";
 
-export type Capability = "read" | "write" | "exec" | "network" | "sql";
+type Capability = "read" | "write" | "exec" | "network" | "sql";
 
 /** What {{cwd}}, {{home}} and {{tmp}} stood for in a session. */
 export interface World {
@@ -65,7 +65,7 @@ export interface Proposal {
   because: Refusal[];
 }
 
-export interface NotProposed {
+interface NotProposed {
   refusal: Refusal;
   why: string;
 }
@@ -286,7 +286,7 @@ function sessionsOf(records: readonly AuditRecord[], server: string): Session[] 
 const seqOf = (r: AuditRecord) => Number((r as { seq?: unknown }).seq ?? 0);
 
 /** Each refusal of the sessions, given to the call it happened in. */
-export function refusalsOf(
+function refusalsOf(
   records: readonly AuditRecord[],
   options: Pick<LearnOptions, "server" | "tools">,
   describe: Describe,

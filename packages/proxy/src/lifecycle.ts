@@ -11,7 +11,7 @@ import type { Limits } from "./limits.js";
 import { ReaperError } from "./reaper.js";
 
 /** sysexits' EX_SOFTWARE: the proxy itself failed. */
-export const EXIT_INTERNAL = 70;
+const EXIT_INTERNAL = 70;
 
 export interface ServerContainmentOptions {
   limits: Limits;
@@ -27,18 +27,6 @@ export interface ServerContainmentOptions {
    */
   onReaperSpawned?: (containment: Containment) => void;
   log?: (line: string) => void;
-}
-
-/** The server's containment, with its limits applied and its reaper armed. */
-export async function openServerContainment(options: ServerContainmentOptions): Promise<Containment> {
-  const { containment, armed } = await startServerContainment(options);
-  try {
-    await armed;
-  } catch (error) {
-    containment.dispose();
-    throw error;
-  }
-  return containment;
 }
 
 /**

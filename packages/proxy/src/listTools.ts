@@ -18,7 +18,7 @@ import { type Containment, createContainment } from "./containment.js";
 import { hold } from "./helperExit.js";
 import { ReaperError } from "./reaper.js";
 
-export const PROTOCOL_VERSION = "2025-11-25";
+const PROTOCOL_VERSION = "2025-11-25";
 
 /** How long a server that announces tool changes may take to announce one after a listing. */
 const SETTLE_MS = 300;

@@ -17,14 +17,7 @@ import { type AuditLog, serverNameFromCommand } from "./audit.js";
 import { type Containment, createContainment, signalGroup } from "./containment.js";
 import { type Interceptor, Router } from "./router.js";
 
-export type {
-  ForwardedRequest,
-  Interceptor,
-  ItemDecision,
-  ResultChange,
-  ToolCall,
-  Verdict,
-} from "./router.js";
+export type { Interceptor } from "./router.js";
 
 export interface RelayOptions {
   /** The server command and its arguments. */
@@ -79,7 +72,7 @@ export interface RelayOptions {
   startWatchMs?: number;
 }
 
-export function exitStatus(code: number | null, signal: NodeJS.Signals | null): number {
+function exitStatus(code: number | null, signal: NodeJS.Signals | null): number {
   if (code !== null) return code;
   const n = signal ? constants.signals[signal] : undefined;
   return 128 + (n ?? 0);

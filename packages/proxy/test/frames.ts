@@ -5,7 +5,7 @@
 import fc from "fast-check";
 
 /** Characters that matter to framing and scanning, among any others. */
-export const unit = fc.oneof(
+const unit = fc.oneof(
   {
     weight: 1,
     arbitrary: fc.constantFrom("\u2028", "\u2029", "\u0085", "\r", "\n", '"', "\\", "[", "{", "é"),
@@ -37,7 +37,7 @@ const METHODS = [
 ];
 const method = fc.constantFrom(...METHODS);
 
-export const message: fc.Arbitrary<unknown> = fc.oneof(
+const message: fc.Arbitrary<unknown> = fc.oneof(
   fc.record({ jsonrpc: fc.constant("2.0"), id: anyId, method, params: json() }),
   fc.record({ jsonrpc: fc.constant("2.0"), method, params: json() }, { requiredKeys: ["jsonrpc", "method"] }),
   fc.record({ jsonrpc: fc.constant("2.0"), id: anyId, result: json() }),
@@ -60,7 +60,7 @@ const spliced = (text: fc.Arbitrary<string>) =>
 const messageText = message.map((m) => JSON.stringify(m));
 
 /** The text of one line (before its terminator), of any kind. */
-export const lineText: fc.Arbitrary<string | Uint8Array> = fc.oneof(
+const lineText: fc.Arbitrary<string | Uint8Array> = fc.oneof(
   { weight: 6, arbitrary: messageText },
   { weight: 2, arbitrary: fc.array(message, { minLength: 1, maxLength: 4 }).map((b) => JSON.stringify(b)) },
   { weight: 2, arbitrary: json(4).map((v) => JSON.stringify(v)) },
@@ -80,7 +80,7 @@ export const lineText: fc.Arbitrary<string | Uint8Array> = fc.oneof(
 );
 
 /** One line as bytes, with its terminator. */
-export const line = fc
+const line = fc
   .tuple(lineText, fc.constantFrom("\n", "\r\n"))
   .map(([text, end]) =>
     Buffer.concat([
@@ -96,7 +96,7 @@ export const traffic = fc.array(fc.tuple(fc.constantFrom("client" as const, "ser
 });
 
 /** The nesting depth of a JSON value, walked with a stack of its own. */
-export function depthOf(value: unknown): number {
+function depthOf(value: unknown): number {
   let max = 0;
   const todo: [unknown, number][] = [[value, 0]];
   while (todo.length > 0) {

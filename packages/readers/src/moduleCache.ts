@@ -74,6 +74,7 @@ export function runModule(
  * Build time only (prime.mjs): write the code cache of every module required so far, with what
  * V8 compiled of it while the build exercised it, each through a temporary file renamed over it.
  * Returns the files written.
+ * @public (prime.mjs imports it from dist/, which knip does not map to src/)
  */
 export function writeModuleCaches(): string[] {
   const written: string[] = [];
@@ -91,6 +92,7 @@ export function writeModuleCaches(): string[] {
 /**
  * For `specifier` once required: whether V8 took the cache it was given (true), refused it (false),
  * or none was found (undefined).
+ * @public (moduleCache.test.ts calls it in a child process, which knip does not see)
  */
 export function cacheTaken(specifier: string): boolean | undefined {
   const rejected = loaded.get(specifier)?.script.cachedDataRejected;

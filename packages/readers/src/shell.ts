@@ -5,20 +5,18 @@
  */
 import { readShell } from "./shell/index.js";
 
-export * from "./shell/index.js";
-
 export interface Redirect {
   op: ">" | ">>" | "<" | ">|" | "<>" | "&>" | "&>>";
   target: string;
 }
 
-export interface SimpleCommand {
+interface SimpleCommand {
   assignments: string[];
   argv: string[];
   redirects: Redirect[];
 }
 
-export interface ParsedCommand {
+interface ParsedCommand {
   commands: SimpleCommand[];
   /** The line holds something only the shell knows at run time. */
   substitution: boolean;

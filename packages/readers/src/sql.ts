@@ -27,7 +27,7 @@ export type { StatementClass } from "./sqlPragmas.js";
 import { readSqlite, type SqlHead, type SqlStatementRead } from "./sqlReader.js";
 
 /** Longest SQL text that is read at all; the sqlite servers take 10 000 characters. */
-export const MAX_SQL_LENGTH = 100_000;
+const MAX_SQL_LENGTH = 100_000;
 
 export interface SqlStatement {
   /** What it is, as a person names it: `SELECT`, `PRAGMA table_info`, `ALTER TABLE DROP COLUMN`. */

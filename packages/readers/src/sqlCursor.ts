@@ -46,12 +46,12 @@ export interface SqlStatementRead {
 }
 
 /** Deepest nesting of parentheses and CASEs read (SQLite 3.40 stops at about 100 parentheses). */
-export const MAX_DEPTH = 100;
+const MAX_DEPTH = 100;
 
 /** Classes of names in SQLite's grammar: `nm`, `ids`, `idj`, `id` are unions of these. */
 export const ID = 1;
-export const STRING = 2;
-export const INDEXED = 4;
+const STRING = 2;
+const INDEXED = 4;
 export const JOIN_KW = 8;
 /** Any name of a table, a column, a schema: an identifier, a string, INDEXED or a join keyword. */
 export const NM = ID | STRING | INDEXED | JOIN_KW;
@@ -63,7 +63,7 @@ export const IDJ = ID | INDEXED | JOIN_KW;
 const END: Omit<SqlToken, "start" | "end"> = { type: "end", text: "", keyword: undefined };
 
 /** Lower case in ASCII only, as SQLite compares names. */
-export const asciiLower = (s: string) => s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+const asciiLower = (s: string) => s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
 
 export class SqlCursor {
   pos = 0;

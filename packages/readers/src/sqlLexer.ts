@@ -14,7 +14,7 @@
  * SQLite stops reading at it, and what follows it would be read by no one.
  */
 
-export type SqlTokenType = "word" | "quoted" | "string" | "blob" | "number" | "variable" | "op" | "end";
+type SqlTokenType = "word" | "quoted" | "string" | "blob" | "number" | "variable" | "op" | "end";
 
 export interface SqlToken {
   type: SqlTokenType;

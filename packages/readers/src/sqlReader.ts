@@ -37,7 +37,7 @@ import {
   withClause,
 } from "./sqlSelect.js";
 
-export type { SqlHead, SqlName, SqlStatementRead } from "./sqlCursor.js";
+export type { SqlHead, SqlStatementRead } from "./sqlCursor.js";
 
 export type SqlRead = { ok: true; statements: SqlStatementRead[] } | { ok: false; reason: string };
 

@@ -27,7 +27,7 @@ export function expr(c: SqlCursor): void {
   if (chain.betweens > 0) c.fail('the "AND" of a BETWEEN');
 }
 
-export function exprList(c: SqlCursor): void {
+function exprList(c: SqlCursor): void {
   do expr(c);
   while (c.acceptOp(","));
 }
@@ -338,7 +338,7 @@ function selectCore(c: SqlCursor, own: boolean): void {
   }
 }
 
-export function parenthesizedList(c: SqlCursor): void {
+function parenthesizedList(c: SqlCursor): void {
   c.open();
   exprList(c);
   c.close();

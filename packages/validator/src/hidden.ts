@@ -14,7 +14,7 @@
  * instructions it carries are judged like visible ones.
  */
 
-export type HiddenKind = "tag" | "bidi-override" | "variation-run" | "invisible-run" | "invisible";
+type HiddenKind = "tag" | "bidi-override" | "variation-run" | "invisible-run" | "invisible";
 
 export interface HiddenFinding {
   kind: HiddenKind;

@@ -1,23 +1,13 @@
-export {
-  type AgentTextClass,
-  type AgentTextContext,
-  type AgentTextFinding,
-  type NameSet,
-  scanAgentText,
-} from "./agentText.js";
-export { CONFUSABLES_DATE, CONFUSABLES_VERSION } from "./confusablesData.js";
-export { type Finding, Scope, type ValidatorContext } from "./context.js";
-export { findHidden, type HiddenFinding, smuggledText } from "./hidden.js";
+export { type NameSet, scanAgentText } from "./agentText.js";
+export { Scope, type ValidatorContext } from "./context.js";
+export { findHidden, smuggledText } from "./hidden.js";
 export { inspectArguments } from "./inspect.js";
 export {
   flagItem,
   type ItemFinding,
   itemName,
-  JOINED,
   LISTINGS,
-  type ListingContext,
   type ListingKind,
-  listingNotice,
   MAX_ITEM_STRINGS,
   NOTICE_PREFIX,
   scanItem,
@@ -25,25 +15,14 @@ export {
   WITHHELD_META,
   withItems,
 } from "./listing.js";
-export { type SanitizedMessage, sanitizeResponse, sanitizeServerMessage } from "./messages.js";
-export {
-  foldLookalikes,
-  NameIndex,
-  NameKeys,
-  nameKeys,
-  sameName,
-  skeleton,
-  withoutIgnorables,
-} from "./names.js";
+export { sanitizeResponse, sanitizeServerMessage } from "./messages.js";
+export { NameIndex, NameKeys } from "./names.js";
 export {
   credentialField,
-  type ScannedText,
   scanElicitation,
   scanInstructions,
   scanPrompt,
   scanSampling,
-  type TextFinding,
-  textNotice,
 } from "./protocolText.js";
-export { type SanitizeContext, Sanitizer, sanitizeResult } from "./sanitize.js";
-export { describeSensitivity, type Sensitivity, sensitivity } from "./sensitive.js";
+export { sanitizeResult } from "./sanitize.js";
+export { describeSensitivity, sensitivity } from "./sensitive.js";

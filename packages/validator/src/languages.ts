@@ -25,7 +25,7 @@
  * of English's, so that English "lies" is never German "lies" (read!).
  */
 
-export type LanguageClass = "injection" | "secrets";
+type LanguageClass = "injection" | "secrets";
 
 export interface LanguageFinding {
   class: LanguageClass;

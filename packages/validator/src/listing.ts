@@ -229,7 +229,7 @@ const LABEL =
   /^\s*(?:[\p{Lu}\p{Lt}\p{N}][\p{L}\p{N}'\u2019-]*|[^\p{L}\s]+|(?:a|an|the|of|to|in|on|for|and|or|as|at|by|with|from)(?=\s))(?:\s+(?:[\p{Lu}\p{Lt}\p{N}][\p{L}\p{N}'\u2019-]*|[^\p{L}\s]+|a|an|the|of|to|in|on|for|and|or|as|at|by|with|from)){0,7}\s*$/u;
 
 /** Where a finding in an item's texts read together is said to be. */
-export const JOINED = "(its texts read together)";
+const JOINED = "(its texts read together)";
 
 /** The words of a path that are MCP's or JSON Schema's; any other key is the server's own. */
 const KEYWORDS = new Set([
@@ -357,7 +357,7 @@ export function scanItem(
 }
 
 /** The notice that stands in for a flagged text. */
-export function listingNotice(finding: Pick<ItemFinding, "rule" | "reason">): string {
+function listingNotice(finding: Pick<ItemFinding, "rule" | "reason">): string {
   return `${NOTICE_PREFIX}text withheld: it ${finding.reason} (${finding.rule})]`;
 }
 

@@ -38,7 +38,7 @@ function table(): Map<number, string> {
 }
 
 /** The text without default-ignorable code points (they render as nothing). */
-export function withoutIgnorables(text: string): string {
+function withoutIgnorables(text: string): string {
   return text.replace(IGNORABLE, "");
 }
 

@@ -181,7 +181,7 @@ function bodyData(body: string): Buffer | undefined {
 }
 
 /** Whether a block with this label and body holds the public material its label names. */
-export function publicBlock(label: string, body: string): boolean {
+function publicBlock(label: string, body: string): boolean {
   const check = PUBLIC_LABELS.get(label);
   if (!check) return false;
   const data = bodyData(body);
@@ -203,7 +203,7 @@ export function publicArmour(text: string): [number, number][] {
  * any armour, any label) public. Text around the blocks (openssl's `subject=` lines, comments) is
  * not judged here: what a server reads of it goes through the sanitizer like any result.
  */
-export function publicPem(text: string): boolean {
+function publicPem(text: string): boolean {
   const blocks = [...text.matchAll(BLOCK)];
   if (blocks.length === 0) return false;
   if (!blocks.every((m) => publicBlock(m[2] as string, m[4] as string))) return false;

@@ -35,7 +35,7 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 
 const PROMPT_CLASSES: ReadonlySet<AgentTextClass> = new Set(["hidden", "injection", "secrets"]);
 
-export function textNotice(rule: string, reason: string): string {
+function textNotice(rule: string, reason: string): string {
   return `${NOTICE_PREFIX}text withheld: it ${reason} (${rule})]`;
 }
 

@@ -166,7 +166,7 @@ function multihash(candidate: string): boolean {
 }
 
 /** A name that says its value is a digest or an identifier (and not a credential). */
-export function publicName(name: string): boolean {
+function publicName(name: string): boolean {
   const env = wordsName(name);
   return PUBLIC_NAME.test(env) && !CREDENTIAL_NAME.test(env) && !secretLooking(name);
 }

@@ -13,7 +13,7 @@ const PRIVATE_KEY =
 const AWS_KEY_ID = /\b(?:AKIA|ASIA)[A-Z0-9]{16}\b/g;
 const AWS_SECRET = /(aws_secret_access_key["']?[ \t]*[:=][ \t]*["']?)([A-Za-z0-9/+=]{16,})/gi;
 
-export const HIDDEN_NOTICE = "[mcpguard removed text hidden in invisible characters]";
+const HIDDEN_NOTICE = "[mcpguard removed text hidden in invisible characters]";
 const PRIVATE_KEY_MARK = "[REDACTED private-key]";
 const WITHHELD_MARK = "[REDACTED withheld]";
 const AWS_KEY_MARK = "[REDACTED aws-key]";

@@ -27,7 +27,7 @@ export interface SanitizeContext {
   disabledRules?: ReadonlySet<string>;
 }
 
-export const TOO_DEEP_MARK = "[REDACTED value nested too deep to inspect]";
+const TOO_DEEP_MARK = "[REDACTED value nested too deep to inspect]";
 /** What a sanitized string may hold that its original did not: a changed JSON text is aligned on them. */
 const INSERTED = [...MARKERS, TOO_DEEP_MARK];
 

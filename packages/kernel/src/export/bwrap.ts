@@ -35,7 +35,7 @@ export function bwrapArgs(grant: Grant): string[] {
   return args;
 }
 
-export function bwrapNotes(grant: Grant): string[] {
+function bwrapNotes(grant: Grant): string[] {
   const view = viewEntries(grant.paths);
   const hidden = hiddenDirectories(grant, view);
   const writable = view.filter((e) => e.mode === "rw").map((e) => e.path);

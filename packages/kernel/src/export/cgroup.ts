@@ -6,7 +6,7 @@
 import { type Exported, sandboxNotes } from "./common.js";
 import type { Grant } from "./grant.js";
 
-export function cgroupFiles(grant: Grant): Record<string, string> {
+function cgroupFiles(grant: Grant): Record<string, string> {
   return {
     "pids.max": String(grant.limits.pids),
     "memory.max": String(grant.limits.memoryBytes),

@@ -83,10 +83,3 @@ export function hiddenDirectories(grant: Grant, view: readonly ViewEntry[]): str
   const dirs = [grant.cwd, grant.home, grant.tmp].filter((d): d is string => !!d);
   return [...new Set(dirs)].filter((dir) => !view.some((e) => within(dir, e.path) || within(e.path, dir)));
 }
-
-export function header(format: string, grant: Grant, lines: string[]): string[] {
-  return [
-    `MCPGuard policy "${grant.server}" exported for ${format} (mcpguard policy export --format ${format})`,
-    ...lines,
-  ];
-}

@@ -24,7 +24,7 @@ import { ExportError, type Grant, hasControl, within } from "./grant.js";
 const KEEP = new Set(["/proc", "/run", "/dev", "/usr"]);
 
 /** The directory firejail mounts its tmpfs on when `path` is whitelisted. */
-export function whitelistTop(path: string): string {
+function whitelistTop(path: string): string {
   const parts = path.split("/").filter(Boolean);
   if (parts[0] === "usr" && parts.length >= 2) return `/usr/${parts[1]}`;
   return `/${parts[0] ?? ""}`;
@@ -94,7 +94,7 @@ function pathLines(grant: Grant, view: readonly ViewEntry[]): string[] {
   return lines;
 }
 
-export function firejailNotes(grant: Grant): string[] {
+function firejailNotes(grant: Grant): string[] {
   const view = viewEntries(grant.paths);
   const hidden = hiddenDirectories(grant, view);
   return [

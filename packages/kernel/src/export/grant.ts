@@ -5,7 +5,7 @@
  * keeps and the limits of its cgroup. It is plain data, so a test can build one by hand.
  */
 import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
-import { delimiter, dirname, isAbsolute, join } from "node:path";
+import { delimiter, isAbsolute, join } from "node:path";
 import {
   interpreterOf,
   type KernelNeeds,
@@ -232,27 +232,11 @@ export function within(path: string, root: string): boolean {
   return root === "/" || path === root || path.startsWith(`${root}/`);
 }
 
-/** The granted path that covers `path` (itself or its nearest granted ancestor), if any. */
-export function coveringPath(grant: Grant, path: string): GrantedPath | undefined {
-  let best: GrantedPath | undefined;
-  for (const p of grant.paths) {
-    if (within(path, p.path) && (!best || p.path.length > best.path.length)) best = p;
-  }
-  return best;
-}
-
 /** A destination as srt and the policy write it: `host`, `host:port`, `[v6]:port`. */
 export function destinationText(d: { host: string; port: number }): string {
   const host = d.host.includes(":") ? `[${d.host}]` : d.host;
   return d.port > 0 ? `${host}:${d.port}` : host;
 }
 
-/** The parent directories of `path`, nearest last (`/a/b/c` -> `/a`, `/a/b`). */
-export function ancestors(path: string): string[] {
-  const out: string[] = [];
-  for (let dir = dirname(path); dir !== "/" && dir !== "."; dir = dirname(dir)) out.unshift(dir);
-  return out;
-}
-
 /** The program of an exec entry (`git log` -> `git`). */
-export const programOf = (entry: string) => entry.split(" ")[0] as string;
+const programOf = (entry: string) => entry.split(" ")[0] as string;

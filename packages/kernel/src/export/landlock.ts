@@ -9,7 +9,7 @@ import { type Exported, networkSummary, sandboxNotes } from "./common.js";
 import type { Grant } from "./grant.js";
 
 /** Every filesystem right of ABI 6, as the launcher names them; all are handled (denied unless granted). */
-export const LANDLOCK_FS_RIGHTS = [
+const LANDLOCK_FS_RIGHTS = [
   "execute",
   "write_file",
   "read_file",
@@ -29,12 +29,12 @@ export const LANDLOCK_FS_RIGHTS = [
 ];
 
 /** TCP ports to allow connects to, or null when a destination has no port (ports left open). */
-export function landlockPorts(grant: Grant): number[] | null {
+function landlockPorts(grant: Grant): number[] | null {
   if (!grant.network.every((d) => d.port > 0)) return null;
   return [...new Set(grant.network.map((d) => d.port))].sort((a, b) => a - b);
 }
 
-export function landlockNotes(grant: Grant): string[] {
+function landlockNotes(grant: Grant): string[] {
   const ports = landlockPorts(grant);
   return [
     ...sandboxNotes(grant),
@@ -48,7 +48,7 @@ export function landlockNotes(grant: Grant): string[] {
   ];
 }
 
-export function landlockRuleset(grant: Grant): Record<string, unknown> {
+function landlockRuleset(grant: Grant): Record<string, unknown> {
   const ports = landlockPorts(grant);
   return {
     abi: LANDLOCK_MIN_ABI,

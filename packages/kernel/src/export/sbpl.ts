@@ -16,7 +16,7 @@ function str(value: string): string {
 const filter = (p: { path: string; directory: boolean }) =>
   p.directory ? `(subpath ${str(p.path)})` : `(literal ${str(p.path)})`;
 
-export function sbplNotes(grant: Grant): string[] {
+function sbplNotes(grant: Grant): string[] {
   return [
     ...sandboxNotes(grant),
     grant.network.length
@@ -31,7 +31,7 @@ export function sbplNotes(grant: Grant): string[] {
   ];
 }
 
-export function sbplProfile(grant: Grant): string {
+function sbplProfile(grant: Grant): string {
   const reads = grant.paths.filter((p) => p.read && !p.exec);
   const writes = grant.paths.filter((p) => p.write);
   const execs = grant.paths.filter((p) => p.exec);

@@ -149,7 +149,7 @@ export function srtSettings(
   };
 }
 
-export function srtNotes(grant: Grant, options: SrtOptions = {}): string[] {
+function srtNotes(grant: Grant, options: SrtOptions = {}): string[] {
   const underDev = grant.paths.filter((p) => !p.device && within(p.path, "/dev")).map((p) => p.path);
   return [
     ...sandboxNotes(grant),

@@ -9,7 +9,6 @@
  */
 import type { Confinement } from "../confinement.js";
 import type { Field, Invocation } from "../shell/index.js";
-import { UNKNOWN_MARK } from "../shell/index.js";
 import { awkUse } from "./awk.js";
 import { nodeUse } from "./javascript.js";
 import { pythonUse } from "./python.js";
@@ -89,8 +88,4 @@ function otherUse(name: string, argv: Field[], confined: Confinement): CodeUse {
     use.refusal = `${name} code is not analysed without the kernel layer: it could reach any file, program or host`;
   }
   return use;
-}
-
-export function hasUnknownText(text: string): boolean {
-  return text.includes(UNKNOWN_MARK);
 }

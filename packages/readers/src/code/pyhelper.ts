@@ -29,7 +29,7 @@ import { fileURLToPath } from "node:url";
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
 
 /** Longest code read at all (as the token reader before it: about as many characters as it took tokens). */
-export const MAX_PYTHON_LENGTH = 200_000;
+const MAX_PYTHON_LENGTH = 200_000;
 /** How long a call waits for an answer of a running helper, and on top of it for one to start. */
 const CALL_MS = 2_000;
 const START_MS = 5_000;
@@ -100,7 +100,7 @@ export function configurePythonReader(next: PythonReaderOptions): void {
 }
 
 /** The helper's script: beside this module (src/ in tests, dist/ once built). */
-export function helperScript(): string {
+function helperScript(): string {
   return fileURLToPath(new URL("./pyast.py", import.meta.url));
 }
 

@@ -90,7 +90,7 @@ function assignValue(r: Walker, assign: ShNode, scope: Scope): Value {
   return scalar({ text: a.text + b.text });
 }
 
-export function assignVar(r: Walker, assign: ShNode, scope: Scope, record: boolean): void {
+function assignVar(r: Walker, assign: ShNode, scope: Scope, record: boolean): void {
   if (!assign.Name) return;
   const name = assign.Name.Value as string;
   if (assign.Index) {
@@ -131,7 +131,7 @@ function readDecl(r: Walker, cmd: ShNode, scope: Scope, stdin: Stdin, files: Fil
 }
 
 /** Every combination of the words' ways, at most {@link MAX_ARGVS}; past it a varied word is unknown. */
-export function crossProduct(words: Field[][][]): Field[][] {
+function crossProduct(words: Field[][][]): Field[][] {
   const count = words.reduce((n, ways) => n * Math.max(1, ways.length), 1);
   const chosen =
     count <= MAX_ARGVS
@@ -162,7 +162,7 @@ export function crossProduct(words: Field[][][]): Field[][] {
   return argvs.filter((argv) => argv.length > 0);
 }
 
-export function record(r: Walker, inv: Invocation): void {
+function record(r: Walker, inv: Invocation): void {
   r.step();
   r.invocations.push(inv);
 }

@@ -7,7 +7,7 @@
  */
 import type { Field, Runs } from "./model.js";
 
-export type GitKeyKind = "command" | "alias" | "elsewhere";
+type GitKeyKind = "command" | "alias" | "elsewhere";
 
 const COMMAND_KEYS =
   /^(?:core\.(?:pager|editor|sshcommand|fsmonitor|askpass|gitproxy)|pager\..+|sequence\.editor|diff\.external|diff\..+\.(?:textconv|command)|merge\..+\.driver|filter\..+\.(?:clean|smudge|process)|gpg\.(?:.+\.)?program|credential(?:\..+)?\.helper|uploadpack\.packobjectshook|remote\..+\.(?:uploadpack|receivepack)|sendemail\.(?:.+\.)?(?:tocmd|cccmd|sendmailcmd|smtpserver)|web\.browser|browser\..+\.(?:cmd|path)|man\..+\.(?:cmd|path)|(?:diff|merge)tool\..+\.(?:cmd|path)|submodule\..+\.update)$/;

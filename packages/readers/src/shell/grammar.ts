@@ -19,7 +19,7 @@ import { requireCached } from "../moduleCache.js";
 export type ShNode = any;
 
 /** Most nodes one command may have; a larger tree is refused as too complex. */
-export const MAX_NODES = 50_000;
+const MAX_NODES = 50_000;
 
 interface Syntax {
   NewParser(...options: unknown[]): { Parse(src: string, name: string): ShNode };
@@ -27,9 +27,9 @@ interface Syntax {
   LangBash: unknown;
 }
 
-export type RedirOp = ">" | ">>" | "<" | "<>" | "<&" | ">&" | ">|" | "<<" | "<<-" | "<<<" | "&>" | "&>>";
-export type BinOp = "&&" | "||" | "|" | "|&";
-export type ParamOp =
+type RedirOp = ">" | ">>" | "<" | "<>" | "<&" | ">&" | ">|" | "<<" | "<<-" | "<<<" | "&>" | "&>>";
+type BinOp = "&&" | "||" | "|" | "|&";
+type ParamOp =
   | "+"
   | ":+"
   | "-"
@@ -48,7 +48,7 @@ export type ParamOp =
   | ",,"
   | "@";
 
-export interface Operators {
+interface Operators {
   redirect: Map<number, RedirOp>;
   binary: Map<number, BinOp>;
   /** `<(` and `>(` */

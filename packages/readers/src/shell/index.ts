@@ -9,17 +9,18 @@ import { Reader, type RedirectAt } from "./reader.js";
 import { Scope } from "./scope.js";
 
 export { gitKeyKind, gitSubcommand } from "./git.js";
-export { shellGrammar, warmShellGrammar } from "./grammar.js";
-export * from "./model.js";
-export { type OptionUse, optionUses } from "./options.js";
+export { warmShellGrammar } from "./grammar.js";
 export {
-  type Effect,
-  type OptionFact,
+  type Field,
+  type Invocation,
+  type ShellContext,
+  UNKNOWN_MARK,
+} from "./model.js";
+export { optionUses } from "./options.js";
+export {
   PROGRAM_FACTS,
-  type ProgramFacts,
   VARIABLE_FACTS,
 } from "./programOptions.js";
-export { programName, type RedirectAt } from "./reader.js";
 export { envPrefixCommand } from "./wrappers.js";
 
 export type FullReading = ShellReading & { redirects: RedirectAt[] };

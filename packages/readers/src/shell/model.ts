@@ -38,7 +38,7 @@ export interface Field {
   pattern?: boolean;
 }
 
-export type RedirectOp = ">" | ">>" | "<" | "<>" | ">|" | "&>" | "&>>";
+type RedirectOp = ">" | ">>" | "<" | "<>" | ">|" | "&>" | "&>>";
 
 export interface FileRedirect {
   op: RedirectOp;
@@ -118,16 +118,12 @@ export interface ShellContext {
 
 export const UNKNOWN_MARK = "\u0000";
 
-export function known(text: string): Field {
-  return { text };
-}
-
 export function unknownField(unknown: Unknown): Field {
   return { text: unknown.kind === "number" ? "0" : UNKNOWN_MARK, unknown };
 }
 
 /** The programs and scripts a wrapper (`env`, `sh -c`, `git -c`, ...) runs. */
-export interface InnerRun {
+interface InnerRun {
   argv: Field[];
   via: string;
   /** Variables the wrapper sets for it (`env NAME=value cmd`), as the shell's own prefix would. */
@@ -137,7 +133,7 @@ export interface InnerRun {
   stdin?: Stdin;
 }
 
-export interface InnerScript {
+interface InnerScript {
   /** The script's text, each way it may be; undefined when it is known only at run time. */
   texts?: string[];
   dialect: Dialect;

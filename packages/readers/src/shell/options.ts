@@ -7,7 +7,7 @@
 import { type Field, UNKNOWN_MARK } from "./model.js";
 import { type Effect, type OptionFact, PROGRAM_FACTS, type ProgramFacts } from "./programOptions.js";
 
-export interface OptionUse {
+interface OptionUse {
   /** The option as the table spells it (`--use-compress-program`, `-I`). */
   option: string;
   fact: OptionFact;

@@ -36,7 +36,7 @@ function text(origin: string): Unknown {
 }
 
 /** The value of a variable as the script has it at this point. */
-export function lookup(r: Walker, scope: Scope, name: string): Value {
+function lookup(r: Walker, scope: Scope, name: string): Value {
   r.expanded.add(name);
   if (/^\d+$/.test(name)) {
     if (name === "0")

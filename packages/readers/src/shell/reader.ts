@@ -529,7 +529,7 @@ function textStdin(values: Field[]): Stdin {
 }
 
 /** The base name of the program an invocation runs, or "" when it is not known. */
-export function programName(inv: Invocation): string {
+function programName(inv: Invocation): string {
   const first = inv.argvs[0]?.[0];
   if (!first || first.unknown) return "";
   const slash = first.text.lastIndexOf("/");

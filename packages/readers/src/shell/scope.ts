@@ -6,7 +6,7 @@
 
 import type { ShNode } from "./grammar.js";
 import type { Dialect, Field, Unknown } from "./model.js";
-import { UNKNOWN_MARK, unknownField } from "./model.js";
+import { unknownField } from "./model.js";
 
 /** Most values one variable or word is followed with; past it the value is taken as unknown. */
 export const MAX_WAYS = 16;
@@ -126,7 +126,7 @@ function sameValue(a: Value, b: Value): boolean {
 }
 
 /** The values a variable may hold after one of two paths; an unset one counts as empty. */
-export function union(a: Value, b: Value): Value {
+function union(a: Value, b: Value): Value {
   if (a.kind === "array" || b.kind === "array") {
     return { kind: "array", elements: sameValue(a, b) && a.kind === "array" ? a.elements : undefined };
   }
@@ -157,8 +157,4 @@ export function widen(fields: readonly Field[]): Unknown {
   }
   const origin = fields.find((f) => f.unknown)?.unknown?.origin ?? TOO_VARIED.origin;
   return { kind: "text", origin };
-}
-
-export function isUnknownText(field: Field): boolean {
-  return field.unknown !== undefined && field.text.includes(UNKNOWN_MARK);
 }

@@ -243,7 +243,7 @@ function tildeValue(r: Walker, user: string, scope: Scope): Seg {
 }
 
 /** Fields of one way: unquoted expansions split on IFS; an empty unquoted expansion makes no field. */
-export function toFields(segs: readonly Seg[], ifs: string): Field[] {
+function toFields(segs: readonly Seg[], ifs: string): Field[] {
   const fields: Field[] = [];
   let cur: Field | undefined;
   const push = () => {

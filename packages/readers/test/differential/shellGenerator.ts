@@ -149,7 +149,7 @@ const glob = fc.constantFrom(
 const other = fc.constantFrom("~", "~/x", "$(tool a)", "`tool b`", "-n", "--opt=x", "a=b", '""', "''");
 
 /** One word: parts of any kind run together. */
-export const word = fc
+const word = fc
   .array(
     fc.oneof(
       { weight: 3, arbitrary: plain },

@@ -16,7 +16,7 @@ export interface Invocation {
 }
 
 /** Most invocations the rules look at; the reading's own budget keeps a line far below it. */
-export const MAX_INVOCATIONS = 4096;
+const MAX_INVOCATIONS = 4096;
 
 export function invocationsOf(reading: FullReading): Invocation[] {
   const out: Invocation[] = [];

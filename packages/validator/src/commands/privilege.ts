@@ -34,7 +34,7 @@ const SYMBOLIC = /^([ugoa]*)([-+=])([rwxXst]*)$/;
 const OTHERS = /[oa]/;
 
 /** 777, 666, o+w, a+w, +s, u+s, g+s, 4755, 2755: world-writable or set-id. */
-export function dangerousMode(mode: string): boolean {
+function dangerousMode(mode: string): boolean {
   if (OCTAL.test(mode)) {
     const digits = mode.padStart(4, "0");
     return (Number(digits[0]) & 6) !== 0 || (Number(digits[3]) & 2) !== 0;
