@@ -1,0 +1,81 @@
+/**
+ * `mcpguard run` starts without zod: the modules the CLI and `run` import statically (type-only
+ * imports and `import()` aside, through the workspace packages' sources) never import zod, which
+ * costs about 10 ms to load and is loaded only by what needs it (a layer's schemas, the probe's
+ * cache). The readers on that path check what they parse field by field instead
+ * (docs/ARCHITECTURE.md, "Boundaries, cycles and surface").
+ */
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import ts from "typescript";
+import { expect, it } from "vitest";
+
+const PACKAGES = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+/** A workspace package's entry (`@mcpguard/x` or `@mcpguard/x/sub`) as its source file. */
+function workspaceSource(specifier: string): string | undefined {
+  const m = /^@mcpguard\/([a-z]+)(\/.+)?$/.exec(specifier);
+  if (!m) return undefined;
+  const manifest = JSON.parse(readFileSync(join(PACKAGES, m[1] as string, "package.json"), "utf8"));
+  const entry = manifest?.exports?.[m[2] ? `.${m[2]}` : "."]?.["@mcpguard/source"];
+  return typeof entry === "string" ? join(PACKAGES, m[1] as string, entry) : undefined;
+}
+
+function resolveImport(from: string, specifier: string): string | undefined {
+  if (specifier === "zod") return "zod";
+  if (specifier.startsWith("@mcpguard/")) return workspaceSource(specifier);
+  if (!specifier.startsWith(".")) return undefined;
+  const base = resolve(dirname(from), specifier);
+  return [base.replace(/\.js$/, ".ts"), `${base}.ts`, join(base, "index.ts")].find(
+    (c) => existsSync(c) && statSync(c).isFile(),
+  );
+}
+
+/** The modules `file` imports when it loads: no type-only import, no import(). */
+function staticImports(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, false);
+  const out: string[] = [];
+  for (const node of source.statements) {
+    if (!(ts.isImportDeclaration(node) || ts.isExportDeclaration(node))) continue;
+    if (!node.moduleSpecifier || !ts.isStringLiteral(node.moduleSpecifier)) continue;
+    let typeOnly = ts.isImportDeclaration(node) ? (node.importClause?.isTypeOnly ?? false) : node.isTypeOnly;
+    const clause = ts.isImportDeclaration(node) ? node.importClause : undefined;
+    const bindings = clause?.namedBindings;
+    if (!typeOnly && bindings && ts.isNamedImports(bindings) && !clause?.name)
+      typeOnly = bindings.elements.length > 0 && bindings.elements.every((e) => e.isTypeOnly);
+    const resolved = typeOnly ? undefined : resolveImport(file, node.moduleSpecifier.text);
+    if (resolved) out.push(resolved);
+  }
+  return out;
+}
+
+/** The chain of imports from one of `roots` to zod, or undefined when zod is not reached. */
+function chainToZod(roots: string[]): string[] | undefined {
+  const from = new Map<string, string | null>(roots.map((r) => [r, null]));
+  const queue = [...roots];
+  while (queue.length > 0) {
+    const file = queue.shift() as string;
+    if (file === "zod") {
+      const chain: string[] = [];
+      for (let at: string | null | undefined = file; at; at = from.get(at))
+        chain.unshift(at === "zod" ? at : relative(PACKAGES, at));
+      return chain;
+    }
+    for (const next of staticImports(file)) {
+      if (from.has(next)) continue;
+      from.set(next, file);
+      queue.push(next);
+    }
+  }
+  return undefined;
+}
+
+it("the CLI and run load no zod before a layer asks for it", () => {
+  const proxy = join(PACKAGES, "proxy", "src");
+  expect(chainToZod([join(proxy, "cli.ts"), join(proxy, "commands", "run.ts")])).toBeUndefined();
+});
+
+it("finds zod where a start path does import it", () => {
+  expect(chainToZod([join(PACKAGES, "protocol", "src", "mcp.ts")])).toEqual(["protocol/src/mcp.ts", "zod"]);
+});
