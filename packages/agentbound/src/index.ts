@@ -128,6 +128,7 @@ export class AgentBound {
     try {
       url = new URL(value);
     } catch {
+      // An unparsable URL is refused, which is the answer.
       return deny("ab.scope", "the URL argument does not parse");
     }
     const scope = this.#manifest.scopes["mcp.ac.network.client"];

@@ -112,6 +112,7 @@ function real(path: string): string | undefined {
   try {
     return realpathSync(path);
   } catch {
+    // Missing: no real path, the caller keeps the path as given.
     return undefined;
   }
 }
@@ -133,6 +134,7 @@ function isShim(candidate: string): boolean {
       closeSync(fd);
     }
   } catch {
+    // Unreadable: not a script of that kind.
     return false;
   }
 }
@@ -229,6 +231,7 @@ function sitePackagesPth(lib: string): string[] {
   try {
     versions = readdirSync(lib).filter((name) => /^python\d/.test(name));
   } catch {
+    // No lib folder: the interpreter has no site-packages to grant.
     return found;
   }
   for (const version of versions) {
@@ -237,6 +240,7 @@ function sitePackagesPth(lib: string): string[] {
     try {
       names = readdirSync(site).filter((name) => name.endsWith(".pth"));
     } catch {
+      // An unreadable site folder has no .pth files to follow.
       continue;
     }
     for (const name of names) {
@@ -273,6 +277,7 @@ export function interpreterOf(file: string): string | undefined {
   try {
     fd = openSync(file, "r");
   } catch {
+    // Unreadable: no shebang to read.
     return undefined;
   }
   try {
@@ -308,6 +313,7 @@ export function shebangOf(file: string): string[] | undefined {
   try {
     fd = openSync(file, "r");
   } catch {
+    // Unreadable: no header to read.
     return undefined;
   }
   try {

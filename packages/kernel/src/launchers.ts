@@ -116,6 +116,7 @@ function shimOf(file: string): { manager: string; env: Record<string, string> } 
   try {
     if (statSync(file).size > 65_536) return undefined;
   } catch {
+    // Unreadable: not a shim.
     return undefined;
   }
   const text = readFileSync(file, "latin1");

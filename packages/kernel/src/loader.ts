@@ -119,6 +119,7 @@ function parseEvent(line: string): KernelEvent | undefined {
   try {
     value = JSON.parse(line);
   } catch {
+    // Not JSON: not an event.
     return undefined;
   }
   // Checked by hand, not with a zod schema: this module is loaded before zod, to spawn the loader early.

@@ -52,6 +52,7 @@ function identity(file: string): string {
     const st = statSync(file);
     return `${file} dev=${st.dev} ino=${st.ino} size=${st.size} mtime=${st.mtimeMs} ctime=${st.ctimeMs}`;
   } catch {
+    // A missing binary is part of the identity, as absent.
     return `${file} absent`;
   }
 }
@@ -62,6 +63,7 @@ export function probeCacheKey(bins: ReturnType<typeof binaries>): string | null 
   try {
     bootId = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
   } catch {
+    // No boot id: no cache key, so the probe runs each time.
     return null;
   }
   const uid = String(process.getuid?.() ?? "");

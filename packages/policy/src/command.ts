@@ -262,6 +262,7 @@ function checkUrlWord(word: string, c: CommandCheck): Decision {
   try {
     url = new URL(word);
   } catch {
+    // Not a URL: the word names no destination, and its files are judged elsewhere.
     return ALLOW;
   }
   if (!url.hostname) return ALLOW;

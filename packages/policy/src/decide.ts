@@ -96,6 +96,7 @@ function checkUrl(value: string, tool: ResolvedTool): Decision {
   try {
     url = new URL(value);
   } catch {
+    // An unparsable URL is refused, which is the answer.
     return deny("l1.url.invalid", "the URL argument does not parse");
   }
   // A data: URL carries its content in itself: it names no destination.

@@ -73,6 +73,7 @@ function walk(path: string): Walked {
     try {
       stats = lstatSync(next);
     } catch {
+      // Missing from here on: the rest of the path is taken as written.
       missing = true;
       reached.push(segment);
       continue;
@@ -86,6 +87,7 @@ function walk(path: string): Walked {
     try {
       target = readlinkSync(next);
     } catch {
+      // Unreadable link: treated as missing, the rest of the path taken as written.
       missing = true;
       reached.push(segment);
       continue;
@@ -106,6 +108,7 @@ function resolveReal(path: string): Walked {
   try {
     return { path: realpathSync.native(path), loop: false };
   } catch {
+    // Missing or a loop: walked segment by segment instead, which says which.
     return walk(path);
   }
 }

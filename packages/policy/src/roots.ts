@@ -29,6 +29,7 @@ function kind(path: string): "dir" | "file" | undefined {
   try {
     return statSync(path).isDirectory() ? "dir" : "file";
   } catch {
+    // Missing or unreadable: not a root to offer.
     return undefined;
   }
 }

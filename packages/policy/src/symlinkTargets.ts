@@ -78,6 +78,7 @@ function isDirectory(path: string): boolean {
   try {
     return existsSync(path) && statSync(path).isDirectory();
   } catch {
+    // Unreadable is not a directory for this purpose.
     return false;
   }
 }

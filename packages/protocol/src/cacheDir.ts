@@ -143,6 +143,7 @@ function readEntry(file: string): string | undefined {
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
+    // No entry, or one that is a link: a cache miss.
     return undefined;
   }
   try {
@@ -150,6 +151,7 @@ function readEntry(file: string): string | undefined {
     const ours = st.isFile() && st.uid === process.getuid?.() && !(st.mode & 0o022);
     return ours && st.size <= MAX_ENTRY_BYTES ? readFileSync(fd, "utf8") : undefined;
   } catch {
+    // Unreadable entry: a cache miss.
     return undefined;
   } finally {
     closeSync(fd);
@@ -168,6 +170,7 @@ export function readCache<T>(namespace: string, key: string, schema: z.ZodType<T
   try {
     json = JSON.parse(text);
   } catch {
+    // A torn or foreign entry: a cache miss.
     return undefined;
   }
   const parsed = schema.safeParse(json);
@@ -195,6 +198,7 @@ export function writeCache(namespace: string, key: string, value: unknown): void
     }
     renameSync(temp, file);
   } catch {
+    // A cache that cannot be written is skipped (the answer is still computed); the temp file goes.
     try {
       unlinkSync(temp);
     } catch {

@@ -429,6 +429,7 @@ function headOf(file: string): string | undefined {
   try {
     fd = openSync(file, "r");
   } catch {
+    // Rotated away or pruned: no head.
     return undefined;
   }
   try {

@@ -87,6 +87,7 @@ export function rotatedFiles(path: string): RotatedFile[] {
   try {
     names = readdirSync(dirname(path));
   } catch {
+    // No folder: no rotated files.
     return [];
   }
   const files: (RotatedFile & { key: [string, number, number] })[] = [];
@@ -160,6 +161,7 @@ function firstLines(file: string, n: number): string[] {
   try {
     fd = openSync(file, "r");
   } catch {
+    // Gone (pruned by another writer): no lines.
     return [];
   }
   try {
@@ -274,6 +276,7 @@ function sessionsOf(file: string): FileSessions {
   try {
     fd = openSync(file, "r");
   } catch {
+    // Gone (pruned by another writer): no sessions.
     return { all: new Set(), records: new Set() };
   }
   try {
@@ -326,6 +329,7 @@ function compact(ctx: MaintainContext, file: RotatedFile, next: string): void {
   try {
     closeSync(openSync(lock, "wx", 0o600));
   } catch {
+    // Another writer holds the lock, or held it and died: checked below.
     try {
       if (Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS) unlinkSync(lock);
     } catch {

@@ -81,6 +81,7 @@ export function canonicalLog(path: string): string {
   try {
     return join(realpathSync(dirname(abs)), basename(abs));
   } catch {
+    // The folder does not exist yet: the path as given.
     return abs;
   }
 }
@@ -122,6 +123,7 @@ export function readHeads(dir: string): { path: string; head: Head }[] {
   try {
     names = readdirSync(dir);
   } catch {
+    // No heads folder: no heads.
     return [];
   }
   const heads: { path: string; head: Head }[] = [];

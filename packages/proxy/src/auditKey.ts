@@ -83,6 +83,7 @@ function checkDirectory(dir: string): void {
   try {
     st = lstatSync(dir);
   } catch {
+    // Rethrown as the one-line setup error.
     throw new AuditSetupError(`no audit key directory ${dir}`);
   }
   if (st.isSymbolicLink()) throw new AuditSetupError(`audit key directory ${dir} is a symbolic link`);
@@ -167,6 +168,7 @@ function canonical(path: string): string {
   try {
     return join(realpathSync(dir), abs.slice(dir.length));
   } catch {
+    // Not there yet: the path as given.
     return abs;
   }
 }
@@ -219,6 +221,7 @@ function isStdout(file: string): boolean {
     const [a, b] = [statSync(file), fstatSync(1)];
     return a.dev === b.dev && a.ino === b.ino;
   } catch {
+    // Either is gone: not the same file.
     return false;
   }
 }

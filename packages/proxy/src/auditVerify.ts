@@ -110,6 +110,7 @@ function readLine(
   try {
     json = JSON.parse(text);
   } catch {
+    // Reported as a problem of the line, which is the answer.
     problem("bad MAC: the line is not even JSON (altered)");
     return undefined;
   }

@@ -85,6 +85,7 @@ export function findCgroup2(): { mount: string; self: string } | undefined {
     mountinfo = readFileSync("/proc/self/mountinfo", "utf8");
     selfCgroup = readFileSync("/proc/self/cgroup", "utf8");
   } catch {
+    // No /proc: no cgroup v2 to find.
     return undefined;
   }
   const self = selfCgroup
@@ -213,11 +214,13 @@ function newestGroupLeaderChild(): number | undefined {
         const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
         return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]) === pid;
       } catch {
+        // Exited since it was listed: not a leader.
         return false;
       }
     });
     return leaders.length ? Math.max(...leaders) : undefined;
   } catch {
+    // The cgroup is gone: no leader.
     return undefined;
   }
 }
@@ -263,6 +266,7 @@ class CgroupContainment extends Supervised implements Containment {
     try {
       writeFileSync(join(this.cgroupPath, "cgroup.kill"), "1");
     } catch {
+      // No cgroup.kill (an older kernel): the process group is killed instead.
       signalGroup(pid, "SIGKILL");
     }
     const deadline = Date.now() + 2000;
@@ -283,6 +287,7 @@ class CgroupContainment extends Supervised implements Containment {
     try {
       writeFileSync(join(this.cgroupPath, "cgroup.kill"), "1");
     } catch {
+      // No cgroup.kill (an older kernel): the process group is killed instead.
       if (pid) signalGroup(pid, "SIGKILL");
     }
     const deadline = Date.now() + timeoutMs;
@@ -319,6 +324,7 @@ class CgroupContainment extends Supervised implements Containment {
     try {
       return /^populated 1$/m.test(readFileSync(join(this.cgroupPath, "cgroup.events"), "utf8"));
     } catch {
+      // The cgroup is gone: not populated.
       return false;
     }
   }

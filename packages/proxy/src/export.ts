@@ -196,6 +196,7 @@ function shimTarget(shim: string, called: string): string | undefined {
     if (statSync(shim).size > 65_536) return undefined;
     text = readFileSync(shim, "utf8");
   } catch {
+    // Unreadable: not a shim.
     return undefined;
   }
   if (!text.startsWith("#!")) return undefined;

@@ -48,6 +48,7 @@ export function canonical(path: string): string {
       const real = realpathSync(dir);
       return dir === abs ? real : join(real, abs.slice(dir.length));
     } catch {
+      // Not there yet: resolved from its nearest existing parent.
       if (dirname(dir) === dir) return abs;
     }
   }
@@ -70,6 +71,7 @@ function stat(path: string): Stats | undefined {
   try {
     return lstatSync(path);
   } catch {
+    // Missing: nothing to guard there.
     return undefined;
   }
 }
@@ -177,6 +179,7 @@ export function wrappedConfigOf(policy: string): string | undefined {
   try {
     names = readdirSync(dir).filter((name) => name.endsWith(".mcpguard-wrap.json"));
   } catch {
+    // Unreadable folder: no wrap record to advise from.
     return undefined;
   }
   for (const name of names) {

@@ -60,6 +60,7 @@ async function onSignal(signal: NodeJS.Signals): Promise<never> {
       if (thing.stop) await thing.stop(signal);
       else thing.stopNow();
     } catch {
+      // A stop that throws is followed by the immediate stop.
       try {
         thing.stopNow();
       } catch {

@@ -163,6 +163,7 @@ function kind(path: string): "dir" | "file" | undefined {
   try {
     return statSync(path).isDirectory() ? "dir" : "file";
   } catch {
+    // Missing: neither a file nor a folder yet.
     return undefined;
   }
 }
@@ -202,6 +203,7 @@ function programOf(value: string, world: World, searchPath: string): string {
   try {
     real = realpathSync(path);
   } catch {
+    // Missing: the path as the log has it.
     return path;
   }
   for (const dir of searchPath.split(delimiter).filter((d) => isAbsolute(d))) {

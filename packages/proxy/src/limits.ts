@@ -122,6 +122,7 @@ function v1Hierarchy(controller: Controller): { mount: string; self: string } | 
     mountinfo = readFileSync("/proc/self/mountinfo", "utf8");
     cgroups = readFileSync("/proc/self/cgroup", "utf8");
   } catch {
+    // No /proc: no cgroup v1 limits to find.
     return undefined;
   }
   const self = cgroups

@@ -304,6 +304,7 @@ async function superviseShortSession(containment: Containment): Promise<void> {
   try {
     reaper = binaries().reaper;
   } catch {
+    // No kernel layer build here: the listing runs without a reaper.
     return;
   }
   try {

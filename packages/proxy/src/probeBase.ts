@@ -57,6 +57,7 @@ function replaceRoot(
     try {
       return roots.indexOf(realpathSync(isAbsolute(text) ? text : resolve(cwd, text)));
     } catch {
+      // Missing: under no root.
       return -1;
     }
   };

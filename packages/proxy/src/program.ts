@@ -15,6 +15,7 @@ const executableFile = (file: string): boolean => {
     accessSync(file, constants.X_OK);
     return statSync(file).isFile();
   } catch {
+    // Not there or not executable: not a candidate.
     return false;
   }
 };
@@ -32,6 +33,7 @@ export function programProblem(command: string, path: string | undefined, cwd: s
     try {
       if (!statSync(file).isFile()) return `the server's program ${shown} is not a file`;
     } catch {
+      // Reported in one line, which is the answer.
       return `cannot find the server's program ${shown}`;
     }
     return executableFile(file)

@@ -61,6 +61,7 @@ function walk(root: string, out: string[], budget: { files: number; bytes: numbe
   try {
     entries = readdirSync(root, { withFileTypes: true });
   } catch {
+    // Unreadable folder: nothing to read in it.
     return true;
   }
   for (const entry of entries) {
@@ -74,6 +75,7 @@ function walk(root: string, out: string[], budget: { files: number; bytes: numbe
       try {
         budget.bytes -= statSync(path).size;
       } catch {
+        // Gone since it was listed: skipped.
         continue;
       }
       out.push(path);
@@ -90,6 +92,7 @@ function head(file: string, bytes = 4096): string {
     const buffer = Buffer.alloc(bytes);
     return buffer.subarray(0, readSync(fd, buffer, 0, bytes, 0)).toString("utf8");
   } catch {
+    // Unreadable: read as empty.
     return "";
   } finally {
     if (fd !== undefined) closeSync(fd);
@@ -104,6 +107,7 @@ function pythonPackage(file: string): string {
       statSync(join(dir, "__init__.py"));
       top = dir;
     } catch {
+      // No __init__.py: the package's top is reached.
       break;
     }
   }
@@ -183,6 +187,7 @@ export function serverCode(
     try {
       isDir = statSync(root).isDirectory();
     } catch {
+      // A missing root has nothing to read.
       continue;
     }
     if (isDir) whole = walk(root, files, budget) && whole;
@@ -194,6 +199,7 @@ export function serverCode(
     try {
       text = readFileSync(file, "utf8");
     } catch {
+      // Gone or unreadable since it was listed: skipped.
       continue;
     }
     for (const name of envNames(text)) names.add(name);

@@ -7,6 +7,7 @@ export function accountHome(): string | undefined {
   try {
     return userInfo().homedir || undefined;
   } catch {
+    // No passwd entry for this user: no home.
     return undefined;
   }
 }

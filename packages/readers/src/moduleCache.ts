@@ -60,6 +60,7 @@ export function runModule(
   try {
     cachedData = readFileSync(cacheFile);
   } catch {
+    // No code cache: the module compiles from source.
     cachedData = undefined;
   }
   const wrapped = `(function (exports, require, module, __filename, __dirname) {${bytes.toString("utf8")}\n})`;

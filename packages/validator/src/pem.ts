@@ -226,6 +226,7 @@ export function publicPemFile(path: string): boolean {
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   } catch {
+    // Unreadable: not a public key file.
     return false;
   }
   try {
@@ -240,6 +241,7 @@ export function publicPemFile(path: string): boolean {
     }
     return publicPem(bytes.subarray(0, read).toString("utf8"));
   } catch {
+    // Unreadable: not a public key file.
     return false;
   } finally {
     closeSync(fd);

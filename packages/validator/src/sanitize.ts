@@ -120,6 +120,7 @@ export class Sanitizer {
     try {
       parsed = JSON.parse(text);
     } catch {
+      // Not JSON: redacted as text.
       return redactText(text, this.#secrets, this.applied, field);
     }
     // A key written twice: JSON.parse keeps the last, and the first would pass unread.

@@ -26,6 +26,7 @@ function parse(value: string): URL | undefined {
   try {
     return new URL(value);
   } catch {
+    // Not a URL: the caller reads the text otherwise.
     return undefined;
   }
 }

@@ -91,6 +91,7 @@ function kindOf(path: string): { directory: boolean; device: boolean } {
     const st = statSync(path);
     return { directory: st.isDirectory(), device: st.isCharacterDevice() || st.isBlockDevice() };
   } catch {
+    // Missing: granted as a plain path.
     return { directory: false, device: false };
   }
 }
@@ -109,6 +110,7 @@ export function symlinkChain(path: string): { path: string; target: string }[] {
     try {
       isLink = lstatSync(next).isSymbolicLink();
     } catch {
+      // A missing segment ends the chain of links.
       return links;
     }
     if (!isLink) {

@@ -107,6 +107,7 @@ function listDirectory(dir: string): string[] | undefined {
   try {
     return readdirSync(dir).sort();
   } catch {
+    // Unreadable directory: the caller says it cannot list it.
     return undefined;
   }
 }

@@ -104,6 +104,7 @@ function parseLine(line: string): ReturnType<typeof AuditRecord.safeParse> | und
   try {
     return AuditRecord.safeParse(JSON.parse(line));
   } catch {
+    // Not JSON: reported as an unreadable line by the caller.
     return undefined;
   }
 }

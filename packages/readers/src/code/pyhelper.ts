@@ -123,6 +123,7 @@ function executable(file: string): boolean {
     accessSync(file, constants.X_OK);
     return statSync(file).isFile();
   } catch {
+    // Not there or not executable: not a candidate.
     return false;
   }
 }
@@ -131,6 +132,7 @@ function real(path: string): string | undefined {
   try {
     return realpathSync(path);
   } catch {
+    // Missing: no interpreter there.
     return undefined;
   }
 }
@@ -150,6 +152,7 @@ function isShim(candidate: string): boolean {
       closeSync(fd);
     }
   } catch {
+    // Unreadable: not a shim.
     return false;
   }
 }
@@ -220,6 +223,7 @@ function drain(h) {
     try {
       message = JSON.parse(body.toString("utf8"));
     } catch {
+      // The helper is killed, which is the answer to a broken one.
       return kill(h, "answered what is not JSON");
     }
     if (!h.ready) {
@@ -257,7 +261,9 @@ function gone(h, why) {
 function kill(h, why) {
   try {
     h.child?.kill("SIGKILL");
-  } catch {}
+  } catch {
+    // Already gone: nothing left to kill.
+  }
   gone(h, why);
 }
 parentPort.on("message", (m) => {
