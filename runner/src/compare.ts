@@ -779,6 +779,7 @@ const ComparedCase = z.looseObject({
 });
 const ComparedSummary = z.looseObject({
   runId: z.string(),
+  trials: z.number().int().positive(),
   direct: Latency,
   configs: z.record(z.string(), ConfigRates),
   caseResults: z.array(ComparedCase),
@@ -808,7 +809,11 @@ const ComparedSummary = z.looseObject({
 
 function readSummary(file: string): Summary {
   // The fields compare reads are checked; the rest is carried as the summary it claims to be.
-  return readJsonFile(file, ComparedSummary, "summary.json") as unknown as Summary;
+  const summary = readJsonFile(file, ComparedSummary, "summary.json");
+  // A summary that ran nothing (no config, none recorded as not run) would compare as "no regression".
+  if (Object.keys(summary.configs).length === 0 && Object.keys(summary.configsNotRun ?? {}).length === 0)
+    throw new UsageError(`${file}: no config in it, so there is nothing to compare`);
+  return summary as unknown as Summary;
 }
 
 /** The trials.ndjson beside a summary.json, for the evidence of flipped cases; undefined when there is none. */

@@ -117,6 +117,22 @@ export interface KernelLayerOptions {
   dnsUpstream?: readonly import("@mcpguard/kernel").Upstream[];
 }
 
+/** The namespaces the launcher gives the server, from the backends the probe found. */
+function isolationOf(
+  backends: PreparedKernelLayer["backends"],
+  network: boolean,
+): { ipc: boolean; net: boolean; pid: boolean } {
+  return {
+    ipc: backends["sysv-ipc"].backend === "ipc-namespace",
+    // A network namespace leaves the server nothing but its loopback: only where it may reach nothing.
+    net: backends["abstract-unix-bind"].backend === "net-namespace" && !network,
+    // PID and mount namespaces with a /proc of the server's own, which the ruleset then grants
+    // read-only. MCPGUARD_NO_PRIVATE_PROC=1 turns them off, for measuring what they cost only:
+    // /proc is then denied whole, as where they cannot be made.
+    pid: backends.procfs.backend === "pid-namespace" && process.env.MCPGUARD_NO_PRIVATE_PROC !== "1",
+  };
+}
+
 export async function startKernelLayer(options: KernelLayerOptions): Promise<KernelLayer> {
   const { kernel, probe, backends, loader } = options.prepared;
   const { containment } = options;
@@ -127,15 +143,7 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
     );
   }
   const cgroup = containment.cgroupPath;
-  const isolate = {
-    ipc: backends["sysv-ipc"].backend === "ipc-namespace",
-    // A network namespace leaves the server nothing but its loopback: only where it may reach nothing.
-    net: backends["abstract-unix-bind"].backend === "net-namespace" && options.needs.network.length === 0,
-    // PID and mount namespaces with a /proc of the server's own, which the ruleset then grants
-    // read-only. MCPGUARD_NO_PRIVATE_PROC=1 turns them off, for measuring what they cost only:
-    // /proc is then denied whole, as where they cannot be made.
-    pid: backends.procfs.backend === "pid-namespace" && process.env.MCPGUARD_NO_PRIVATE_PROC !== "1",
-  };
+  const isolate = isolationOf(backends, options.needs.network.length > 0);
   const hardening = (c: (typeof kernel.HARDENING)[number]): string =>
     c === "procfs" && backends.procfs.backend === "pid-namespace" && !isolate.pid
       ? "landlock"

@@ -21,8 +21,10 @@ const file = (name: string, text: string) => {
 const notJson = file("not.json", "{ not json");
 const emptyPolicy = file("policy.json", JSON.stringify({ version: 1, server: "s", tools: {} }));
 const badPolicy = file("bad-policy.json", JSON.stringify({ version: 2, server: "s", tools: {} }));
-const badSummary = file("summary.json", JSON.stringify({ configs: { C0: { apr: "12%" } } }));
-const noConfigs = file("empty-summary.json", JSON.stringify({ configs: {} }));
+const summaryOf = (configs: unknown) =>
+  JSON.stringify({ runId: "r", trials: 1, direct: null, configs, caseResults: [] });
+const badSummary = file("summary.json", summaryOf({ C0: { apr: "12%" } }));
+const noConfigs = file("empty-summary.json", summaryOf({}));
 const badRun = join(scratch, "run");
 mkdirSync(badRun);
 writeFileSync(join(badRun, "trials.ndjson"), `${JSON.stringify({ config: "C0" })}\n`);
