@@ -149,6 +149,7 @@ function isDirectory(path: string): boolean {
   try {
     return statSync(path).isDirectory();
   } catch {
+    // A path that cannot be stat'ed is no folder to take as one.
     return false;
   }
 }

@@ -293,6 +293,7 @@ function plan(
         keep.add(k);
       }
     } catch {
+      // Unreadable here: said in the notes, and the policy keeps none of its variables.
       notes.push(`envFile ${envFile} cannot be read here: its variables are not kept by the policy`);
     }
   }
@@ -460,13 +461,16 @@ async function runOwn(
   return { ok: child.exitCode === 0, out, err };
 }
 
+/** What wrap reads of a policy file it edits: its description and the variables it keeps; the rest as written. */
+const PolicyKeep = z.looseObject({
+  description: z.string().optional(),
+  environment: z.looseObject({ keep: z.array(z.string()).optional() }).optional(),
+});
+
 /** Add the entry's own variables to a freshly derived policy's `environment.keep`. */
 function keepEntryEnv(file: string, names: readonly string[]): void {
   if (names.length === 0) return;
-  const policy = JSON.parse(readFileSync(file, "utf8")) as {
-    description?: string;
-    environment?: { keep?: string[] };
-  };
+  const policy = PolicyKeep.parse(JSON.parse(readFileSync(file, "utf8")));
   const keep = new Set([...(policy.environment?.keep ?? []), ...names]);
   policy.environment = { ...policy.environment, keep: [...keep] };
   policy.description =
@@ -991,7 +995,7 @@ async function checkConfigOutsideGrants(
 /** A kept policy that would withhold a variable the entry gives its server: say so. */
 function checkKeep(p: Planned, say: (line: string) => void): void {
   try {
-    const policy = JSON.parse(readFileSync(p.policy, "utf8")) as { environment?: { keep?: string[] } };
+    const policy = PolicyKeep.parse(JSON.parse(readFileSync(p.policy, "utf8")));
     const keep = new Set(policy.environment?.keep ?? []);
     const missing = p.keep.filter((name) => !keep.has(name));
     if (missing.length)
@@ -1009,6 +1013,7 @@ function readState(file: string): WrapState | undefined {
     const parsed = WrapState.safeParse(JSON.parse(readFileSync(file, "utf8")));
     return parsed.success ? parsed.data : undefined;
   } catch {
+    // Unreadable or not JSON is no state: the caller says so and refuses what needs one.
     return undefined;
   }
 }
@@ -1058,6 +1063,7 @@ function removeIfEmpty(dir: string): boolean {
     rmdirSync(dir);
     return true;
   } catch {
+    // Not empty, or gone already: either way it is not removed now.
     return false;
   }
 }
@@ -1067,6 +1073,7 @@ function isPlainFile(path: string): boolean {
   try {
     return lstatSync(path).isFile();
   } catch {
+    // Nothing there is no plain file.
     return false;
   }
 }
@@ -1082,6 +1089,7 @@ function tidy(file: string, state: WrapState, keepPolicies: boolean): void {
   try {
     dir = canonical(wrapStateDir(file));
   } catch {
+    // No state folder (never made, or removed): nothing of it to tidy.
     dir = undefined;
   }
   const ours = (path: string) =>

@@ -43,7 +43,7 @@ const ConfigFile = z.looseObject({
 
 export type Shape = "mcpServers" | "servers";
 
-export type Entry =
+type Entry =
   | { name: string; kind: "stdio"; entry: StdioEntry }
   | { name: string; kind: "remote"; reason: string }
   | { name: string; kind: "invalid"; reason: string };
@@ -66,7 +66,7 @@ export interface ClientConfig {
  * The text without comments and trailing commas, and whether it had comments. Strings are copied
  * as they are: a `//` inside a string is no comment.
  */
-export function stripJsonc(text: string): { json: string; comments: boolean } {
+function stripJsonc(text: string): { json: string; comments: boolean } {
   let out = "";
   let comments = false;
   let i = 0;

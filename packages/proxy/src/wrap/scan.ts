@@ -56,12 +56,12 @@ const KEY_FORMATS: [RegExp, string][] = [
   [/^[a-z][a-z0-9+.-]*:\/\/[^/\s:@]+:[^/\s@]+@/, "URL with a password"],
 ];
 
-export function keyKind(value: string): string | undefined {
+function keyKind(value: string): string | undefined {
   return KEY_FORMATS.find(([re]) => re.test(value))?.[1];
 }
 
 /** An option whose value is a secret: `--api-key`, `--token`, `--password`, `-p` is not one. */
-export const SECRET_OPTION = /^--?[\w-]*(token|api-?key|secret|passw(or)?d|credential|auth)[\w-]*$/i;
+const SECRET_OPTION = /^--?[\w-]*(token|api-?key|secret|passw(or)?d|credential|auth)[\w-]*$/i;
 
 /** The positions of the arguments that hold a secret (by their option, or their shape), with what they are. */
 export function secretArgs(args: readonly string[]): Map<number, string> {
@@ -410,7 +410,7 @@ function secrets(launch: LaunchToScan): Finding[] {
 }
 
 /** The file execvp would run for `command`, or undefined. */
-export function lookPath(command: string, path: string | undefined, cwd: string): string | undefined {
+function lookPath(command: string, path: string | undefined, cwd: string): string | undefined {
   if (command.includes("/")) {
     const file = resolve(cwd, command);
     return existsSync(file) ? file : undefined;
@@ -434,6 +434,7 @@ function writableByOthers(file: string, what: string): Finding[] {
   try {
     real = realpathSync(file);
   } catch {
+    // A program that does not resolve has no file to look at; the launch check says it is missing.
     return [];
   }
   const uid = process.getuid?.();
@@ -445,6 +446,7 @@ function writableByOthers(file: string, what: string): Finding[] {
     try {
       st = statSync(path);
     } catch {
+      // Absent: nothing to warn about there.
       continue;
     }
     const sticky = (st.mode & 0o1000) !== 0;
