@@ -8,8 +8,8 @@
 
 import { copyFileSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { emptyUse } from "./dist/code/use.js";
 import { readJavaScript } from "./dist/code/javascript.js";
+import { emptyUse } from "./dist/code/use.js";
 import { writeModuleCaches } from "./dist/moduleCache.js";
 import { parseCommand } from "./dist/shell.js";
 

@@ -23,7 +23,9 @@ describe("the facts the README states", () => {
   it("counts the core cases and their victim servers as the repository holds them", () => {
     expect(readme).toContain(`${core.length} attack and benign cases against ${victims} victim`);
     expect(readme).toContain(`${core.length} cases (${attacks} attacks, ${benign} benign)`);
-    expect(benchmark).toContain(`${core.length} cases in 7 categories: ${attacks} attacks and ${benign} benign`);
+    expect(benchmark).toContain(
+      `${core.length} cases in 7 categories: ${attacks} attacks and ${benign} benign`,
+    );
     expect(benchmark).toContain(`against ${victims} victim servers`);
   });
 

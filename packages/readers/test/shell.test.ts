@@ -292,6 +292,7 @@ describe("the shell reading agrees with dash and bash on tildes and the order of
     expect(r.redirects.map((x) => x.redirect.targets.map(show))).toEqual([["~y"]]);
   });
 
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the test's name quotes shell text
   it("reads a redirection after the words of its command: a ${v=x} among them names the file", () => {
     const files = (src: string) => reading(src).redirects.flatMap((x) => x.redirect.targets.map(show));
     expect(files(`cat \${v=q} > "$v"`)).toContain("q");
