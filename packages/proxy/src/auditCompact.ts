@@ -268,8 +268,15 @@ function sessionsIn(text: string): FileSessions {
   return found;
 }
 
-/** Sessions per file, as long as the file keeps its size and time (a rotated file seldom changes). */
-const sessionCache = new Map<string, { size: number; mtimeMs: number; sessions: FileSessions }>();
+/**
+ * Sessions per file, as long as the path names the same file (its inode: rotation and compaction
+ * put another file at a path, which a coarse clock can give the same size and time) and it keeps
+ * its size and times (a rotated file seldom changes).
+ */
+const sessionCache = new Map<
+  string,
+  { ino: number; size: number; mtimeMs: number; ctimeMs: number; sessions: FileSessions }
+>();
 
 function sessionsOf(file: string): FileSessions {
   let fd: number;
@@ -282,9 +289,22 @@ function sessionsOf(file: string): FileSessions {
   try {
     const st = fstatSync(fd);
     const cached = sessionCache.get(file);
-    if (cached && cached.size === st.size && cached.mtimeMs === st.mtimeMs) return cached.sessions;
+    if (
+      cached &&
+      cached.ino === st.ino &&
+      cached.size === st.size &&
+      cached.mtimeMs === st.mtimeMs &&
+      cached.ctimeMs === st.ctimeMs
+    )
+      return cached.sessions;
     const sessions = sessionsIn(readAll(fd, st.size).toString("utf8"));
-    sessionCache.set(file, { size: st.size, mtimeMs: st.mtimeMs, sessions });
+    sessionCache.set(file, {
+      ino: st.ino,
+      size: st.size,
+      mtimeMs: st.mtimeMs,
+      ctimeMs: st.ctimeMs,
+      sessions,
+    });
     return sessions;
   } finally {
     closeSync(fd);
@@ -346,7 +366,9 @@ function compact(ctx: MaintainContext, file: RotatedFile, next: string): void {
     }
     try {
       const st = fstatSync(fd);
-      if (Date.now() - st.mtimeMs < ctx.settleMs) return;
+      // Date.now() counts whole milliseconds and mtimeMs has a fraction: a file changed within the
+      // current millisecond read as changed in the future, so a settle time of 0 sometimes waited.
+      if (ctx.settleMs > 0 && Date.now() - st.mtimeMs < ctx.settleMs) return;
       const plan = compaction(readAll(fd, st.size).toString("utf8"), ctx.key, firstLines(next, NEXT_LINES));
       ctx.write({
         type: "audit",
