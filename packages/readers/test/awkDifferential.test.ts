@@ -12,55 +12,19 @@
  * another awk.
  */
 import { existsSync, realpathSync } from "node:fs";
-import { join, resolve } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { awkUse } from "../src/code/awk.ts";
 import { UNCONFINED } from "../src/confinement.ts";
 import { awkCommand } from "./differential/awkGenerator.ts";
-import { PYTHON, runTool, summary, type ToolRun } from "./differential/toolRuns.ts";
+import { checkTool, PYTHON, runTool, type ToolRun } from "./differential/toolRuns.ts";
 
 const AWK = process.env.MCPGUARD_DIFF_AWK ?? "/usr/bin/awk";
 const RUNS = Number(process.env.MCPGUARD_DIFF_RUNS ?? 300);
 const SEED = Number(process.env.MCPGUARD_DIFF_SEED ?? 30);
 
-/** What of the run the reader's reading of `argv` does not account for. */
-function violations(argv: string[], run: ToolRun): string[] {
-  const fields = ["awk", ...argv].map((text) => ({ text: text.replaceAll("@DIR@", run.dir) }));
-  const use = awkUse("awk", fields, UNCONFINED);
-  if (use.refusal !== undefined) return [];
-  const files = use.files.map((f) => ({ path: resolve(run.dir, f.path), access: f.access }));
-  const operands = fields
-    .map((f, i) =>
-      i > 0 && !use.codeOperands.has(i) && !f.text.startsWith("-") ? resolve(run.dir, f.text) : "",
-    )
-    .filter(Boolean);
-  const found: string[] = [];
-  for (const command of run.commands) found.push(`it ran ${command}`);
-  for (const name of run.written) {
-    const full = join(run.dir, name);
-    if (!files.some((f) => f.path === full && f.access === "write"))
-      found.push(`it wrote ${name}; the reader reported ${JSON.stringify(use.files)}`);
-  }
-  for (const name of run.read) {
-    const full = join(run.dir, name);
-    if (!files.some((f) => f.path === full) && !operands.includes(full) && !run.written.includes(name))
-      found.push(`it read ${name}; the reader reported ${JSON.stringify(use.files)}`);
-  }
-  return found;
-}
-
-function check(lines: string[][]): string[] {
-  const runs = runTool(
-    AWK,
-    lines.map((argv) => ({ argv })),
-  );
-  return summary(
-    lines.flatMap((argv, i) =>
-      violations(argv, runs[i] as ToolRun).map((p) => ({ line: JSON.stringify(argv), p })),
-    ),
-  );
-}
+const check = (lines: string[][]) =>
+  checkTool(AWK, "awk", (fields) => awkUse("awk", fields, UNCONFINED), lines);
 
 /** What the generated lines found, one of each kind: each ran past the reader before its fix. */
 const FOUND: string[][] = [

@@ -12,55 +12,18 @@
  * another sed.
  */
 import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { sedUse } from "../src/code/sed.ts";
 import { UNCONFINED } from "../src/confinement.ts";
 import { sedCommand } from "./differential/sedGenerator.ts";
-import { PYTHON, runTool, summary, type ToolRun } from "./differential/toolRuns.ts";
+import { checkTool, PYTHON, runTool, type ToolRun } from "./differential/toolRuns.ts";
 
 const SED = process.env.MCPGUARD_DIFF_SED ?? "/usr/bin/sed";
 const RUNS = Number(process.env.MCPGUARD_DIFF_RUNS ?? 300);
 const SEED = Number(process.env.MCPGUARD_DIFF_SEED ?? 30);
 
-/** What of the run the reader's reading of `argv` does not account for. */
-function violations(argv: string[], run: ToolRun): string[] {
-  const fields = ["sed", ...argv].map((text) => ({ text: text.replaceAll("@DIR@", run.dir) }));
-  const use = sedUse(fields, UNCONFINED);
-  if (use.refusal !== undefined) return [];
-  const files = use.files.map((f) => ({ path: resolve(run.dir, f.path), access: f.access }));
-  const operands = fields
-    .map((f, i) =>
-      i > 0 && !use.codeOperands.has(i) && !f.text.startsWith("-") ? resolve(run.dir, f.text) : "",
-    )
-    .filter(Boolean);
-  const found: string[] = [];
-  for (const command of run.commands) found.push(`it ran ${command}`);
-  for (const name of run.written) {
-    const full = join(run.dir, name);
-    if (!files.some((f) => f.path === full && f.access === "write"))
-      found.push(`it wrote ${name}; the reader reported ${JSON.stringify(use.files)}`);
-  }
-  for (const name of run.read) {
-    const full = join(run.dir, name);
-    if (!files.some((f) => f.path === full) && !operands.includes(full) && !run.written.includes(name))
-      found.push(`it read ${name}; the reader reported ${JSON.stringify(use.files)}`);
-  }
-  return found;
-}
-
-function check(lines: string[][]): string[] {
-  const runs = runTool(
-    SED,
-    lines.map((argv) => ({ argv })),
-  );
-  return summary(
-    lines.flatMap((argv, i) =>
-      violations(argv, runs[i] as ToolRun).map((p) => ({ line: JSON.stringify(argv), p })),
-    ),
-  );
-}
+const check = (lines: string[][]) => checkTool(SED, "sed", (fields) => sedUse(fields, UNCONFINED), lines);
 
 /** What the generated lines found, one of each kind: each ran past the reader before its fix. */
 const FOUND: string[][] = [
