@@ -43,6 +43,11 @@ afterAll(tearDown);
 
 const quote = (text: string) => `'${text.replace(/'/g, "'\\''")}'`;
 
+if (!SHELLS_PRESENT)
+  console.warn(
+    "the shell differential test is skipped: it needs dash, bash and bubblewrap (npm run setup installs them)",
+  );
+
 describe.skipIf(!SHELLS_PRESENT)("the shell reader against dash and bash", () => {
   it(`accounts for what dash and bash run and open, on ${RUNS} generated lines (seed ${SEED})`, async () => {
     const lines = fc.sample(commandLine, { seed: SEED, numRuns: RUNS });

@@ -11,13 +11,14 @@ import type { Field, FullReading } from "../../src/shell/index.ts";
 import { FILES, PASSERS, RECORDERS } from "./shellGenerator.ts";
 
 export const STRACE = ["/usr/bin/strace", "/bin/strace"].find((p) => existsSync(p));
-export const SHELLS_PRESENT = existsSync("/bin/dash") && existsSync("/bin/bash");
 /**
  * A generated line may write anywhere (`> /a:b`, `>> ../x`): it runs in a view where only the
  * scratch folder can be written, the rest of the host read-only (a write elsewhere fails with
- * EROFS, and strace still sees it asked), and with no network. Without bubblewrap it runs as it is.
+ * EROFS, and strace still sees it asked), and with no network. Without bubblewrap (which setup
+ * installs) the lines are not run at all: run as they are, they wrote junk files into / as root.
  */
 const BWRAP = ["/usr/bin/bwrap", "/bin/bwrap"].find((p) => existsSync(p));
+export const SHELLS_PRESENT = existsSync("/bin/dash") && existsSync("/bin/bash") && BWRAP !== undefined;
 
 let scratch: string;
 let bin: string;
@@ -91,7 +92,7 @@ export function runLine(id: string, shell: string[], line: string): Promise<Run 
   const argv = STRACE
     ? [STRACE, "-f", "-qq", "-xx", "-e", "trace=open,openat,creat", "-o", trace, ...env]
     : ["/usr/bin/env", ...env.slice(1)];
-  if (BWRAP) argv.unshift(...confined(scratch));
+  argv.unshift(...confined(scratch));
   return new Promise((done) => {
     const child = spawn(argv[0] as string, argv.slice(1), {
       cwd: work,
