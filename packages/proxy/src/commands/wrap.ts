@@ -1003,7 +1003,9 @@ function checkKeep(p: Planned, say: (line: string) => void): void {
         `warning: its environment.keep lacks ${missing.join(", ")}, which the config gives the server: mcpguard run withholds them`,
       );
   } catch {
-    say(`warning: ${p.policy} is not readable JSON: mcpguard run will refuse it`);
+    say(
+      `warning: ${p.policy} is not a policy wrap can read (JSON, environment.keep a list of names): mcpguard run will refuse it`,
+    );
   }
 }
 
