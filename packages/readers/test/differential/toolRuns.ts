@@ -39,7 +39,7 @@ export function runTool(binary: string, runs: { argv: string[] }[]): ToolRun[] {
 }
 
 /** Disagreements by kind, each with its shortest command line. */
-export function summary(problems: { line: string; p: string }[]): string[] {
+function summary(problems: { line: string; p: string }[]): string[] {
   const kinds = new Map<string, { line: string; p: string; n: number }>();
   for (const problem of problems) {
     const kind = problem.p.replace(/;.*/, "").replace(/\S+\.(?:txt|awk|sed|bak)|\d+/g, "_");
