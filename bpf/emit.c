@@ -324,7 +324,7 @@ int emit_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-void emit_ready(uint64_t cgroup_id, const struct links *links, bool lsm)
+void emit_ready(uint64_t cgroup_id, const struct links *links, bool lsm, const double ms[3])
 {
 	printf("{\"type\":\"ready\",\"cgroupId\":%llu,\"programs\":[", (unsigned long long)cgroup_id);
 	for (int i = 0; i < links->n; i++) {
@@ -332,6 +332,6 @@ void emit_ready(uint64_t cgroup_id, const struct links *links, bool lsm)
 			putchar(',');
 		put_str(links->name[i], 256);
 	}
-	printf("],\"lsm\":%s}\n", lsm ? "true" : "false");
+	printf("],\"lsm\":%s,\"loadedMs\":%.1f,\"policyMs\":%.1f,\"attachedMs\":%.1f}\n", lsm ? "true" : "false", ms[0], ms[1], ms[2]);
 	fflush(stdout);
 }

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "loader.h"
@@ -53,6 +54,15 @@ void fail(const char *fmt, ...)
 static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	return level == LIBBPF_DEBUG ? 0 : vfprintf(stderr, fmt, ap);
+}
+
+/* Milliseconds since `since` on the monotonic clock. */
+static double ms_since(const struct timespec *since)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - since->tv_sec) * 1e3 + (now.tv_nsec - since->tv_nsec) / 1e6;
 }
 
 enum { SOURCE_EVENTS, SOURCE_SIGNAL, SOURCE_STDIN };
@@ -124,6 +134,10 @@ int main(int argc, char **argv)
 	sigset_t stop_signals;
 	uint64_t cgroup_id;
 	int cgroup_fd, err;
+	struct timespec began;
+	double ms[3]; /* loaded, policy read, attached: see emit_ready() */
+
+	clock_gettime(CLOCK_MONOTONIC, &began);
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--probe")) {
@@ -170,7 +184,9 @@ int main(int argc, char **argv)
 	if (lsm && (err = lsm_load(&lsm_skel, net)))
 		fail("loading the BPF LSM programs: %s", strerror(-err));
 
+	ms[0] = ms_since(&began);
 	policy = policy_read(policy_file);
+	ms[1] = ms_since(&began);
 	cgroup_fd = cgroup_open(dir, &cgroup_id);
 	if (cgroup_fd < 0)
 		fail("cgroup %s: %s", dir, cgroup_fd == -ENOTDIR ? "not a cgroup2 directory" : strerror(-cgroup_fd));
@@ -186,7 +202,8 @@ int main(int argc, char **argv)
 	rb = ring_buffer__new(bpf_map__fd(maps.events), emit_event, NULL, NULL);
 	if (!rb)
 		fail("reading the ring buffer: %s", strerror(errno));
-	emit_ready(cgroup_id, &links, lsm);
+	ms[2] = ms_since(&began);
+	emit_ready(cgroup_id, &links, lsm, ms);
 
 	run(rb, &stop_signals);
 

@@ -77,7 +77,12 @@ int cgroup2_mount(char *buf, size_t len);
 int probe_run(void);
 
 /* emit.c: JSON lines on stdout, each flushed. */
-void emit_ready(uint64_t cgroup_id, const struct links *links, bool lsm);
+/*
+ * The ready event: the cgroup, the attached programs, and how long the start took in ms since the
+ * loader began: `loaded` once its programs were loaded and verified, `policy` once it had read the
+ * policy, `attached` once its programs were attached (the proxy's start record shows them).
+ */
+void emit_ready(uint64_t cgroup_id, const struct links *links, bool lsm, const double ms[3]);
 int emit_event(void *ctx, void *data, size_t size);
 
 #endif

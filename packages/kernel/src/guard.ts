@@ -46,6 +46,12 @@ export interface GuardOptions {
    * the caller may start a launcher that holds on its ruleset (see {@link KernelGuard.launchArgv}).
    */
   onLoaderSpawned?: () => void;
+  /**
+   * Each step of the start as it is reached, for the start record: "resolverReady", "policyCompiled",
+   * "loaderLoaded" and "loaderAttached" (its programs loaded and verified, then attached: at the times
+   * the loader gives), "loaderReady" (its ready event read).
+   */
+  onStep?: (step: string, at?: number) => void;
   /** The loader, spawned ahead (`new PendingLoader`) for the same cgroup; otherwise start() spawns it. */
   loader?: PendingLoader;
   /** Whom the server's resolver asks (resolver.ts); default the name servers of /etc/resolv.conf. */
@@ -99,6 +105,7 @@ export class KernelGuard {
       const compiled = await compile(options.needs, options.argv, options.env, undefined, {
         privateProc: options.isolate?.pid === true,
       });
+      options.onStep?.("policyCompiled");
       return new KernelGuard(
         compiled,
         statSync(options.cgroup).ino,
@@ -132,12 +139,23 @@ export class KernelGuard {
           upstream: options.dnsUpstream,
           onEvent: options.onEvent,
         });
+      if (resolver) options.onStep?.("resolverReady");
       const dns = resolver && { port: resolver.port, ipv6: resolver.ipv6, upstream: options.dnsUpstream };
       const compiled = await compile(options.needs, options.argv, options.env, dns, {
         privateProc: options.isolate?.pid === true,
       });
+      options.onStep?.("policyCompiled");
       pending.sendPolicy(compiled.loaderPolicy);
       const event = await pending.ready;
+      for (const [step, key] of [
+        ["loaderLoaded", "loadedMs"],
+        ["loaderPolicyRead", "policyMs"],
+        ["loaderAttached", "attachedMs"],
+      ] as const) {
+        const ms = event[key];
+        if (typeof ms === "number") options.onStep?.(step, pending.spawnedAt + ms);
+      }
+      options.onStep?.("loaderReady");
       const guard = new KernelGuard(
         compiled,
         Number(event.cgroupId),

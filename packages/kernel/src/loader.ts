@@ -28,6 +28,11 @@ export class KernelSetupError extends Error {
 export class PendingLoader {
   readonly cgroup: string;
   readonly process: ChildProcess;
+  /**
+   * performance.now() just before it was spawned: the times its ready event gives, counted from its
+   * own start, added to this are never later than when they happened.
+   */
+  readonly spawnedAt = performance.now();
   readonly ready: Promise<KernelEvent>;
   readonly exited: Promise<void>;
   readonly #policyPipe: Writable;

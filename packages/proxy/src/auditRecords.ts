@@ -54,6 +54,8 @@ const LifecycleRecord = z.looseObject({
   status: z.number().int().optional(),
   withheld: z.array(z.string()).optional(),
   claimedName: z.string().optional(),
+  /** When each step of the start was reached, ms since the proxy's process began (startClock.ts). */
+  startMs: z.record(z.string(), z.number().nonnegative()).optional(),
   world: z
     .strictObject({ cwd: z.string().min(1), home: z.string().optional(), tmp: z.string().optional() })
     .optional(),

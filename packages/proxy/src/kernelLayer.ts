@@ -51,6 +51,7 @@ export interface PreparedKernelLayer {
 export async function prepareKernelLayer(options: {
   allowPartial: boolean;
   cgroup: string | undefined;
+  onStep?: (step: string) => void;
 }): Promise<PreparedKernelLayer> {
   const { binaries } = await import("@mcpguard/kernel/binaries");
   const bins = binaries();
@@ -62,10 +63,12 @@ export async function prepareKernelLayer(options: {
     options.cgroup !== undefined && existsSync(bins.loader)
       ? new PendingLoader({ cgroup: options.cgroup, lsm: false })
       : undefined;
+  if (loader) options.onStep?.("loaderSpawned");
   const abort = () => loader?.abort();
   try {
     const kernel = await import("@mcpguard/kernel");
     const probe = await kernel.probeBackends();
+    options.onStep?.("probed");
     const backends = { ...kernel.capabilityBackends(probe), ...kernel.hardeningBackends(probe) };
     const names = [...kernel.CAPABILITIES, ...kernel.HARDENING];
     const missing = names.filter((c) => backends[c].backend === null);
@@ -113,6 +116,8 @@ export interface KernelLayerOptions {
    * released with the ruleset (with Landlock; not called without, where it would not hold).
    */
   onLauncher?: (launch: (argv: readonly string[]) => { argv: string[] }) => void;
+  /** Each step of the kernel layer's start as it is reached (or at the time given), for the start record. */
+  onStep?: (step: string, at?: number) => void;
   /** Whom the server's DNS resolver asks (`--dns-upstream`); default the host's name servers. */
   dnsUpstream?: readonly import("@mcpguard/kernel").Upstream[];
 }
@@ -133,6 +138,17 @@ function isolationOf(
   };
 }
 
+/** The backend of a hardening capability in this run: /proc is Landlock's (denied whole) where its private one is not made. */
+function hardeningBackend(
+  backends: PreparedKernelLayer["backends"],
+  isolate: { pid: boolean },
+  c: keyof PreparedKernelLayer["backends"],
+): string {
+  return c === "procfs" && backends.procfs.backend === "pid-namespace" && !isolate.pid
+    ? "landlock"
+    : (backends[c].backend ?? "none");
+}
+
 export async function startKernelLayer(options: KernelLayerOptions): Promise<KernelLayer> {
   const { kernel, probe, backends, loader } = options.prepared;
   const { containment } = options;
@@ -144,10 +160,6 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
   }
   const cgroup = containment.cgroupPath;
   const isolate = isolationOf(backends, options.needs.network.length > 0);
-  const hardening = (c: (typeof kernel.HARDENING)[number]): string =>
-    c === "procfs" && backends.procfs.backend === "pid-namespace" && !isolate.pid
-      ? "landlock"
-      : (backends[c].backend ?? "none");
   const launch = {
     landlock: backends.file.backend !== null,
     seccomp: backends["memfd-exec"].backend !== null,
@@ -172,6 +184,7 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
       seccomp: launch.seccomp,
       isolate,
       fileBytes: launch.fileBytes,
+      onStep: options.onStep,
       onLoaderSpawned: () => {
         if (!launch.landlock || !options.onLauncher) return;
         const argv = kernel.KernelGuard.launchArgv(resolved.argv, cgroup, containment.v1Paths, launch);
@@ -201,7 +214,9 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
       startInfo: {
         ...(resolved.via ? { launcher: resolved.via, launched: resolved.argv } : {}),
         l3: Object.fromEntries(kernel.CAPABILITIES.map((c) => [c, backends[c].backend ?? "none"])),
-        l3Hardening: Object.fromEntries(kernel.HARDENING.map((c) => [c, hardening(c)])),
+        l3Hardening: Object.fromEntries(
+          kernel.HARDENING.map((c) => [c, hardeningBackend(backends, isolate, c)]),
+        ),
         ...(notes.length ? { l3Notes: notes } : {}),
       },
       stop: () => guard.stop(),

@@ -26,6 +26,7 @@ import {
 import { LimitsError, resolveLimits } from "../limits.js";
 import { programProblem } from "../program.js";
 import { Relay } from "../relay.js";
+import { markStep, startSteps } from "../startClock.js";
 import { StartupDenials } from "../startupDenials.js";
 
 const RUN = defineCommand({
@@ -239,6 +240,7 @@ function planOf(parsed: NonNullable<ReturnType<typeof RUN.parse>>): RunPlan {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  markStep("loaded");
   const parsed = RUN.parse(argv);
   if (!parsed) return 0;
   return new Session(planOf(parsed)).run();
@@ -352,6 +354,7 @@ class Session {
         this.prepared = await prepareKernelLayer({
           allowPartial: values["l3-allow-partial"] === true,
           cgroup: plannedCgroupPath(this.cgroupName),
+          onStep: markStep,
         });
       } catch (error) {
         throw layerUsage(config.name, error);
@@ -374,6 +377,7 @@ class Session {
     } catch (error) {
       throw layerUsage(config.name, error);
     }
+    markStep("layersBuilt");
     this.layers = layers;
 
     // The guard's own files, out of the server's reach before anything of it runs (guardFiles.ts).
@@ -406,6 +410,7 @@ class Session {
     }
     if (values["audit-key"] && !values["audit-log"]) throw new UsageError("--audit-key needs --audit-log");
     this.openAudit(layers);
+    markStep("resolved");
   }
 
   /** The audit log, the kernel events counted into it, and the crash handlers that write its end. */
@@ -474,6 +479,7 @@ class Session {
           this.relay ? this.relay.abort(reason) : abandonStart(this.containment as Containment, reason),
         // Without L3 the process that becomes the server joins its cgroup while the reaper starts.
         onReaperSpawned: (created) => {
+          markStep("cgroupMade");
           this.contain(created);
           if (!layers.kernelNeeds) this.startRelay(undefined, true);
         },
@@ -485,6 +491,7 @@ class Session {
     }
     // The kernel layer starts while the reaper does.
     const kernelStart = layers.kernelNeeds ? this.startKernel(layers.kernelNeeds) : undefined;
+    void armed.then(() => markStep("reaperReady"));
     const [reaperStart, kernelStarted] = await Promise.allSettled([armed, kernelStart]);
     if (kernelStarted.status === "fulfilled") this.kernel = kernelStarted.value;
     if (reaperStart.status === "rejected") throw layerUsage(config.name, reaperStart.reason);
@@ -532,6 +539,7 @@ class Session {
         this.relay?.abort(reason);
       },
       onLauncher: (launch) => this.startRelay(launch, true),
+      onStep: markStep,
       dnsUpstream: this.dnsUpstream,
     });
   }
@@ -565,6 +573,7 @@ class Session {
       termGraceMs: this.plan.termGraceMs,
     });
     this.relay = started;
+    markStep("serverSpawned");
     for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
       process.on(signal, () => started.forwardSignal(signal));
     }
@@ -577,9 +586,11 @@ class Session {
     const kernel = this.kernel;
     // L1 and L2 leave to the kernel what it really enforces in this run, and only that.
     if (kernel) layers.confine?.(kernel.startInfo.l3 as Record<string, string>, kernel.readerLauncher);
+    markStep("released");
+    const startInfo = { ...kernel?.startInfo, startMs: startSteps() };
     // Under L3 without Landlock the launcher cannot hold: it starts now that everything is ready.
-    if (!this.running) this.startRelay(kernel?.launch, false, kernel?.startInfo);
-    else this.held.release({ fd3: kernel?.ruleset, startInfo: kernel?.startInfo });
+    if (!this.running) this.startRelay(kernel?.launch, false, startInfo);
+    else this.held.release({ fd3: kernel?.ruleset, startInfo });
   }
 
   /** Messages flow until the server or the client ends: the server's exit status. */

@@ -1,0 +1,79 @@
+/**
+ * The start record says how long each step of `mcpguard run`'s start took (startClock.ts).
+ */
+import { spawnSync } from "node:child_process";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { connect, FIXTURE, MCPGUARD, makeWorkspace, readNdjson } from "./helpers.ts";
+
+const POLICY = join(import.meta.dirname, "fixtures", "policy.json");
+const doctor = spawnSync(process.execPath, [MCPGUARD, "doctor", "--json"], { encoding: "utf8" });
+const l3 = doctor.status === 0;
+
+let scratch: string;
+let work: string;
+beforeEach(() => {
+  ({ scratch, work } = makeWorkspace("mcpguard-steps-"));
+});
+afterEach(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** The start record's steps of one session under `config`. */
+async function stepsOf(config: string): Promise<Record<string, number>> {
+  const log = join(scratch, `audit-${config}.ndjson`);
+  const s = await connect(
+    [
+      MCPGUARD,
+      "run",
+      "--config",
+      config,
+      "--policy",
+      POLICY,
+      "--audit-log",
+      log,
+      "--",
+      process.execPath,
+      FIXTURE,
+    ],
+    process.env as Record<string, string>,
+    work,
+  );
+  await s.client.close();
+  const start = readNdjson(log).find((e) => e.event === "start");
+  return start.startMs;
+}
+
+/** The steps as the record lists them: in the order they were reached, each after the process began. */
+function expectOrdered(steps: Record<string, number>, names: string[]): void {
+  const times = Object.values(steps);
+  expect(times.every((t) => t > 0 && t < 120_000)).toBe(true);
+  expect([...times].sort((a, b) => a - b)).toEqual(times);
+  expect(Object.keys(steps)).toEqual(expect.arrayContaining(names));
+  const at = names.map((name) => steps[name] as number);
+  expect([...at].sort((a, b) => a - b)).toEqual(at);
+}
+
+describe("start steps", () => {
+  it("C0: loaded, resolved, the cgroup made, the server spawned, released, in that order", async () => {
+    const steps = await stepsOf("C0");
+    expectOrdered(steps, ["loaded", "layersBuilt", "resolved", "serverSpawned", "released"]);
+  });
+
+  it.skipIf(!l3)("C-full: the kernel layer's steps too, the loader's own among them", async () => {
+    const steps = await stepsOf("C-full");
+    expectOrdered(steps, [
+      "loaded",
+      "loaderSpawned",
+      "probed",
+      "layersBuilt",
+      "resolved",
+      "policyCompiled",
+      "released",
+    ]);
+    // The loader's own account (counted from just before its spawn, so never late): its programs
+    // loaded, then attached before its ready event was read, which comes before the release.
+    expect(steps.loaderLoaded).toBeLessThan(steps.loaderAttached as number);
+    expect(steps.loaderAttached).toBeLessThanOrEqual(steps.loaderReady as number);
+    expect(steps.loaderReady).toBeLessThanOrEqual(steps.released as number);
+  });
+});
