@@ -1,10 +1,12 @@
 /**
- * The start record says how long each step of `mcpguard run`'s start took (startClock.ts).
+ * The start record says how long each step of `mcpguard run`'s start took (startClock.ts), and the
+ * warming of the kernel's cgroup moves (cgroupWarm.ts) changes nothing and leaves nothing open.
  */
 import { spawnSync } from "node:child_process";
-import { rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { keepCgroupMovesFast } from "../src/cgroupWarm.ts";
 import { connect, FIXTURE, MCPGUARD, makeWorkspace, readNdjson } from "./helpers.ts";
 
 const POLICY = join(import.meta.dirname, "fixtures", "policy.json");
@@ -75,5 +77,23 @@ describe("start steps", () => {
     expect(steps.loaderLoaded).toBeLessThan(steps.loaderAttached as number);
     expect(steps.loaderAttached).toBeLessThanOrEqual(steps.loaderReady as number);
     expect(steps.loaderReady).toBeLessThanOrEqual(steps.released as number);
+  });
+});
+
+describe("warming the cgroup moves", () => {
+  const openFds = () => readdirSync("/proc/self/fd").length;
+  const ownCgroup = () => readFileSync("/proc/self/cgroup", "utf8");
+
+  it("moves nothing, stops when told (twice is once), and leaves no descriptor open", async () => {
+    const before = { fds: openFds(), cgroup: ownCgroup() };
+    const stop = keepCgroupMovesFast();
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(ownCgroup()).toBe(before.cgroup);
+    stop();
+    stop();
+    // A write in flight closes the descriptor when it ends.
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(openFds()).toBe(before.fds);
+    expect(ownCgroup()).toBe(before.cgroup);
   });
 });
