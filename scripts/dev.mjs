@@ -156,17 +156,8 @@ function ensureDependencies(pnpm) {
 }
 
 function build(pnpm) {
-  run(pnpm, ["exec", "turbo", "run", "build", "--output-logs=errors-only", "--log-prefix=none"]);
-  // The Python victims' bytecode (servers/python/__pycache__, gitignored), so that no trial compiles
-  // their shared module: they start with -B, which reads bytecode and never writes it.
-  if (
-    spawnSync("python3", ["-m", "compileall", "-q", "-x", "/tests/", join(ROOT, "servers", "python")], {
-      stdio: "inherit",
-    }).status !== 0
-  ) {
-    say("python3 could not compile servers/python: the Python victims start without bytecode");
-  }
-  // The kernel layer's launcher, loader and BPF programs (make does nothing when they are current).
+  // The kernel layer's launcher, loader and BPF programs (make does nothing when they are current),
+  // first: the proxy's build primes its code cache by running C-full, which needs them.
   // Where the BPF skeletons cannot be generated (no clang-19, no bpftool, or a bpftool older than
   // the kernel, as on hosted CI runners), make takes the ones vendored in bpf/vendor/<arch>/ and
   // says so; only gcc and libbpf are needed then.
@@ -176,6 +167,16 @@ function build(pnpm) {
     say(
       "make or gcc is missing: bpf/ is not built, and the bench reports the L3 configs as not run (see mcpguard doctor)",
     );
+  }
+  run(pnpm, ["exec", "turbo", "run", "build", "--output-logs=errors-only", "--log-prefix=none"]);
+  // The Python victims' bytecode (servers/python/__pycache__, gitignored), so that no trial compiles
+  // their shared module: they start with -B, which reads bytecode and never writes it.
+  if (
+    spawnSync("python3", ["-m", "compileall", "-q", "-x", "/tests/", join(ROOT, "servers", "python")], {
+      stdio: "inherit",
+    }).status !== 0
+  ) {
+    say("python3 could not compile servers/python: the Python victims start without bytecode");
   }
 }
 
