@@ -38,6 +38,13 @@
 
 #define USAGE "usage: mcpguard-loader --probe | --cgroup DIR --policy FILE [--lsm] [--no-telemetry]"
 
+/*
+ * The cgroup while no policy has been read: a loader that ends then (the proxy gone before it sent
+ * one, or a failure of its own) removes it if it is still empty, as the proxy made it ahead and no
+ * reaper may yet know of it. Once the policy is read it is the proxy's containment's to remove.
+ */
+static const char *unclaimed_cgroup;
+
 void fail(const char *fmt, ...)
 {
 	va_list ap;
@@ -47,6 +54,8 @@ void fail(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	if (unclaimed_cgroup)
+		rmdir(unclaimed_cgroup);
 	exit(1);
 }
 
@@ -120,9 +129,22 @@ static void run(struct ring_buffer *rb, const sigset_t *stop_signals)
 	}
 }
 
+/* Attach every loaded program: the net ones to the cgroup, the others where they trace. */
+static void attach_all(struct net_bpf *net, struct telemetry_bpf *tel, struct lsm_bpf *lsm_skel, int cgroup_fd,
+		       struct links *links)
+{
+	const char *failed;
+	int err;
+
+	if ((err = attach_programs(net_object(net), cgroup_fd, links, &failed)) ||
+	    (tel && (err = attach_programs(telemetry_object(tel), -1, links, &failed))) ||
+	    (lsm_skel && (err = attach_programs(lsm_object(lsm_skel), -1, links, &failed))))
+		fail("attaching %s: %s", failed, strerror(-err));
+}
+
 int main(int argc, char **argv)
 {
-	const char *dir = NULL, *policy_file = NULL, *failed;
+	const char *dir = NULL, *policy_file = NULL;
 	bool probe = false, lsm = false, telemetry = true;
 	struct net_bpf *net = NULL;
 	struct telemetry_bpf *tel = NULL;
@@ -136,6 +158,7 @@ int main(int argc, char **argv)
 	int cgroup_fd, err;
 	struct timespec began;
 	double ms[3]; /* loaded, policy read, attached: see emit_ready() */
+	bool early; /* attached before the policy was read */
 
 	clock_gettime(CLOCK_MONOTONIC, &began);
 
@@ -173,8 +196,13 @@ int main(int argc, char **argv)
 	/*
 	 * Load (and so verify) the programs before reading the policy, which only fills their maps:
 	 * the proxy starts the loader first and compiles the policy while the kernel verifies. The
-	 * cgroup is opened only once the policy is read, so the loader may start before the cgroup
-	 * exists (the proxy creates it while the programs verify, and writes the policy after).
+	 * loader may start before the cgroup exists: the proxy makes it once its probe has settled that
+	 * this loader is the one that runs (so a loader it kills has attached nothing), usually while
+	 * the programs verify. Where it exists once they are loaded, they are attached at once, while
+	 * the proxy still compiles the policy: until the policy fills the maps, the cgroup guards
+	 * nothing, so the net programs refuse every socket in it (it holds nothing but the held
+	 * launcher, which opens none before it is released) and the telemetry reports nothing. Where
+	 * it does not exist yet, it is opened, and the programs attached, once the policy is read.
 	 */
 	err = net_load(&net);
 	if (err)
@@ -185,24 +213,33 @@ int main(int argc, char **argv)
 		fail("loading the BPF LSM programs: %s", strerror(-err));
 
 	ms[0] = ms_since(&began);
-	policy = policy_read(policy_file);
-	ms[1] = ms_since(&began);
+	unclaimed_cgroup = dir;
 	cgroup_fd = cgroup_open(dir, &cgroup_id);
-	if (cgroup_fd < 0)
-		fail("cgroup %s: %s", dir, cgroup_fd == -ENOTDIR ? "not a cgroup2 directory" : strerror(-cgroup_fd));
+	early = cgroup_fd >= 0;
+	if (early) {
+		attach_all(net, tel, lsm_skel, cgroup_fd, &links);
+		ms[2] = ms_since(&began);
+	}
+	policy = policy_read(policy_file);
+	unclaimed_cgroup = NULL;
+	ms[1] = ms_since(&began);
+	if (!early) {
+		cgroup_fd = cgroup_open(dir, &cgroup_id);
+		if (cgroup_fd < 0)
+			fail("cgroup %s: %s", dir,
+			     cgroup_fd == -ENOTDIR ? "not a cgroup2 directory" : strerror(-cgroup_fd));
+	}
 	net_maps(net, &maps);
 	maps.inodes = lsm ? lsm_inodes(lsm_skel) : NULL;
 	policy_apply(policy, cgroup_id, &maps);
-
-	if ((err = attach_programs(net_object(net), cgroup_fd, &links, &failed)) ||
-	    (tel && (err = attach_programs(telemetry_object(tel), -1, &links, &failed))) ||
-	    (lsm_skel && (err = attach_programs(lsm_object(lsm_skel), -1, &links, &failed))))
-		fail("attaching %s: %s", failed, strerror(-err));
+	if (!early) {
+		attach_all(net, tel, lsm_skel, cgroup_fd, &links);
+		ms[2] = ms_since(&began);
+	}
 
 	rb = ring_buffer__new(bpf_map__fd(maps.events), emit_event, NULL, NULL);
 	if (!rb)
 		fail("reading the ring buffer: %s", strerror(errno));
-	ms[2] = ms_since(&began);
 	emit_ready(cgroup_id, &links, lsm, ms);
 
 	run(rb, &stop_signals);

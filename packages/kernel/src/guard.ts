@@ -117,7 +117,8 @@ export class KernelGuard {
     }
     // The policy travels on a pipe (fd 3): no file of the harness lands in the server's world. The
     // loader loads and verifies its programs before it reads the policy, so it starts first and
-    // the policy is compiled meanwhile; it attaches nothing before it has read the policy.
+    // the policy is compiled meanwhile; it attaches them as soon as the cgroup exists (guarding
+    // nothing until the policy fills their maps: every socket of the cgroup is refused till then).
     const pending = options.loader ?? new PendingLoader(options);
     if (pending.cgroup !== options.cgroup || pending.lsm !== options.lsm) {
       pending.abort();

@@ -112,7 +112,10 @@ export class PendingLoader {
     this.#timer = setTimeout(this.#timeout, this.#readyTimeoutMs);
   }
 
-  /** Kill the loader: its programs are not going to be used (it has attached nothing unless ready). */
+  /**
+   * Kill the loader: its programs are not going to be used. Its links go with it; programs it
+   * attached to the cgroup stay until the cgroup is removed, which the caller does.
+   */
   abort(): void {
     clearTimeout(this.#timer);
     this.process.kill("SIGKILL");

@@ -3,7 +3,7 @@
  * what compile() writes is read back exactly, and anything else is refused whole, in one line,
  * before a server could run with less than it was asked for.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -103,8 +103,15 @@ describe.skipIf(!built)("the launcher's ruleset", () => {
 
 describe.skipIf(!built || !root || !CGROUP2)("the loader's policy", () => {
   const cgroup = join(CGROUP2 ?? "/", `mcpguard-input-${process.pid}`);
-  afterAll(() => {
-    if (existsSync(cgroup)) rmdirSync(cgroup);
+  afterAll(async () => {
+    // A killed process leaves its cgroup a moment after the kill.
+    for (let i = 0; existsSync(cgroup) && i < 100; i++) {
+      try {
+        rmdirSync(cgroup);
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
   });
 
   it.each([
@@ -133,5 +140,24 @@ describe.skipIf(!built || !root || !CGROUP2)("the loader's policy", () => {
     expect(r.stderr.split("\n")).toHaveLength(2);
     expect(r.stderr).toMatch(/^mcpguard-loader: policy /);
     expect(r.stderr).toContain(why);
+    // It had no policy, so the cgroup was nobody's but the proxy's that made it ahead: removed,
+    // being empty.
+    expect(existsSync(cgroup)).toBe(false);
+  });
+
+  it("ended without a policy (the proxy gone), it leaves a cgroup that holds a process to the reaper", () => {
+    if (!existsSync(cgroup)) mkdirSync(cgroup);
+    const held = spawn("sleep", ["30"], { stdio: "ignore" });
+    try {
+      writeFileSync(join(cgroup, "cgroup.procs"), String(held.pid));
+      const r = spawnSync(loader, ["--cgroup", cgroup, "--policy", "/dev/null"], {
+        encoding: "utf8",
+        input: "",
+      });
+      expect(r.status).toBe(1);
+      expect(existsSync(cgroup)).toBe(true);
+    } finally {
+      held.kill("SIGKILL");
+    }
   });
 });

@@ -390,18 +390,38 @@ export function plannedCgroupPath(name: string): string | undefined {
 }
 
 /**
- * A cgroup when one can be created here, otherwise a process group. With `limits`, the cgroup
- * enforces them where the kernel can (limits.ts).
+ * The cgroup2 directory of the planned cgroup `name` made now, ahead of its containment (the L3
+ * loader attaches its programs to it while the proxy still loads the layers): its path, or
+ * undefined where it cannot be made here (createContainment then says why, or falls back).
  */
-export function createContainment(options: { name?: string; limits?: Limits } = {}): Containment {
+export function makeCgroupAhead(name: string): string | undefined {
+  const path = plannedCgroupPath(name);
+  if (path === undefined) return undefined;
+  try {
+    mkdirSync(path);
+    return path;
+  } catch {
+    // Not allowed, or taken: createContainment() meets the same and decides.
+    return undefined;
+  }
+}
+
+/**
+ * A cgroup when one can be created here, otherwise a process group. With `limits`, the cgroup
+ * enforces them where the kernel can (limits.ts). `madeAhead`: the cgroup2 directory that
+ * makeCgroupAhead() made for `name`, which is taken as it is.
+ */
+export function createContainment(
+  options: { name?: string; limits?: Limits; madeAhead?: string } = {},
+): Containment {
   const cg = findCgroup2();
   const name = options.name ?? containmentName();
   if (cg) {
     const parent = join(cg.mount, cg.self);
     const path = join(parent, name);
-    let created = false;
+    let created = options.madeAhead !== undefined && options.madeAhead === path;
     try {
-      mkdirSync(path);
+      if (!created) mkdirSync(path);
       created = true;
     } catch (error) {
       // Not writable (no root, or not delegated): fall through. Anything else (the name taken,

@@ -44,9 +44,10 @@ export interface PreparedKernelLayer {
  * Spawn the loader for `cgroup`, the server's cgroup to be (containment.ts, plannedCgroupPath), when
  * one is planned; then probe the backends and refuse what cannot be enforced. The loader is spawned
  * before the probe (whose cache read loads the kernel package and zod, about 10 ms), as the probe
- * usually answers on this kind of host: without the BPF LSM programs. It attaches nothing until it
- * has read its policy, so when the probe answers otherwise it is killed, and one with --lsm started,
- * or none where the loader cannot run.
+ * usually answers on this kind of host: without the BPF LSM programs. It attaches nothing before
+ * the cgroup exists, which `run` makes only once this has returned (makeCgroupAhead), so when the
+ * probe answers otherwise it is killed with nothing attached, and one with --lsm started, or none
+ * where the loader cannot run.
  */
 export async function prepareKernelLayer(options: {
   allowPartial: boolean;

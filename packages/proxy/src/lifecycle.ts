@@ -17,6 +17,8 @@ export interface ServerContainmentOptions {
   limits: Limits;
   /** The cgroup's name (containment.ts, containmentName), when it was planned ahead. */
   name?: string;
+  /** Its cgroup2 directory, when it was made ahead (containment.ts, makeCgroupAhead). */
+  madeAhead?: string;
   /** An L3 config: without a reaper it does not start (fail closed); others run with a warning. */
   kernel: boolean;
   /** The reaper exited while the proxy runs: the server must be stopped, for this reason. */
@@ -42,7 +44,11 @@ export async function startServerContainment(
   const { binaries, whyAbsent } = await import("@mcpguard/kernel/binaries");
   const bins = binaries();
   const reaper = bins.reaper;
-  const containment = createContainment({ limits: options.limits, name: options.name });
+  const containment = createContainment({
+    limits: options.limits,
+    name: options.name,
+    madeAhead: options.madeAhead,
+  });
   // The reaper is spawned first (supervise() spawns it before it awaits anything), so that a proxy
   // killed from here on leaves no cgroup behind either; the held start may begin while it gets ready.
   // Another machine's build (or none) is never run.

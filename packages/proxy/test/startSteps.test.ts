@@ -3,10 +3,11 @@
  * warming of the kernel's cgroup moves (cgroupWarm.ts) changes nothing and leaves nothing open.
  */
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { keepCgroupMovesFast } from "../src/cgroupWarm.ts";
+import { findCgroup2 } from "../src/containment.ts";
 import { connect, FIXTURE, MCPGUARD, makeWorkspace, readNdjson } from "./helpers.ts";
 
 const POLICY = join(import.meta.dirname, "fixtures", "policy.json");
@@ -77,6 +78,28 @@ describe("start steps", () => {
     expect(steps.loaderLoaded).toBeLessThan(steps.loaderAttached as number);
     expect(steps.loaderAttached).toBeLessThanOrEqual(steps.loaderReady as number);
     expect(steps.loaderReady).toBeLessThanOrEqual(steps.released as number);
+  });
+});
+
+describe.skipIf(!l3)("the cgroup made ahead under L3", () => {
+  it("is gone when the start is refused after it was made (a policy the layers cannot read)", () => {
+    const bad = join(scratch, "bad.json");
+    writeFileSync(bad, JSON.stringify({ version: 1, server: "x", tools: { t: { args: { p: "no.role" } } } }));
+    const r = spawnSync(
+      process.execPath,
+      [MCPGUARD, "run", "--config", "C-full", "--policy", bad, "--", "/bin/cat"],
+      {
+        encoding: "utf8",
+        input: "",
+      },
+    );
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/^mcpguard run: config C-full: .*tools\.t\.args\.p/);
+    const parent = findCgroup2();
+    const left = parent
+      ? readdirSync(join(parent.mount, parent.self)).filter((n) => n.startsWith(`mcpguard-${r.pid}-`))
+      : [];
+    expect(left).toEqual([]);
   });
 });
 

@@ -8,7 +8,14 @@ import { headsDir } from "../auditHeads.js";
 import { auditKeyPath, openAuditLog, withoutAuditKeyPath } from "../auditKey.js";
 import { keepCgroupMovesFast } from "../cgroupWarm.js";
 import { ConfigError, type LayerName, resolveConfig } from "../configs.js";
-import { type Containment, ContainmentError, containmentName, plannedCgroupPath } from "../containment.js";
+import {
+  type Containment,
+  ContainmentError,
+  containmentName,
+  makeCgroupAhead,
+  plannedCgroupPath,
+  removeCgroupTree,
+} from "../containment.js";
 import { checkGuardFiles, type GuardFile, wrappedConfigOf } from "../guardFiles.js";
 import { KernelEvents } from "../kernelEvents.js";
 import {
@@ -301,6 +308,8 @@ class Session {
   private readonly cgroupName = containmentName();
   /** The BPF loader started ahead of the rest (configs with L3). */
   private prepared: PreparedKernelLayer | undefined;
+  /** The server's cgroup2 directory, made once the loader that runs is known (configs with L3). */
+  private madeAhead: string | undefined;
   private dnsUpstream: import("@mcpguard/kernel").Upstream[] | undefined;
   private layers: Layers | undefined;
   private audit: AuditLog | undefined;
@@ -363,6 +372,12 @@ class Session {
       } catch (error) {
         throw layerUsage(config.name, error);
       }
+      // The server's cgroup, made now rather than in confine(): the loader attaches its programs
+      // to it as soon as they are loaded, while the layers load here, instead of after the policy
+      // (about 10 ms of the start). Made once the probe has settled which loader runs, so no loader
+      // that is killed here has attached anything to it. The loader refuses every socket of the
+      // cgroup until its policy arrives; nothing runs in it before the release.
+      if (this.prepared.loader) this.madeAhead = makeCgroupAhead(this.cgroupName);
     }
     this.dnsUpstream = await dnsUpstreams(values["dns-upstream"]);
     let layers: Layers;
@@ -477,6 +492,7 @@ class Session {
       ({ armed } = await startServerContainment({
         limits,
         name: this.cgroupName,
+        madeAhead: this.madeAhead,
         kernel: layers.kernelNeeds !== undefined,
         // Lost before the server starts: nothing to stop, but it must not start.
         onReaperLost: (reason) =>
@@ -626,6 +642,8 @@ class Session {
     }
     await this.drain();
     if (failure) this.containment?.dispose();
+    // Made ahead, and the run ended before its containment took it over.
+    if (this.madeAhead && !this.containment) removeCgroupTree(this.madeAhead);
     await this.containment?.release();
     this.kernelEvents?.close();
     this.audit?.close();
