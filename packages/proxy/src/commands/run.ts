@@ -6,7 +6,6 @@ import { defineCommand, intOption, UsageError } from "../args.js";
 import { type AuditLog, DEFAULT_AUDIT_KEEP, DEFAULT_AUDIT_MAX_BYTES } from "../audit.js";
 import { headsDir } from "../auditHeads.js";
 import { auditKeyPath, openAuditLog, withoutAuditKeyPath } from "../auditKey.js";
-import { keepCgroupMovesFast } from "../cgroupWarm.js";
 import { ConfigError, type LayerName, resolveConfig } from "../configs.js";
 import {
   type Containment,
@@ -324,8 +323,6 @@ class Session {
   private relay: Relay | undefined;
   private running: Promise<number> | undefined;
   private drained: Promise<void> | undefined;
-  /** Ends the warming of the kernel's cgroup moves (cgroupWarm.ts) once the server has joined its cgroups. */
-  private stopWarming: () => void = () => {};
 
   constructor(plan: RunPlan) {
     this.plan = plan;
@@ -337,7 +334,6 @@ class Session {
     let status: number | undefined;
     let failure: { error: unknown } | undefined;
     try {
-      this.stopWarming = keepCgroupMovesFast();
       await this.resolve();
       await this.confine();
       this.start();
@@ -607,7 +603,6 @@ class Session {
     // L1 and L2 leave to the kernel what it really enforces in this run, and only that.
     if (kernel) layers.confine?.(kernel.startInfo.l3 as Record<string, string>, kernel.readerLauncher);
     markStep("released");
-    this.stopWarming();
     const startInfo = { ...kernel?.startInfo, startMs: startSteps() };
     // Under L3 without Landlock the launcher cannot hold: it starts now that everything is ready.
     if (!this.running) this.startRelay(kernel?.launch, false, startInfo);
@@ -634,7 +629,6 @@ class Session {
    * the loader ended if the kernel layer never took it over (a bad policy, a refused start).
    */
   private async teardown(failure: { error: unknown } | undefined): Promise<void> {
-    this.stopWarming();
     if (failure) {
       this.held.refuse(failure.error);
       // Its own failure, if any, is not the one this run ends with.
