@@ -27,6 +27,11 @@ export interface LayerOptions {
   pins?: string;
   /** The server's name in the audit log and the pin file (`--server-name`), else the policy's. */
   serverName?: string;
+  /**
+   * Leave what is not needed to start the server for `Layers.complete` (`mcpguard run` calls it
+   * once the server is released); otherwise the layers are whole when buildLayers resolves.
+   */
+  defer?: boolean;
 }
 
 export interface Layers {
@@ -52,6 +57,13 @@ export interface Layers {
   draft?: boolean;
   /** Work the layers can do ahead of the first call (load a parser); the proxy calls it once the server runs. */
   warm?: () => void;
+  /**
+   * With `defer`: what the layers set up once the server is released, while it boots, rather than
+   * on the start's path (L2's validator: its code and its Unicode tables). No message may reach the
+   * interceptor before it has resolved (the relay waits for it); when it rejects, the server must
+   * be stopped.
+   */
+  complete?: () => Promise<void>;
   /**
    * Tell L1 and L2 which effects the kernel layer really enforces in this run (the backend of
    * each capability as L3 started it, "none" where none does), so that they leave those to it;
@@ -255,18 +267,17 @@ function onChangeOf(
   return said?.pins?.onChange ?? policy.pins?.onChange ?? "block";
 }
 
-/** Put the protocol guard (protocolGuard.ts) in front of the interceptor, with the server's pins. */
-async function guardListings(
-  interceptor: Interceptor,
-  validator: typeof import("@mcpguard/validator"),
-  options: {
-    server: string;
-    pinFile?: string;
-    onChange: "block" | "flag";
-    resolved: import("@mcpguard/policy").ResolvedPolicy;
-    maxDepth?: number;
-  },
-): Promise<void> {
+/**
+ * The server's pins read (a pin file that cannot be read refuses the start), and what puts the
+ * protocol guard (protocolGuard.ts) in front of the interceptor with them, given the validator.
+ */
+async function guardListings(options: {
+  server: string;
+  pinFile?: string;
+  onChange: "block" | "flag";
+  resolved: import("@mcpguard/policy").ResolvedPolicy;
+  maxDepth?: number;
+}): Promise<(interceptor: Interceptor, validator: typeof import("@mcpguard/validator")) => void> {
   const { PinBook, PinError, loadPins } = await import("./pins.js");
   const { ProtocolGuard, guardProtocol } = await import("./protocolGuard.js");
   let pins: import("./pins.js").PinFile | undefined;
@@ -277,15 +288,17 @@ async function guardListings(
     throw error;
   }
   const { resolved } = options;
-  const guard = new ProtocolGuard({
-    validator,
-    pins: new PinBook(options.server, pins, validator),
-    onChange: options.onChange,
-    disabledRules: (tool) =>
-      tool === undefined ? resolved.disabledRules : resolved.tools.get(tool)?.disabledRules,
-    maxDepth: options.maxDepth,
-  });
-  guardProtocol(interceptor, guard);
+  return (interceptor, validator) => {
+    const guard = new ProtocolGuard({
+      validator,
+      pins: new PinBook(options.server, pins, validator),
+      onChange: options.onChange,
+      disabledRules: (tool) =>
+        tool === undefined ? resolved.disabledRules : resolved.tools.get(tool)?.disabledRules,
+      maxDepth: options.maxDepth,
+    });
+    guardProtocol(interceptor, guard);
+  };
 }
 
 /** What the kernel layer lets the server change (writablePaths: its ruleset, exactly), and read. */
@@ -352,6 +365,8 @@ interface Stack {
   warmResponses: boolean;
   /** What the kernel layer, once started, tells the layers (see `Layers.confine`). */
   confine: ((l3: Readonly<Record<string, string>>) => void)[];
+  /** Set-up left for after the release (see `Layers.complete`), in order. */
+  deferred: (() => Promise<void>)[];
 }
 
 /**
@@ -446,7 +461,10 @@ const L2_LAYER: Layer = {
     const { policyLib, vars, interceptor, options } = stack;
     const { cwd, maxDepth } = options;
     const { policy, overrides, resolved } = policySpec(stack);
-    const validator = await import("@mcpguard/validator");
+    // The validator (its code, its Unicode tables: about 5 ms) loads once the server is released,
+    // while it boots: nothing below reads it before a message comes, and none comes before then.
+    let loaded: typeof import("@mcpguard/validator") | undefined;
+    const validator = later("the validator", () => loaded);
     const environment = serverEnvironment(
       policyLib,
       stack.env as Record<string, string>,
@@ -487,13 +505,18 @@ const L2_LAYER: Layer = {
       sanitized(validator.sanitizeResponse(request.method, message, forCall(request.call)));
     interceptor.serverMessage = (method, message) =>
       sanitized(validator.sanitizeServerMessage(method, message, server));
-    // Listings, prompts and the server's requests: read as text for the agent, tools pinned.
-    await guardListings(interceptor, validator, {
+    // Listings, prompts and the server's requests: read as text for the agent, tools pinned. The
+    // pin file is read now, so that one it cannot read refuses the start.
+    const guard = await guardListings({
       server: options.serverName ?? policy.server,
       pinFile: options.pins,
       onChange: onChangeOf(policy, overrides),
       resolved,
       maxDepth,
+    });
+    stack.deferred.push(async () => {
+      loaded = await import("@mcpguard/validator");
+      guard(interceptor, loaded);
     });
     stack.warmResponses = true;
   },
@@ -577,7 +600,15 @@ async function narrowEnvironment(stack: Stack): Promise<void> {
 function emptyStack(
   base: Omit<
     Stack,
-    "env" | "withheld" | "grants" | "checks" | "interceptor" | "decide" | "warmResponses" | "confine"
+    | "env"
+    | "withheld"
+    | "grants"
+    | "checks"
+    | "interceptor"
+    | "decide"
+    | "warmResponses"
+    | "confine"
+    | "deferred"
   >,
   perCall: () => PathResolver,
 ): Stack {
@@ -603,7 +634,22 @@ function emptyStack(
     decide,
     warmResponses: false,
     confine: [],
+    deferred: [],
   };
+}
+
+/**
+ * A module that is loaded later, as the module itself to the code that uses it: a property read
+ * before it has loaded throws, which the relay's callers of the interceptor turn into a refusal.
+ */
+function later<T extends object>(what: string, loaded: () => T | undefined): T {
+  return new Proxy({} as T, {
+    get(_, key) {
+      const module = loaded();
+      if (module === undefined) throw new Error(`${what} is not loaded yet`);
+      return Reflect.get(module, key);
+    },
+  });
 }
 
 /** What the config's layers warm once the server runs: a parser, a first call of each tool. */
@@ -652,6 +698,10 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
     const narrows = layers.some((layer) => layer.narrowsEnvironment);
     if (narrows) await narrowEnvironment(stack);
     for (const layer of layers) await layer.apply(stack);
+    const complete = async () => {
+      for (const step of stack.deferred.splice(0)) await step();
+    };
+    if (!options.defer) await complete();
     const source = spec.from === "manifest" ? spec.ab : spec.policy;
     const draft = spec.from === "policy" && spec.policy.draft === true ? true : undefined;
     const confine = stack.confine;
@@ -665,6 +715,7 @@ export async function buildLayers(options: LayerOptions): Promise<Layers> {
       draft,
       interceptor: stack.checks.length ? stack.interceptor : undefined,
       warm: narrows ? warmOf(stack) : undefined,
+      complete: stack.deferred.length ? complete : undefined,
       confine:
         narrows && spec.from === "policy"
           ? (l3, readerLauncher) => {

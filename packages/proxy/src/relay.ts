@@ -59,7 +59,13 @@ export interface RelayOptions {
    * it). A rejection kills the held process: the server never runs, and run() resolves with 1.
    * Where the containment is a process group (nothing to join ahead), the spawn itself waits.
    */
-  hold?: Promise<{ fd3?: string; startInfo?: Record<string, unknown> }>;
+  hold?: Promise<{ fd3?: string; startInfo?: Record<string, unknown>; ready?: Promise<void> }>;
+  /**
+   * What the layers still set up once the server is released (layers.ts, `complete`), for a start
+   * that is not held; a held start's release carries its own. The relay reads no message, from
+   * either side, before it has resolved; when it rejects, the server is stopped.
+   */
+  ready?: Promise<void>;
   /** Extra fields for the audit log's start event (e.g. the L3 backends). */
   startInfo?: Record<string, unknown>;
   /**
@@ -191,7 +197,7 @@ export class Relay {
     if (!hold) {
       const child = this.#spawn(containment, false);
       const done = this.#whenDone(child);
-      this.#started(child, containment, this.#opts.startInfo);
+      this.#startedWhen(this.#opts.ready, child, containment, this.#opts.startInfo);
       return done;
     }
     if (this.#opts.launch === undefined && containment.kind !== "cgroup") {
@@ -201,7 +207,10 @@ export class Relay {
           if (this.#held) return 1;
           const child = this.#spawn(containment, false);
           const done = this.#whenDone(child);
-          this.#started(child, containment, { ...release.startInfo, ...this.#opts.startInfo });
+          this.#startedWhen(release.ready, child, containment, {
+            ...release.startInfo,
+            ...this.#opts.startInfo,
+          });
           return done;
         },
         () => 1,
@@ -221,7 +230,10 @@ export class Relay {
           return;
         }
         gate.end(release.fd3 ?? "go\n");
-        this.#started(child, containment, { ...release.startInfo, ...this.#opts.startInfo });
+        this.#startedWhen(release.ready, child, containment, {
+          ...release.startInfo,
+          ...this.#opts.startInfo,
+        });
       },
       () => {
         // Not exec'd yet: nothing of the server ran. End of file on fd 3 (it exits by itself, in its
@@ -257,6 +269,25 @@ export class Relay {
         void this.#finish(status).then(resolve);
       });
     });
+  }
+
+  /**
+   * The server is on its way: {@link #started} once what the layers still set up (`ready`) is done,
+   * while the server boots. When that fails, the server is stopped, saying why.
+   */
+  #startedWhen(
+    ready: Promise<void> | undefined,
+    child: ServerChild,
+    containment: Containment,
+    startInfo: Record<string, unknown> | undefined,
+  ): void {
+    if (!ready) return this.#started(child, containment, startInfo);
+    ready.then(
+      () => {
+        if (!this.#serverGone) this.#started(child, containment, startInfo);
+      },
+      (error: unknown) => this.abort(`a layer could not be set up: ${(error as Error).message}`),
+    );
   }
 
   /** The server is on its way: the start event, the streams, the watch on `initialize`. */

@@ -254,7 +254,7 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 /** What releases a held start: the ruleset the launcher reads on fd 3, and what the start record says. */
-type Release = { fd3?: string; startInfo?: Record<string, unknown> };
+type Release = { fd3?: string; startInfo?: Record<string, unknown>; ready?: Promise<void> };
 
 /**
  * The server's start, held until the reaper and the kernel layer are ready, while the process that
@@ -388,6 +388,7 @@ class Session {
         maxDepth,
         pins: values.pins,
         serverName: values["server-name"],
+        defer: true,
       });
     } catch (error) {
       throw layerUsage(config.name, error);
@@ -561,7 +562,12 @@ class Session {
   }
 
   /** The relay over the server (held: its process waits for the release), and the signals it forwards. */
-  private startRelay(launch: KernelLayer["launch"] | undefined, held: boolean, startInfo = {}): void {
+  private startRelay(
+    launch: KernelLayer["launch"] | undefined,
+    held: boolean,
+    startInfo = {},
+    ready?: Promise<void>,
+  ): void {
     const { values, command, config, maxMessageBytes, maxDepth } = this.plan;
     const layers = this.layers as Layers;
     const containment = this.containment as Containment;
@@ -574,7 +580,7 @@ class Session {
       interceptor: layers.interceptor,
       containment,
       launch,
-      ...(held ? { hold: this.held.promise } : {}),
+      ...(held ? { hold: this.held.promise } : { ready }),
       startInfo: {
         ...startInfo,
         ...(containment.limits ? { limits: containment.limits } : {}),
@@ -604,9 +610,13 @@ class Session {
     if (kernel) layers.confine?.(kernel.startInfo.l3 as Record<string, string>, kernel.readerLauncher);
     markStep("released");
     const startInfo = { ...kernel?.startInfo, startMs: startSteps() };
+    // What the layers leave for now (L2's validator) is set up while the server boots; the relay
+    // reads no message before it is done.
+    const ready = layers.complete?.();
+    ready?.catch(() => {});
     // Under L3 without Landlock the launcher cannot hold: it starts now that everything is ready.
-    if (!this.running) this.startRelay(kernel?.launch, false, startInfo);
-    else this.held.release({ fd3: kernel?.ruleset, startInfo });
+    if (!this.running) this.startRelay(kernel?.launch, false, startInfo, ready);
+    else this.held.release({ fd3: kernel?.ruleset, startInfo, ready });
   }
 
   /** Messages flow until the server or the client ends: the server's exit status. */
