@@ -266,9 +266,11 @@ class CgroupContainment extends Supervised implements Containment {
     try {
       writeFileSync(join(this.cgroupPath, "cgroup.kill"), "1");
     } catch {
-      // No cgroup.kill (an older kernel): the process group is killed instead.
-      signalGroup(pid, "SIGKILL");
+      // No cgroup.kill (an older kernel): the process group is killed below.
     }
+    // The process group too: a process spawned a moment ago may not have joined the cgroup yet
+    // (its shell writes cgroup.procs first thing), and would exec the server after the kill.
+    signalGroup(pid, "SIGKILL");
     const deadline = Date.now() + 2000;
     while (this.#populated() && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 5));
