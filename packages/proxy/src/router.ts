@@ -428,12 +428,13 @@ export class Router {
     }
     const params = own(item.message, "params");
     let call: ToolCall | undefined;
-    if (item.method === "tools/call") {
-      const read = toToolCall(params);
+    // A call is read only where something reads it: a layer decides it, or the audit log records it.
+    if (item.method === "tools/call" && (this.#opts.interceptor || this.#opts.audit)) {
+      const read = toToolCall(params, this.#opts.interceptor !== undefined);
       call = read.call;
       const verdict = this.#decide(
         call,
-        read.malformed && this.#opts.interceptor
+        read.malformed
           ? {
               decision: "deny",
               layer: "proxy",
@@ -722,22 +723,25 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
- * The name and arguments of a `tools/call`, and what is wrong with its params if anything: a call
- * the layers could only read by guessing is refused, never coerced into something that passes.
+ * The name and arguments of a `tools/call`, and (`check`: for the layers) what is wrong with its
+ * params if anything: a call the layers could only read by guessing is refused, never coerced into
+ * something that passes.
  */
-function toToolCall(params: unknown): { call: ToolCall; malformed: string | null } {
+function toToolCall(params: unknown, check: boolean): { call: ToolCall; malformed: string | null } {
   const name = own(params, "name");
   const args = own(params, "arguments");
   const call = { name: typeof name === "string" ? name : "", arguments: isObject(args) ? args : {} };
-  const malformed = !isObject(params)
-    ? "params is not an object"
-    : typeof name !== "string"
-      ? "name is not a string"
-      : args !== undefined && !isObject(args)
-        ? "arguments is not an object"
-        : holdsLoneSurrogate(params)
-          ? "holds a string that is not well-formed Unicode (a lone surrogate: a server may read it as another name than the one the layers judged)"
-          : null;
+  const malformed = !check
+    ? null
+    : !isObject(params)
+      ? "params is not an object"
+      : typeof name !== "string"
+        ? "name is not a string"
+        : args !== undefined && !isObject(args)
+          ? "arguments is not an object"
+          : holdsLoneSurrogate(params)
+            ? "holds a string that is not well-formed Unicode (a lone surrogate: a server may read it as another name than the one the layers judged)"
+            : null;
   return { call, malformed };
 }
 
