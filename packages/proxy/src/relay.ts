@@ -281,7 +281,10 @@ export class Relay {
     containment: Containment,
     startInfo: Record<string, unknown> | undefined,
   ): void {
-    if (!ready) return this.#started(child, containment, startInfo);
+    if (!ready) {
+      this.#started(child, containment, startInfo);
+      return;
+    }
     ready.then(
       () => {
         if (!this.#serverGone) this.#started(child, containment, startInfo);
