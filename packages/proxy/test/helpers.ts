@@ -52,6 +52,28 @@ export async function connect(args: string[], env?: Record<string, string>, cwd?
   return { client, transport, stderr: () => stderr };
 }
 
+/**
+ * An SDK session through `mcpguard run --config <config> --policy <policy> --audit-log <log> [extra]`
+ * over the fixture server, with the test's environment and `env` on top; `log` is its audit log.
+ */
+export async function auditedSession(options: {
+  config: string;
+  policy: string;
+  log: string;
+  extra?: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+}): Promise<Session & { log: string }> {
+  const { config, policy, log } = options;
+  const args = [MCPGUARD, "run", "--config", config, "--policy", policy, "--audit-log", log];
+  const s = await connect(
+    [...args, ...(options.extra ?? []), "--", process.execPath, FIXTURE],
+    { ...(process.env as Record<string, string>), ...options.env },
+    options.cwd,
+  );
+  return { ...s, log };
+}
+
 /** Pids of live processes whose command line contains `marker`. */
 export function processesWith(marker: string): number[] {
   const pids: number[] = [];

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { containmentName, createContainment, findCgroup2, plannedCgroupPath } from "../src/containment.ts";
 import { prepareKernelLayer, startKernelLayer } from "../src/kernelLayer.ts";
 import {
-  connect,
+  auditedSession,
   eventually,
   FIXTURE,
   hostPid,
@@ -37,22 +37,7 @@ afterEach(() => rmSync(scratch, { recursive: true, force: true }));
 
 async function session(config: string, extra: string[] = [], env: Record<string, string> = {}) {
   const log = join(scratch, `audit-${config}-${extra.length}.ndjson`);
-  const args = [
-    MCPGUARD,
-    "run",
-    "--config",
-    config,
-    "--policy",
-    POLICY,
-    "--audit-log",
-    log,
-    ...extra,
-    "--",
-    process.execPath,
-    FIXTURE,
-  ];
-  const s = await connect(args, { ...(process.env as Record<string, string>), ...env }, work);
-  return { ...s, log };
+  return auditedSession({ config, policy: POLICY, log, extra, env, cwd: work });
 }
 
 describe.skipIf(!ready)("L3 configs", () => {

@@ -7,7 +7,7 @@ import { readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { findCgroup2 } from "../src/containment.ts";
-import { connect, FIXTURE, MCPGUARD, makeWorkspace, readNdjson } from "./helpers.ts";
+import { auditedSession, MCPGUARD, makeWorkspace, readNdjson } from "./helpers.ts";
 
 const POLICY = join(import.meta.dirname, "fixtures", "policy.json");
 const doctor = spawnSync(process.execPath, [MCPGUARD, "doctor", "--json"], { encoding: "utf8" });
@@ -23,23 +23,7 @@ afterEach(() => rmSync(scratch, { recursive: true, force: true }));
 /** The start record's steps of one session under `config`. */
 async function stepsOf(config: string): Promise<Record<string, number>> {
   const log = join(scratch, `audit-${config}.ndjson`);
-  const s = await connect(
-    [
-      MCPGUARD,
-      "run",
-      "--config",
-      config,
-      "--policy",
-      POLICY,
-      "--audit-log",
-      log,
-      "--",
-      process.execPath,
-      FIXTURE,
-    ],
-    process.env as Record<string, string>,
-    work,
-  );
+  const s = await auditedSession({ config, policy: POLICY, log, cwd: work });
   await s.client.close();
   const start = readNdjson(log).find((e) => e.event === "start");
   return start.startMs;
