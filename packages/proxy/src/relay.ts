@@ -197,7 +197,7 @@ export class Relay {
     if (!hold) {
       const child = this.#spawn(containment, false);
       const done = this.#whenDone(child);
-      this.#startedWhen(this.#opts.ready, child, containment, this.#opts.startInfo);
+      this.#started(child, containment, this.#opts.startInfo, this.#opts.ready);
       return done;
     }
     if (this.#opts.launch === undefined && containment.kind !== "cgroup") {
@@ -207,10 +207,7 @@ export class Relay {
           if (this.#held) return 1;
           const child = this.#spawn(containment, false);
           const done = this.#whenDone(child);
-          this.#startedWhen(release.ready, child, containment, {
-            ...release.startInfo,
-            ...this.#opts.startInfo,
-          });
+          this.#started(child, containment, { ...release.startInfo, ...this.#opts.startInfo }, release.ready);
           return done;
         },
         () => 1,
@@ -230,10 +227,7 @@ export class Relay {
           return;
         }
         gate.end(release.fd3 ?? "go\n");
-        this.#startedWhen(release.ready, child, containment, {
-          ...release.startInfo,
-          ...this.#opts.startInfo,
-        });
+        this.#started(child, containment, { ...release.startInfo, ...this.#opts.startInfo }, release.ready);
       },
       () => {
         // Not exec'd yet: nothing of the server ran. End of file on fd 3 (it exits by itself, in its
@@ -272,32 +266,15 @@ export class Relay {
   }
 
   /**
-   * The server is on its way: {@link #started} once what the layers still set up (`ready`) is done,
-   * while the server boots. When that fails, the server is stopped, saying why.
+   * The server is on its way: the start event, then the streams and the watch on `initialize`,
+   * once what the layers still set up (`ready`) is done, while the server boots. When that fails,
+   * the server is stopped, saying why.
    */
-  #startedWhen(
-    ready: Promise<void> | undefined,
-    child: ServerChild,
-    containment: Containment,
-    startInfo: Record<string, unknown> | undefined,
-  ): void {
-    if (!ready) {
-      this.#started(child, containment, startInfo);
-      return;
-    }
-    ready.then(
-      () => {
-        if (!this.#serverGone) this.#started(child, containment, startInfo);
-      },
-      (error: unknown) => this.abort(`a layer could not be set up: ${(error as Error).message}`),
-    );
-  }
-
-  /** The server is on its way: the start event, the streams, the watch on `initialize`. */
   #started(
     child: ServerChild,
     containment: Containment,
     startInfo: Record<string, unknown> | undefined,
+    ready?: Promise<void>,
   ): void {
     this.#startLogged = true;
     this.#auditLifecycle({
@@ -310,8 +287,16 @@ export class Relay {
       ...(this.#opts.withheld?.length ? { withheld: this.#opts.withheld } : {}),
       ...startInfo,
     });
-    this.#connect(child);
-    this.#watchStart();
+    const connect = () => {
+      if (this.#serverGone) return;
+      this.#connect(child);
+      this.#watchStart();
+    };
+    if (!ready) connect();
+    else
+      ready.then(connect, (error: unknown) =>
+        this.abort(`a layer could not be set up: ${(error as Error).message}`),
+      );
   }
 
   /** A server that has not answered `initialize` in time: say why, if the layers know. */
