@@ -266,11 +266,9 @@ class CgroupContainment extends Supervised implements Containment {
     try {
       writeFileSync(join(this.cgroupPath, "cgroup.kill"), "1");
     } catch {
-      // No cgroup.kill (an older kernel): the process group is killed below.
+      // No cgroup.kill (an older kernel): the process group is killed instead.
+      signalGroup(pid, "SIGKILL");
     }
-    // The process group too: a process spawned a moment ago may not have joined the cgroup yet
-    // (its shell writes cgroup.procs first thing), and would exec the server after the kill.
-    signalGroup(pid, "SIGKILL");
     const deadline = Date.now() + 2000;
     while (this.#populated() && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 5));
@@ -374,6 +372,16 @@ function randomHex(bytes: number): string {
   return buffer.toString("hex");
 }
 
+/** The inode of the directory at `path`, or undefined when there is none. */
+function aheadId(path: string): number | undefined {
+  try {
+    return statSync(path).ino;
+  } catch {
+    // Gone: not the one made.
+    return undefined;
+  }
+}
+
 /** The server's cgroup could not be made, for a reason other than not being allowed to. */
 export class ContainmentError extends Error {
   override readonly name = "ContainmentError";
@@ -391,17 +399,23 @@ export function plannedCgroupPath(name: string): string | undefined {
   return cg ? join(cg.mount, cg.self, name) : undefined;
 }
 
+/** A cgroup2 directory made ahead of its containment: its path, and its inode (the cgroup's id). */
+export interface CgroupAhead {
+  path: string;
+  id: number;
+}
+
 /**
  * The cgroup2 directory of the planned cgroup `name` made now, ahead of its containment (the L3
- * loader attaches its programs to it while the proxy still loads the layers): its path, or
- * undefined where it cannot be made here (createContainment then says why, or falls back).
+ * loader attaches its programs to it while the proxy still loads the layers), or undefined where
+ * it cannot be made here (createContainment then says why, or falls back).
  */
-export function makeCgroupAhead(name: string): string | undefined {
+export function makeCgroupAhead(name: string): CgroupAhead | undefined {
   const path = plannedCgroupPath(name);
   if (path === undefined) return undefined;
   try {
     mkdirSync(path);
-    return path;
+    return { path, id: statSync(path).ino };
   } catch {
     // Not allowed, or taken: createContainment() meets the same and decides.
     return undefined;
@@ -411,17 +425,23 @@ export function makeCgroupAhead(name: string): string | undefined {
 /**
  * A cgroup when one can be created here, otherwise a process group. With `limits`, the cgroup
  * enforces them where the kernel can (limits.ts). `madeAhead`: the cgroup2 directory that
- * makeCgroupAhead() made for `name`, which is taken as it is.
+ * makeCgroupAhead() made for `name`, taken over when it is still the one made (the same inode at
+ * the same path: not one put there since by someone who may write the parent cgroup).
  */
 export function createContainment(
-  options: { name?: string; limits?: Limits; madeAhead?: string } = {},
+  options: { name?: string; limits?: Limits; madeAhead?: CgroupAhead } = {},
 ): Containment {
   const cg = findCgroup2();
   const name = options.name ?? containmentName();
   if (cg) {
     const parent = join(cg.mount, cg.self);
     const path = join(parent, name);
-    let created = options.madeAhead !== undefined && options.madeAhead === path;
+    const ahead = options.madeAhead?.path === path ? options.madeAhead : undefined;
+    if (ahead && aheadId(path) !== ahead.id)
+      throw new ContainmentError(
+        `the server's cgroup ${path}, made ahead, is gone or is not the one made (the BPF loader removes it when it fails)`,
+      );
+    let created = ahead !== undefined;
     try {
       if (!created) mkdirSync(path);
       created = true;

@@ -5,7 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import type { AuditLog } from "./audit.js";
-import { type Containment, createContainment } from "./containment.js";
+import { type CgroupAhead, type Containment, createContainment } from "./containment.js";
 import { LayerSetupError } from "./layers.js";
 import type { Limits } from "./limits.js";
 import { ReaperError } from "./reaper.js";
@@ -18,7 +18,7 @@ export interface ServerContainmentOptions {
   /** The cgroup's name (containment.ts, containmentName), when it was planned ahead. */
   name?: string;
   /** Its cgroup2 directory, when it was made ahead (containment.ts, makeCgroupAhead). */
-  madeAhead?: string;
+  madeAhead?: CgroupAhead;
   /** An L3 config: without a reaper it does not start (fail closed); others run with a warning. */
   kernel: boolean;
   /** The reaper exited while the proxy runs: the server must be stopped, for this reason. */

@@ -525,7 +525,13 @@ export class Relay {
   }
 
   async #killAll(): Promise<void> {
-    if (this.#child?.pid) await this.#containment?.killAll(this.#child.pid);
+    const child = this.#child;
+    if (!child?.pid) return;
+    // Not reaped yet, the server's first process still holds its pid, so its process group is
+    // its own: signalled too, as a process spawned a moment ago may not have joined its cgroup yet
+    // (the wrapper's first step), and would exec the server after the cgroup's kill.
+    if (child.exitCode === null && child.signalCode === null) signalGroup(child.pid, "SIGKILL");
+    await this.#containment?.killAll(child.pid);
   }
 
   async #finish(status: number): Promise<number> {

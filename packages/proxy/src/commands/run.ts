@@ -8,6 +8,7 @@ import { headsDir } from "../auditHeads.js";
 import { auditKeyPath, openAuditLog, withoutAuditKeyPath } from "../auditKey.js";
 import { ConfigError, type LayerName, resolveConfig } from "../configs.js";
 import {
+  type CgroupAhead,
   type Containment,
   ContainmentError,
   containmentName,
@@ -308,7 +309,7 @@ class Session {
   /** The BPF loader started ahead of the rest (configs with L3). */
   private prepared: PreparedKernelLayer | undefined;
   /** The server's cgroup2 directory, made once the loader that runs is known (configs with L3). */
-  private madeAhead: string | undefined;
+  private madeAhead: CgroupAhead | undefined;
   private dnsUpstream: import("@mcpguard/kernel").Upstream[] | undefined;
   private layers: Layers | undefined;
   private audit: AuditLog | undefined;
@@ -610,9 +611,11 @@ class Session {
     if (kernel) layers.confine?.(kernel.startInfo.l3 as Record<string, string>, kernel.readerLauncher);
     markStep("released");
     const startInfo = { ...kernel?.startInfo, startMs: startSteps() };
-    // What the layers leave for now (L2's validator) is set up while the server boots; the relay
-    // reads no message before it is done.
-    const ready = layers.complete?.();
+    // What the layers leave for now (L2's validator) is set up while the server boots, once the
+    // release is written: in the next turn of the event loop, not in a microtask that would run
+    // before the relay's (a dynamic import in the bundle is one). The relay reads no message before.
+    const complete = layers.complete;
+    const ready = complete && new Promise<void>((resolve) => setImmediate(resolve)).then(complete);
     ready?.catch(() => {});
     // Under L3 without Landlock the launcher cannot hold: it starts now that everything is ready.
     if (!this.running) this.startRelay(kernel?.launch, false, startInfo, ready);
@@ -646,8 +649,9 @@ class Session {
     }
     await this.drain();
     if (failure) this.containment?.dispose();
-    // Made ahead, and the run ended before its containment took it over.
-    if (this.madeAhead && !this.containment) removeCgroupTree(this.madeAhead);
+    // Made ahead, and the run ended before a containment took it over.
+    if (this.madeAhead && this.containment?.cgroupPath !== this.madeAhead.path)
+      removeCgroupTree(this.madeAhead.path);
     await this.containment?.release();
     this.kernelEvents?.close();
     this.audit?.close();
