@@ -39,9 +39,9 @@
 #define USAGE "usage: mcpguard-loader --probe | --cgroup DIR --policy FILE [--lsm] [--no-telemetry]"
 
 /*
- * The cgroup while no policy has been read: a loader that ends then (the proxy gone before it sent
- * one, or a failure of its own) removes it if it is still empty, as the proxy made it ahead and no
- * reaper may yet know of it. Once the policy is read it is the proxy's containment's to remove.
+ * The cgroup it attached to before any policy was read: a loader that ends then (the proxy gone
+ * before it sent one, or a failure of its own) removes it if it is still empty, as the proxy made
+ * it ahead and no reaper may yet know of it. Once the policy is read it is the proxy's to remove.
  */
 static const char *unclaimed_cgroup;
 
@@ -213,10 +213,10 @@ int main(int argc, char **argv)
 		fail("loading the BPF LSM programs: %s", strerror(-err));
 
 	ms[0] = ms_since(&began);
-	unclaimed_cgroup = dir;
 	cgroup_fd = cgroup_open(dir, &cgroup_id);
 	early = cgroup_fd >= 0;
 	if (early) {
+		unclaimed_cgroup = dir;
 		attach_all(net, tel, lsm_skel, cgroup_fd, &links);
 		ms[2] = ms_since(&began);
 	}
