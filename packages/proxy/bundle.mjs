@@ -17,12 +17,13 @@
  *   over the test fixture server through initialize, tools/list and three tool calls, allowed and
  *   refused (prime.cjs), and written atomically: mcpguard-<bundle hash>.bin as `mcpguard run
  *   --config C-full` (L1, L2 and the kernel layer's code: 8 ms less of a C-full start than a cache
- *   without the kernel layer; where the build cannot run L3, not root or no BPF, as C-app), for
+ *   without the kernel layer; as C-app where `mcpguard doctor` says L3 cannot run here), for
  *   every command, and mcpguard-<bundle hash>-c0.bin as `run --config C0`,
  *   which bin/mcpguard.js takes for C0 (the default config): it holds only what C0 runs, so V8 reads
  *   about half as much at the start of the config with the tightest start-up budget.
  * `mcpguard run` only reads dist/; nothing at run time writes a cache.
  */
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   chmodSync,
@@ -275,15 +276,20 @@ if (PACK) {
 const scratch = mkdtempSync(join(tmpdir(), "mcpguard-proxy-build-"));
 try {
   const hash = await bundle();
-  await prime(hash, scratch, "C-full", `mcpguard-${hash}`).catch((error) => {
-    // Not root, or no kernel layer here: the cache then holds what C-app runs, and a C-full start
-    // compiles the kernel layer's code from source (about 8 ms).
-    const why = error.message.split("\n").find((line) => line.includes("mcpguard")) ?? error.message;
-    process.stdout.write(
-      `proxy build: C-full cannot run here (${why.trim()}); code cache primed with C-app\n`,
-    );
-    return prime(hash, scratch, "C-app", `mcpguard-${hash}`);
+  // C-full where `mcpguard doctor` says the kernel layer runs here (then a failure fails the build);
+  // elsewhere (not root, no BPF) C-app, and a C-full start compiles the kernel layer's code from
+  // source (about 8 ms).
+  const doctor = spawnSync(process.execPath, [join(DIST, "mcpguard.cjs"), "doctor", "--json"], {
+    cwd: scratch,
+    encoding: "utf8",
   });
+  if (doctor.status === 0) await prime(hash, scratch, "C-full", `mcpguard-${hash}`);
+  else {
+    process.stdout.write(
+      "proxy build: the kernel layer cannot run here (mcpguard doctor); code cache primed with C-app\n",
+    );
+    await prime(hash, scratch, "C-app", `mcpguard-${hash}`);
+  }
   await prime(hash, scratch, "C0", `mcpguard-${hash}-c0`);
   publish(hash);
 } finally {
