@@ -1,0 +1,96 @@
+#!/usr/bin/env node
+/**
+ * Cold starts as a client makes them, interleaved: `node scripts/cold-starts.mjs N PATH...`, where
+ * each PATH is `pipe`, `direct`, or `<checkout>:<config>` (a built checkout of this repository, such
+ * as a worktree of an older commit, and a config). Each start spawns the path over the Python
+ * `filesystem` victim in a scratch workspace, with the environment the children really get (without
+ * NODE_EXTRA_CA_CERTS), writes `initialize`, and times it to the answer; the paths take turns, in
+ * alternating order, N rounds. Prints p25, p50 and p75 per path (docs/PERFORMANCE.md).
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+const ROOT = resolve(import.meta.dirname, "..");
+const [rounds, ...paths] = process.argv.slice(2);
+if (!Number(rounds) || paths.length === 0) {
+  process.stderr.write(
+    "usage: node scripts/cold-starts.mjs N PATH... (PATH: pipe, direct, or <checkout>:<config>)\n",
+  );
+  process.exit(2);
+}
+const python = spawnSync("python3", ["-c", "import sys; print(sys.executable)"], {
+  encoding: "utf8",
+}).stdout.trim();
+const server = [python, join(ROOT, "servers", "python", "filesystem.py")];
+const policies = join(ROOT, "policies");
+const argvOf = (path) => {
+  if (path === "direct") return server;
+  if (path === "pipe") return [process.execPath, join(ROOT, "runner", "probe", "pipeRelay.mjs"), ...server];
+  const at = path.lastIndexOf(":");
+  const [checkout, config] = [resolve(path.slice(0, at)), path.slice(at + 1)];
+  const files = ["--policy", "servers/filesystem.json", "--manifest", "agentbound/filesystem.json"];
+  return [
+    process.execPath,
+    join(checkout, "packages", "proxy", "bin", "mcpguard.js"),
+    "run",
+    "--config",
+    config,
+    "--server-name",
+    "filesystem",
+    ...files.map((f, i) => (i % 2 ? join(policies, f) : f)),
+    "--overrides",
+    join(policies, "overrides"),
+    "--",
+    ...server,
+  ];
+};
+const env = { ...process.env };
+delete env.NODE_EXTRA_CA_CERTS;
+const work = mkdtempSync(join(tmpdir(), "mcpguard-cold-"));
+writeFileSync(join(work, "readme.txt"), "This is the MCPGuard sample workspace.\n");
+const initialize = `${JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "cold", version: "1" } },
+})}\n`;
+
+/** One start: spawn to the first line of its answer, in ms. */
+async function once(argv) {
+  const t0 = performance.now();
+  const child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "inherit"], env, cwd: work });
+  child.stdin.write(initialize);
+  await new Promise((done, fail) => {
+    let out = "";
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+      if (out.includes("\n")) done();
+    });
+    child.on("exit", () => fail(new Error(`${argv.join(" ")} exited before answering`)));
+  });
+  const ms = performance.now() - t0;
+  child.stdin.end();
+  await new Promise((done) => (child.exitCode === null ? child.on("exit", done) : done()));
+  return ms;
+}
+
+const times = new Map(paths.map((p) => [p, []]));
+try {
+  for (let round = 0; round < Number(rounds); round++)
+    for (const path of round % 2 ? [...paths].reverse() : paths)
+      times.get(path).push(await once(argvOf(path)));
+} catch (error) {
+  process.stderr.write(`cold-starts: ${error.message}\n`);
+  process.exitCode = 1;
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+const at = (sorted, q) => sorted[Math.floor(sorted.length * q)]?.toFixed(1) ?? "-";
+for (const [path, list] of times) {
+  const sorted = [...list].sort((a, b) => a - b);
+  process.stdout.write(
+    `${path}\tp25 ${at(sorted, 0.25)}\tp50 ${at(sorted, 0.5)}\tp75 ${at(sorted, 0.75)} ms\n`,
+  );
+}
