@@ -3,13 +3,14 @@
  * the server's cgroup, made ahead under L3, goes with a start that is refused.
  */
 import { spawnSync } from "node:child_process";
-import { readdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { findCgroup2 } from "../src/containment.ts";
 import { auditedSession, MCPGUARD, makeWorkspace, readNdjson } from "./helpers.ts";
 
 const POLICY = join(import.meta.dirname, "fixtures", "policy.json");
+const BPF = join(import.meta.dirname, "..", "..", "..", "bpf", ".output");
 const doctor = spawnSync(process.execPath, [MCPGUARD, "doctor", "--json"], { encoding: "utf8" });
 const l3 = doctor.status === 0;
 
@@ -61,6 +62,28 @@ describe("start steps", () => {
     expect(steps.loaderLoaded).toBeLessThan(steps.loaderAttached as number);
     expect(steps.loaderAttached).toBeLessThanOrEqual(steps.loaderReady as number);
     expect(steps.loaderReady).toBeLessThanOrEqual(steps.released as number);
+  });
+});
+
+describe.skipIf(!l3)("the reaper's step under L3", () => {
+  it("a reaper that cannot start refuses the start in one line, exit 2, not as an internal error", () => {
+    const bpf = join(scratch, "bpf");
+    mkdirSync(bpf);
+    for (const bin of ["mcpguard-exec", "mcpguard-loader"]) copyFileSync(join(BPF, bin), join(bpf, bin));
+    const r = spawnSync(
+      process.execPath,
+      [MCPGUARD, "run", "--config", "C-ebpf", "--policy", POLICY, "--", "/bin/cat"],
+      {
+        encoding: "utf8",
+        input: "",
+        env: { ...process.env, MCPGUARD_BPF_DIR: bpf },
+      },
+    );
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(
+      /^mcpguard run: config C-ebpf: cannot contain the server beyond the proxy's life: /m,
+    );
+    expect(r.stderr).not.toMatch(/internal error/);
   });
 });
 

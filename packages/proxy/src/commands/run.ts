@@ -509,7 +509,11 @@ class Session {
     }
     // The kernel layer starts while the reaper does.
     const kernelStart = layers.kernelNeeds ? this.startKernel(layers.kernelNeeds) : undefined;
-    void armed.then(() => markStep("reaperReady"));
+    // (A failed reaper is reported from `armed` itself, below.)
+    armed.then(
+      () => markStep("reaperReady"),
+      () => {},
+    );
     const [reaperStart, kernelStarted] = await Promise.allSettled([armed, kernelStart]);
     if (kernelStarted.status === "fulfilled") this.kernel = kernelStarted.value;
     if (reaperStart.status === "rejected") throw layerUsage(config.name, reaperStart.reason);
