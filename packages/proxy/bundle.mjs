@@ -247,6 +247,18 @@ function prime(hash, scratch, config, cacheName) {
   });
 }
 
+/** Why `mcpguard doctor --json` says L3 cannot run: the capabilities without a backend, else its first line of stderr. */
+function doctorSays(doctor) {
+  try {
+    const report = JSON.parse(doctor.stdout);
+    const missing = Object.entries(report.capabilities ?? {}).filter(([, c]) => c?.backend === null);
+    if (missing.length) return missing.map(([name, c]) => `${name}: ${c.detail}`).join("; ");
+  } catch {
+    // Not a report: its stderr says why.
+  }
+  return (doctor.stderr ?? "").trim().split("\n")[0] || `exit status ${doctor.status}`;
+}
+
 mkdirSync(DIST, { recursive: true });
 if (PACK) {
   const own = JSON.parse(readFileSync(join(HERE, "package.json"), "utf8"));
@@ -285,8 +297,9 @@ try {
   });
   if (doctor.status === 0) await prime(hash, scratch, "C-full", `mcpguard-${hash}`);
   else {
+    const why = doctorSays(doctor);
     process.stdout.write(
-      "proxy build: the kernel layer cannot run here (mcpguard doctor); code cache primed with C-app\n",
+      `proxy build: the kernel layer cannot run here (mcpguard doctor: ${why}); code cache primed with C-app\n`,
     );
     await prime(hash, scratch, "C-app", `mcpguard-${hash}`);
   }
