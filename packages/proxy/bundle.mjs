@@ -291,7 +291,9 @@ try {
   // C-full where `mcpguard doctor` says the kernel layer runs here (then a failure fails the build);
   // elsewhere (not root, no BPF) C-app, and a C-full start compiles the kernel layer's code from
   // source (about 8 ms).
-  const doctor = spawnSync(process.execPath, [join(DIST, "mcpguard.cjs"), "doctor", "--json"], {
+  // The new bundle's own doctor, through prime.cjs (its cache name "-": none written):
+  // dist/mcpguard.cjs is written only once the caches are, and names an earlier build's bundle or none.
+  const doctor = spawnSync(process.execPath, [join(HERE, "prime.cjs"), DIST, hash, "-", "doctor", "--json"], {
     cwd: scratch,
     encoding: "utf8",
   });

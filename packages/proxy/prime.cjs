@@ -5,7 +5,7 @@
  * everything compiled so far, atomically (a temporary file renamed over the target), and says
  * "cache written" on stderr.
  *
- *   node prime.cjs <dist dir> <bundle hash> <cache name> <mcpguard arguments...>
+ *   node prime.cjs <dist dir> <bundle hash> <cache name, or - for none> <mcpguard arguments...>
  */
 "use strict";
 const { join } = require("node:path");
@@ -17,8 +17,10 @@ const target = loader.cachePath(dir, cacheName);
 process.argv = [process.argv[0], join(dir, "..", "bin", "mcpguard.js"), ...argv];
 const compiled = loader.compile(dir, `mcpguard-${hash}.bundle.cjs`, undefined);
 
-process.on("exit", () => {
-  loader.saveCache(compiled, target);
-  process.stderr.write("cache written\n");
-});
+// "-": run the bundle and write no cache (bundle.mjs asks the new bundle's doctor so).
+if (cacheName !== "-")
+  process.on("exit", () => {
+    loader.saveCache(compiled, target);
+    process.stderr.write("cache written\n");
+  });
 loader.run(dir, compiled);
