@@ -21,9 +21,9 @@ import {
   hostPid,
   isAlive,
   MCPGUARD,
-  makeWorkspace,
   RawProxy,
   readNdjson,
+  workspaceWithPolicy,
 } from "./helpers.ts";
 
 const BPF = join(import.meta.dirname, "..", "..", "..", "bpf", ".output");
@@ -46,22 +46,13 @@ let scratch: string;
 let work: string;
 let policy: string;
 beforeEach(() => {
-  ({ scratch, work } = makeWorkspace("mcpguard-contain-"));
-  policy = join(scratch, "policy.json");
-  writeFileSync(
-    policy,
-    JSON.stringify({
-      version: 1,
-      server: "proxy-fixture",
-      tools: {
-        echo: { args: { text: "text" } },
-        sleep: { args: { ms: "scalar" } },
-        daemon: { args: { port: "scalar" } },
-        run: { args: { argv: "scalar" }, exec: [HELPER] },
-        read: { args: { path: "path.read" }, read: ["{{cwd}}/**"] },
-      },
-    }),
-  );
+  ({ scratch, work, policy } = workspaceWithPolicy("mcpguard-contain-", {
+    echo: { args: { text: "text" } },
+    sleep: { args: { ms: "scalar" } },
+    daemon: { args: { port: "scalar" } },
+    run: { args: { argv: "scalar" }, exec: [HELPER] },
+    read: { args: { path: "path.read" }, read: ["{{cwd}}/**"] },
+  }));
 });
 afterEach(() => spawnSync("rm", ["-rf", scratch]));
 

@@ -9,6 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
+
 /** The real CLI, as a client config would start it (built by `npm test` before the tests run). */
 export const MCPGUARD = join(here, "..", "bin", "mcpguard.js");
 export const FIXTURE = join(here, "fixtures", "server.mjs");
@@ -89,6 +90,20 @@ export function processesWith(marker: string): number[] {
   return pids;
 }
 
+/** The children of a process (its main thread's), by /proc: none once it is gone. */
+export function children(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8")
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    // Gone, or not readable: no children to follow.
+    return [];
+  }
+}
+
 /**
  * The host's number of a process below `ancestor`, from the number the server gave it: under the
  * L3 configs the server runs in a PID namespace of its own (bpf/launcher.c, --isolate pid), where
@@ -96,17 +111,6 @@ export function processesWith(marker: string): number[] {
  * process below `ancestor` has it there (no namespace).
  */
 export function hostPid(pid: number, ancestor: number): number {
-  const children = (of: number) => {
-    try {
-      return readFileSync(`/proc/${of}/task/${of}/children`, "utf8")
-        .trim()
-        .split(/\s+/)
-        .filter(Boolean)
-        .map(Number);
-    } catch {
-      return [];
-    }
-  };
   for (let queue = children(ancestor); queue.length > 0; ) {
     const next = queue.shift() as number;
     try {
@@ -221,6 +225,17 @@ export function makeWorkspace(prefix: string): { scratch: string; work: string }
   writeFileSync(join(work, "readme.txt"), "inside");
   writeFileSync(join(scratch, "outside.txt"), "outside");
   return { scratch, work };
+}
+
+/** A workspace (makeWorkspace) and, beside it, a policy for the fixture server granting `tools`. */
+export function workspaceWithPolicy(
+  prefix: string,
+  tools: Record<string, unknown>,
+): { scratch: string; work: string; policy: string } {
+  const { scratch, work } = makeWorkspace(prefix);
+  const policy = join(scratch, "policy.json");
+  writeFileSync(policy, JSON.stringify({ version: 1, server: "proxy-fixture", tools }));
+  return { scratch, work, policy };
 }
 
 /** The text of a tool result's first content item. */

@@ -9,7 +9,7 @@ import { execFile, spawn, spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { eventually, FIXTURE, MCPGUARD, makeWorkspace, RawProxy } from "./helpers.ts";
+import { eventually, FIXTURE, MCPGUARD, RawProxy, workspaceWithPolicy } from "./helpers.ts";
 
 const HELPER = join(import.meta.dirname, "..", "..", "..", "bpf", ".output", "mcpguard-test-helper");
 const doctor = spawnSync(process.execPath, [MCPGUARD, "doctor", "--json"], { encoding: "utf8" });
@@ -21,16 +21,9 @@ let scratch: string;
 let work: string;
 let policy: string;
 beforeEach(() => {
-  ({ scratch, work } = makeWorkspace("mcpguard-channels-"));
-  policy = join(scratch, "policy.json");
-  writeFileSync(
-    policy,
-    JSON.stringify({
-      version: 1,
-      server: "proxy-fixture",
-      tools: { run: { args: { argv: "scalar" }, exec: [HELPER] } },
-    }),
-  );
+  ({ scratch, work, policy } = workspaceWithPolicy("mcpguard-channels-", {
+    run: { args: { argv: "scalar" }, exec: [HELPER] },
+  }));
 });
 afterEach(() => spawnSync("rm", ["-rf", scratch]));
 

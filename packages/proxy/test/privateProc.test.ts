@@ -6,10 +6,19 @@
  * only) is the baseline that shows the same reads denied, so each test can fail.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { eventually, FIXTURE, isAlive, MCPGUARD, makeWorkspace, RawProxy, readNdjson } from "./helpers.ts";
+import {
+  children,
+  eventually,
+  FIXTURE,
+  isAlive,
+  MCPGUARD,
+  RawProxy,
+  readNdjson,
+  workspaceWithPolicy,
+} from "./helpers.ts";
 
 const BPF = join(import.meta.dirname, "..", "..", "..", "bpf", ".output");
 const HELPER = join(BPF, "mcpguard-test-helper");
@@ -27,34 +36,15 @@ let scratch: string;
 let work: string;
 let policy: string;
 beforeEach(() => {
-  ({ scratch, work } = makeWorkspace("mcpguard-proc-"));
-  policy = join(scratch, "policy.json");
-  writeFileSync(
-    policy,
-    JSON.stringify({
-      version: 1,
-      server: "proxy-fixture",
-      tools: { run: { args: { argv: "scalar" }, exec: [HELPER] }, read: { args: { path: "path.read" } } },
-    }),
-  );
+  ({ scratch, work, policy } = workspaceWithPolicy("mcpguard-proc-", {
+    run: { args: { argv: "scalar" }, exec: [HELPER] },
+    read: { args: { path: "path.read" } },
+  }));
 });
 afterEach(() => spawnSync("rm", ["-rf", scratch]));
 
 const text = (message: unknown) =>
   ((message as { result: { content: { text: string }[] } }).result.content[0] as { text: string }).text;
-
-/** The children of a process (every thread's), by /proc. */
-function children(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8")
-      .trim()
-      .split(/\s+/)
-      .filter(Boolean)
-      .map(Number);
-  } catch {
-    return [];
-  }
-}
 
 /** The processes below `pid`, as the host numbers them. */
 function descendants(pid: number): number[] {

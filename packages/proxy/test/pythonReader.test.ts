@@ -5,10 +5,9 @@
  * of its own where the host makes one).
  */
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { eventually, FIXTURE, isAlive, MCPGUARD, makeWorkspace, RawProxy } from "./helpers.ts";
+import { eventually, FIXTURE, isAlive, MCPGUARD, RawProxy, workspaceWithPolicy } from "./helpers.ts";
 
 const doctor = spawnSync(process.execPath, [MCPGUARD, "doctor", "--json"], { encoding: "utf8" });
 const l3 = doctor.status === 0;
@@ -17,16 +16,9 @@ let scratch: string;
 let work: string;
 let policy: string;
 beforeEach(() => {
-  ({ scratch, work } = makeWorkspace("mcpguard-pyreader-"));
-  policy = join(scratch, "policy.json");
-  writeFileSync(
-    policy,
-    JSON.stringify({
-      version: 1,
-      server: "proxy-fixture",
-      tools: { echo: { args: { text: "command" }, exec: ["python3"], read: ["{{cwd}}/**"] } },
-    }),
-  );
+  ({ scratch, work, policy } = workspaceWithPolicy("mcpguard-pyreader-", {
+    echo: { args: { text: "command" }, exec: ["python3"], read: ["{{cwd}}/**"] },
+  }));
 });
 afterEach(() => rmSync(scratch, { recursive: true, force: true }));
 
