@@ -22,6 +22,7 @@ import { knownServers, selectScenarios } from "../src/select.ts";
 import { summarize } from "../src/summarize.ts";
 import { runTrial, type TrialRecord } from "../src/trial.ts";
 import { WorldFactory } from "../src/world/world.ts";
+import { record } from "./records.ts";
 
 const FIXTURES = repoPath("runner", "test", "fixtures", "layers");
 const log = (name: string) => readFileSync(join(FIXTURES, name), "utf8").split("\n");
@@ -101,42 +102,22 @@ describe("the deciding layer, from audit logs recorded under C-full", () => {
   });
 
   it("the summary keeps the call's kernel denials beside the credited layer", () => {
-    const base = {
-      runId: "t",
+    const facts = auditFactsOf(log("sanitized-benign.C-full.ndjson"), { outcomeHeld: true });
+    const benign = record({
       config: "C-full",
-      category: "benign",
-      kind: "benign" as const,
-      visibility: null,
+      id: "BN-99",
+      trial: 1,
+      kind: "benign",
       server: "shell",
       tool: "run_command",
-      trial: 1,
-      fired: null,
-      passed: true,
-      evidence: [],
-      isError: false,
-      latencyMs: 1,
       startMs: 1,
       durationMs: 1,
-      responseBytes: 0,
-      responseSha256: "",
-      sinkContacts: 0,
-      sinkBytes: 0,
-      sinkSha256: "",
-      containment: "cgroup",
-      error: null,
-      notRun: null,
-      l3: null,
-    };
-    const facts = auditFactsOf(log("sanitized-benign.C-full.ndjson"), { outcomeHeld: true });
-    const record: TrialRecord = {
-      ...base,
-      id: "BN-99",
       stoppedBy: facts.stoppedBy,
       stoppedRule: facts.stoppedRule,
       decision: facts.decision,
       kernelDenials: facts.kernelDenials,
-    };
-    const s = summarize("t", [record]);
+    });
+    const s = summarize("t", [benign]);
     expect(s.configs["C-full"]?.kernel).toEqual({ trials: 1, decided: 0, besideDecision: 0, survived: 1 });
     expect(s.caseResults[0]?.kernelDenials).toContain("landlock:openat /etc/passwd (survived: outcome held)");
   });
