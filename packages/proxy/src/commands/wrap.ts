@@ -807,12 +807,18 @@ async function preparePlaces(places: Places): Promise<Set<string>> {
 
 const say = (line: string) => process.stdout.write(`  ${line}\n`);
 
+/** What `policy derive` and `pin` are both told of a server: its name, the timeout, the roots, its command. */
+function serverArgs(request: WrapRequest, p: Planned): string[] {
+  const roots = request.roots.flatMap((root) => ["--root", root]);
+  return ["--server", p.name, "--timeout-ms", String(request.timeoutMs), ...roots, "--", ...p.argv];
+}
+
 /**
  * The derive step for one server: a policy file that exists is kept (and checked), else a draft
  * is derived from its tools/list (mcpguard policy derive). Why it failed, or nothing.
  */
 async function derivePolicy(request: WrapRequest, p: Planned, bin: string): Promise<string | undefined> {
-  const { file, timeoutMs, roots } = request;
+  const { file, timeoutMs } = request;
   for (const note of p.notes) say(`note: ${note}`);
   if (existsSync(p.policy)) {
     say(`policy ${p.policy} exists: kept as it is (delete it to derive a new draft)`);
@@ -823,19 +829,7 @@ async function derivePolicy(request: WrapRequest, p: Planned, bin: string): Prom
   if (p.blocked) return `${p.name}: cannot be started here: ${p.blocked}`;
   const r = await runOwn(
     bin,
-    [
-      "policy",
-      "derive",
-      "--out",
-      p.policy,
-      "--server",
-      p.name,
-      "--timeout-ms",
-      String(timeoutMs),
-      ...roots.flatMap((root) => ["--root", root]),
-      "--",
-      ...p.argv,
-    ],
+    ["policy", "derive", "--out", p.policy, ...serverArgs(request, p)],
     p,
     timeoutMs,
     2,
@@ -865,30 +859,13 @@ async function pinTools(
   bin: string,
   pinned: Set<string>,
 ): Promise<void> {
-  const { timeoutMs, roots } = request;
+  const { timeoutMs } = request;
   const { pins } = places;
   if (pinned.has(p.name)) {
     say(`pins of "${p.name}" in ${pins} kept as they are`);
     return;
   }
-  const r = await runOwn(
-    bin,
-    [
-      "pin",
-      "--pins",
-      pins,
-      "--server",
-      p.name,
-      "--timeout-ms",
-      String(timeoutMs),
-      ...roots.flatMap((root) => ["--root", root]),
-      "--",
-      ...p.argv,
-    ],
-    p,
-    timeoutMs,
-    1,
-  );
+  const r = await runOwn(bin, ["pin", "--pins", pins, ...serverArgs(request, p)], p, timeoutMs, 1);
   const lines = [...`${r.out}\n${r.err}`.split("\n").filter(Boolean), ...(r.timedOut ? [r.timedOut] : [])];
   // mcpguard pin writes a new file: private again.
   if (existsSync(pins)) chmodSync(pins, 0o600);
