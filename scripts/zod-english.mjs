@@ -2,17 +2,18 @@
  * An esbuild plugin for the bundles started at every run (packages/proxy/bundle.mjs,
  * servers/ts/build.mjs): zod 4's `locales` namespace with English only.
  *
- * zod re-exports every language's error messages as `z.locales` (and `z.core.locales`); a bundle
- * cannot drop them by tree shaking, because `import { z } from "zod"` is the namespace object. They
- * were 404 KB of the proxy's 1.6 MB bundle: parsed, cached and deserialized at every start, and their
- * objects built by the bundle's top level, though nothing here calls `z.config(z.locales.xx())`.
- * English stays what it is, the default that zod registers itself (classic/schemas.js imports
- * ../locales/en.js directly). A program that asked for another language would find it missing
- * (`z.locales.fr` undefined) and fail at that call, not fall back silently.
+ * zod re-exports every language's error messages as `z.locales` (and `z.core.locales`, and in
+ * zod/mini's namespace); a bundle cannot drop them by tree shaking, because `import { z } from "zod"`
+ * is the namespace object. They were 404 KB of the proxy's 1.6 MB bundle: parsed, cached and
+ * deserialized at every start, and their objects built by the bundle's top level, though nothing
+ * here calls `z.config(z.locales.xx())`. English stays what it is, the default that zod registers
+ * itself (classic/schemas.js imports ../locales/en.js directly). A program that asked for another
+ * language would find it missing (`z.locales.fr` undefined) and fail at that call, not fall back
+ * silently.
  */
 import { join } from "node:path";
 
-const ZOD_LOCALES_IMPORTER = /[\\/]zod[\\/]v4[\\/](classic|core)[\\/][^\\/]+\.js$/;
+const ZOD_LOCALES_IMPORTER = /[\\/]zod[\\/]v4[\\/](classic|core|mini)[\\/][^\\/]+\.js$/;
 
 export const zodEnglishOnly = {
   name: "zod-english-only",
