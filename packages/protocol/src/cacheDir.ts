@@ -33,7 +33,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { basename, dirname, isAbsolute, join } from "node:path";
-import type { z } from "zod";
+import type * as z from "zod/mini";
 
 /** node:crypto on first use: loading it costs a start that needs none (C0 without an audit log) about 5 ms. */
 const nodeCrypto = () => process.getBuiltinModule("node:crypto");
@@ -162,7 +162,7 @@ function readEntry(file: string): string | undefined {
  * The entry `key` of `namespace`, parsed with `schema` (which must accept its own output as
  * written by `writeCache`); undefined when it is missing, unsafe, or fails the schema.
  */
-export function readCache<T>(namespace: string, key: string, schema: z.ZodType<T>): T | undefined {
+export function readCache<T>(namespace: string, key: string, schema: z.ZodMiniType<T>): T | undefined {
   const file = entryFile(namespace, key);
   const text = file ? readEntry(file) : undefined;
   if (text === undefined) return undefined;

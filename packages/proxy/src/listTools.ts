@@ -54,7 +54,7 @@ const MAX_TOOLS = 100_000;
 
 const Page = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() });
 
-function firstIssue(error: z.ZodError): string {
+function firstIssue(error: z.core.$ZodError): string {
   const issue = error.issues[0];
   return `${issue?.path.join(".") || "(root)"}: ${issue?.message}`;
 }

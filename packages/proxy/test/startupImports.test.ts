@@ -23,7 +23,7 @@ function workspaceSource(specifier: string): string | undefined {
 }
 
 function resolveImport(from: string, specifier: string): string | undefined {
-  if (specifier === "zod") return "zod";
+  if (specifier === "zod" || specifier.startsWith("zod/")) return "zod";
   if (specifier.startsWith("@mcpguard/")) return workspaceSource(specifier);
   if (!specifier.startsWith(".")) return undefined;
   const base = resolve(dirname(from), specifier);
