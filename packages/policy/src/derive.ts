@@ -10,7 +10,7 @@
  * it; `mcpguard run` refuses a `{{cwd}}` grant that comes to cover `/` or a home). Tools that take no
  * path get the files and folders the server keeps its data in.
  */
-import type { z } from "zod";
+import type * as z from "zod/mini";
 import type { ArgRole, Policy as PolicySchema, ToolPolicy as ToolPolicySchema } from "./schema.js";
 
 /**

@@ -9,7 +9,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { StatementClass } from "@mcpguard/readers";
-import type { z } from "zod";
+import type * as z from "zod/mini";
 import { canonicalPath, PathSet } from "./paths.js";
 import type { ArgRole, OverrideFile, Policy, SqlClass, SqlStatements } from "./schema.js";
 
@@ -18,7 +18,7 @@ export class PolicyError extends Error {
 }
 
 /** Each zod issue as `file: field: message`. */
-export function formatIssues(file: string, error: z.ZodError): string[] {
+export function formatIssues(file: string, error: z.core.$ZodError): string[] {
   return error.issues.map(
     (issue) => `${file}: ${issue.path.length ? `${issue.path.join(".")}: ` : ""}${issue.message}`,
   );
@@ -54,13 +54,13 @@ export function readJson(file: string): unknown {
 export async function loadValidated<T>(
   file: string,
   _kind: string,
-  schema: () => Promise<z.ZodType<T>>,
+  schema: () => Promise<z.ZodMiniType<T>>,
 ): Promise<T> {
   const json = readJson(file);
   return parseWith(file, json, await schema());
 }
 
-function parseWith<T>(file: string, json: unknown, schema: z.ZodType<T>): T {
+function parseWith<T>(file: string, json: unknown, schema: z.ZodMiniType<T>): T {
   const parsed = schema.safeParse(json);
   if (!parsed.success) throw new PolicyError(formatIssues(file, parsed.error).join("\n"));
   return parsed.data;
