@@ -16,7 +16,8 @@
 import { execFile } from "node:child_process";
 import { accessSync, constants, existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, delimiter, dirname, isAbsolute, join } from "node:path";
-import { z } from "zod";
+import "@mcpguard/protocol/zodEnglish";
+import * as z from "zod/mini";
 import { envTarget, shebangOf, which } from "./compile.js";
 
 export class LaunchError extends Error {
@@ -235,19 +236,23 @@ export function packageName(spec: string): string | undefined {
 
 /** The part of a package.json that says what npx runs. */
 const BinManifest = z.looseObject({
-  bin: z.union([z.string(), z.record(z.string(), z.string())]).optional(),
+  bin: z.optional(z.union([z.string(), z.record(z.string(), z.string())])),
 });
 
 /** The bin npx runs for a package: its only one, or the one named like the package. */
 function binOf(pkgJson: string, name: string): string {
-  let manifest: z.infer<typeof BinManifest>;
+  let parsed: ReturnType<typeof BinManifest.safeParse>;
   try {
-    manifest = BinManifest.parse(JSON.parse(readFileSync(pkgJson, "utf8")));
+    parsed = BinManifest.safeParse(JSON.parse(readFileSync(pkgJson, "utf8")));
   } catch (error) {
-    const why =
-      error instanceof z.ZodError ? "its bin is neither a path nor a map of paths" : (error as Error).message;
-    throw new LaunchError(`${pkgJson}: not a package manifest npx can run (${why})`);
+    throw new LaunchError(`${pkgJson}: not a package manifest npx can run (${(error as Error).message})`);
   }
+  if (!parsed.success) {
+    throw new LaunchError(
+      `${pkgJson}: not a package manifest npx can run (its bin is neither a path nor a map of paths)`,
+    );
+  }
+  const manifest = parsed.data;
   const unscoped = name.replace(/^@[^/]+\//, "");
   if (typeof manifest.bin === "string") return unscoped;
   const bins = Object.keys(manifest.bin ?? {});

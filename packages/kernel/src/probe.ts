@@ -6,7 +6,8 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { promisify } from "node:util";
-import { z } from "zod";
+import "@mcpguard/protocol/zodEnglish";
+import * as z from "zod/mini";
 import { binaries, whyAbsent } from "./binaries.js";
 import { type ProbeResult, probeCacheKey, readProbeCache, writeProbeCache } from "./probeCache.js";
 
@@ -16,22 +17,22 @@ const run = promisify(execFile);
 
 /** What `mcpguard-loader --probe` prints (bpf/probe.c). */
 const LoaderProbe = z.looseObject({
-  cgroupBpf: z.boolean().optional(),
-  tpBtf: z.boolean().optional(),
-  lsm: z.boolean().optional(),
-  errors: z.record(z.string(), z.string()).optional(),
+  cgroupBpf: z.optional(z.boolean()),
+  tpBtf: z.optional(z.boolean()),
+  lsm: z.optional(z.boolean()),
+  errors: z.optional(z.record(z.string(), z.string())),
 });
 
 /** What `mcpguard-exec --probe` prints (bpf/launcher.c). */
 const LauncherProbe = z.looseObject({
-  landlockAbi: z.number().int().nonnegative(),
-  error: z.string().optional(),
-  seccomp: z.boolean().optional(),
-  seccompError: z.string().optional(),
-  namespaces: z.boolean().optional(),
-  namespacesError: z.string().optional(),
-  pidNamespace: z.boolean().optional(),
-  pidNamespaceError: z.string().optional(),
+  landlockAbi: z.int().check(z.nonnegative()),
+  error: z.optional(z.string()),
+  seccomp: z.optional(z.boolean()),
+  seccompError: z.optional(z.string()),
+  namespaces: z.optional(z.boolean()),
+  namespacesError: z.optional(z.string()),
+  pidNamespace: z.optional(z.boolean()),
+  pidNamespaceError: z.optional(z.string()),
 });
 
 const because = (why: string | undefined) => (why ? `: ${why}` : "");

@@ -7,7 +7,8 @@
 import { readFileSync, statSync } from "node:fs";
 import { release } from "node:os";
 import { cacheKey, readCache, writeCache } from "@mcpguard/protocol";
-import { z } from "zod";
+import "@mcpguard/protocol/zodEnglish";
+import * as z from "zod/mini";
 import type { binaries } from "./binaries.js";
 
 export interface ProbeResult {
@@ -34,9 +35,9 @@ const NAMESPACE = "probe";
 const FORMAT = "probe-result/5";
 
 /** Typed against ProbeResult: a field added there and not here fails the typecheck. */
-const ProbeResultSchema: z.ZodType<ProbeResult> = z.strictObject({
+const ProbeResultSchema: z.ZodMiniType<ProbeResult> = z.strictObject({
   root: z.boolean(),
-  landlockAbi: z.number().int().nonnegative(),
+  landlockAbi: z.int().check(z.nonnegative()),
   cgroupBpf: z.boolean(),
   tpBtf: z.boolean(),
   lsm: z.boolean(),
