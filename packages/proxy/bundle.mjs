@@ -120,13 +120,14 @@ function asciiOnly(text) {
  * bundle's top level, even for a module it initializes lazily (an `__esm` wrapper, such as zod and
  * the policy layers, which `run --config C0` never loads): 1,100 getters at every start. For such a
  * module the definition moves into its initializer, which esbuild calls before any use of the
- * module (an import, a require, an import()). A module is recognized by its `// <path>` header, its
- * one `__export(<name>, {...});` of `name: () => name` entries and its `__esm` keyed by the same
- * path; any other shape is left as esbuild wrote it. Returns the text and how many were moved.
+ * module (an import, a require, an import()). A module is recognized by its `// <path>` header (an
+ * annotation esbuild keeps as a line comment, such as zod/mini's `// @__NO_SIDE_EFFECTS__`, is no
+ * header), its one `__export(<name>, {...});` of `name: () => name` entries and its `__esm` keyed by
+ * the same path; any other shape is left as esbuild wrote it. Returns the text and how many were moved.
  */
 function lazyExports(text) {
   let moved = 0;
-  const sections = text.split(/^(?=\/\/ \S.*$)/m).map((section) => {
+  const sections = text.split(/^(?=\/\/ (?!@__)\S.*$)/m).map((section) => {
     const path = /^\/\/ (\S.*)$/m.exec(section)?.[1];
     const exported = /^__export\([\w$]+, \{\n(?: {2}[\w$]+: \(\) => [\w$]+,?\n)*\}\);\n/m.exec(section);
     if (path === undefined || !exported) return section;
