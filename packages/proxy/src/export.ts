@@ -9,7 +9,8 @@
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, delimiter, dirname, isAbsolute, join } from "node:path";
 import type { Exported, ExportFormat, Grant } from "@mcpguard/kernel/export";
-import { z } from "zod";
+import "@mcpguard/protocol/zodEnglish";
+import * as z from "zod/mini";
 import { defaultLimits, resolveLimits } from "./limits.js";
 
 export {
@@ -161,7 +162,7 @@ export function srtRuntimeFiles(packageDir: string, env: NodeJS.ProcessEnv): str
 }
 
 /** The name a package.json gives its package, if any. */
-const PackageName = z.looseObject({ name: z.string().optional() });
+const PackageName = z.looseObject({ name: z.optional(z.string()) });
 
 /**
  * The sandbox-runtime package a file belongs to: the nearest folder above it with a named

@@ -13,7 +13,8 @@ import { pathToFileURL } from "node:url";
 import { classify, decodeMessage, encodeMessage, LineFramer, type Message } from "@mcpguard/protocol";
 import { InitializeResult, Tool } from "@mcpguard/protocol/mcp";
 
-import { z } from "zod";
+import "@mcpguard/protocol/zodEnglish";
+import * as z from "zod/mini";
 import { type Containment, createContainment } from "./containment.js";
 import { hold } from "./helperExit.js";
 import { ReaperError } from "./reaper.js";
@@ -52,7 +53,7 @@ export class ListingError extends Error {
 const MAX_PAGES = 1000;
 const MAX_TOOLS = 100_000;
 
-const Page = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() });
+const Page = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.optional(z.string()) });
 
 function firstIssue(error: z.core.$ZodError): string {
   const issue = error.issues[0];

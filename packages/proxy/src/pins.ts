@@ -34,7 +34,8 @@
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import type { NameIndex, NameKeys } from "@mcpguard/validator";
-import { z } from "zod";
+import "@mcpguard/protocol/zodEnglish";
+import * as z from "zod/mini";
 import { digest } from "./audit.js";
 
 /** How names are compared: the validator's (names.ts), given by the caller that loaded it. */
@@ -43,30 +44,30 @@ export interface NameRules {
   NameKeys: typeof NameKeys;
 }
 
-const SHA256 = z.string().regex(/^sha256:[0-9a-f]{64}$/, 'expected "sha256:" and 64 hex digits');
+const SHA256 = z.string().check(z.regex(/^sha256:[0-9a-f]{64}$/, 'expected "sha256:" and 64 hex digits'));
 
 export const PinnedTool = z.strictObject({
-  title: z.string().optional(),
+  title: z.optional(z.string()),
   description: z.string(),
-  annotations: z.record(z.string(), z.unknown()).optional(),
+  annotations: z.optional(z.record(z.string(), z.unknown())),
   /** sha256 of the canonical JSON of `{inputSchema, outputSchema}`. */
   schema: SHA256,
   /** sha256 of the canonical JSON of the tool's `_meta`, when it has one. */
-  meta: SHA256.optional(),
+  meta: z.optional(SHA256),
   /** sha256 of the canonical JSON of the tool's `icons`, when it has them. */
-  icons: SHA256.optional(),
+  icons: z.optional(SHA256),
 });
 export type PinnedTool = z.infer<typeof PinnedTool>;
 
 export const PinnedServer = z.strictObject({
-  serverInfo: z.strictObject({ name: z.string(), version: z.string() }).optional(),
+  serverInfo: z.optional(z.strictObject({ name: z.string(), version: z.string() })),
   tools: z.record(z.string(), PinnedTool),
 });
 export type PinnedServer = z.infer<typeof PinnedServer>;
 
 export const PinFile = z.strictObject({
   version: z.literal(1),
-  description: z.string().optional(),
+  description: z.optional(z.string()),
   servers: z.record(z.string(), PinnedServer),
 });
 export type PinFile = z.infer<typeof PinFile>;

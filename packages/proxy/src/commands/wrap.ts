@@ -21,7 +21,8 @@ import {
 } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, relative, resolve } from "node:path";
-import { z } from "zod";
+import "@mcpguard/protocol/zodEnglish";
+import * as z from "zod/mini";
 import { defineCommand, intOption, UsageError } from "../args.js";
 import { auditFiles } from "../audit.js";
 import { ConfigError, resolveConfig } from "../configs.js";
@@ -149,7 +150,7 @@ const WrapState = z.strictObject({
   wrappedSha256: z.string(),
   wrappedAt: z.string(),
   /** wrap's own folder for the config when it wrote the record; unwrap only trusts the one it computes. */
-  stateDir: z.string().optional(),
+  stateDir: z.optional(z.string()),
   pins: z.string(),
   servers: z.record(z.string(), z.strictObject({ policy: z.string(), auditLog: z.string() })),
 });
@@ -463,8 +464,8 @@ async function runOwn(
 
 /** What wrap reads of a policy file it edits: its description and the variables it keeps; the rest as written. */
 const PolicyKeep = z.looseObject({
-  description: z.string().optional(),
-  environment: z.looseObject({ keep: z.array(z.string()).optional() }).optional(),
+  description: z.optional(z.string()),
+  environment: z.optional(z.looseObject({ keep: z.optional(z.array(z.string())) })),
 });
 
 /** Add the entry's own variables to a freshly derived policy's `environment.keep`. */

@@ -15,7 +15,8 @@
  * trailing commas are accepted, comments are refused (rewriting would drop them).
  */
 import { basename, dirname } from "node:path";
-import { z } from "zod";
+import "@mcpguard/protocol/zodEnglish";
+import * as z from "zod/mini";
 
 /** A user error about the file: one line, exit status 2. */
 export class ClientConfigError extends Error {
@@ -23,22 +24,22 @@ export class ClientConfigError extends Error {
 }
 
 export const StdioEntry = z.looseObject({
-  type: z.literal("stdio").optional(),
-  command: z.string().min(1, "command is empty"),
-  args: z.array(z.string()).optional(),
+  type: z.optional(z.literal("stdio")),
+  command: z.string().check(z.minLength(1, "command is empty")),
+  args: z.optional(z.array(z.string())),
   /** VS Code allows numbers and null (null removes the variable). */
-  env: z.record(z.string(), z.union([z.string(), z.number(), z.null()])).optional(),
-  cwd: z.string().optional(),
-  envFile: z.string().optional(),
+  env: z.optional(z.record(z.string(), z.union([z.string(), z.number(), z.null()]))),
+  cwd: z.optional(z.string()),
+  envFile: z.optional(z.string()),
 });
 export type StdioEntry = z.infer<typeof StdioEntry>;
 
 const REMOTE_TYPES = new Set(["sse", "http", "streamable-http", "streamableHttp", "ws", "websocket"]);
 
 const ConfigFile = z.looseObject({
-  mcpServers: z.record(z.string(), z.unknown()).optional(),
-  servers: z.record(z.string(), z.unknown()).optional(),
-  inputs: z.array(z.unknown()).optional(),
+  mcpServers: z.optional(z.record(z.string(), z.unknown())),
+  servers: z.optional(z.record(z.string(), z.unknown())),
+  inputs: z.optional(z.array(z.unknown())),
 });
 
 export type Shape = "mcpServers" | "servers";
