@@ -6,10 +6,13 @@
  * zod/mini's namespace); a bundle cannot drop them by tree shaking, because `import { z } from "zod"`
  * is the namespace object. They were 404 KB of the proxy's 1.6 MB bundle: parsed, cached and
  * deserialized at every start, and their objects built by the bundle's top level, though nothing
- * here calls `z.config(z.locales.xx())`. English stays what it is, the default that zod registers
- * itself (classic/schemas.js imports ../locales/en.js directly). A program that asked for another
- * language would find it missing (`z.locales.fr` undefined) and fail at that call, not fall back
- * silently.
+ * here calls `z.config(z.locales.xx())`. The proxy reads only static properties of zod/mini's
+ * namespace, which esbuild does drop the languages for; there this keeps them out should a namespace
+ * be used as a value (`z.core`, `z.locales`), and bundle.mjs fails the build if one gets in anyway.
+ * English stays what it is, the default that zod registers itself (classic/schemas.js imports
+ * ../locales/en.js directly; for zod/mini, packages/protocol/src/zodEnglish.ts does). A program that
+ * asked for another language would find it missing (`z.locales.fr` undefined) and fail at that call,
+ * not fall back silently.
  */
 import { join } from "node:path";
 
