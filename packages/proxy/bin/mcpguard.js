@@ -14,7 +14,9 @@
  * changes nothing: its own pid into the cgroup2 cgroup it is already in, written from Node's
  * thread pool. That writer waits out the grace period while the bundle loads, and the server's own
  * move a few ms later finds the lock ready. Where the write is not allowed (not root, no cgroup2)
- * it fails at open and nothing happens; either way nothing moves, and nothing waits on it.
+ * it fails at open and nothing happens; either way nothing moves, and nothing waits on it. A start
+ * that joins later than one grace period from here (a policy read, the kernel layer started) keeps
+ * the lock ready at each of its steps (warmCgroupLock in src/containment.ts).
  */
 function startCgroupGracePeriod() {
   const fs = require("node:fs");

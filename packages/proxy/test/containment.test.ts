@@ -279,6 +279,39 @@ describe.skipIf(!cgroupReady)("the server's cgroup", () => {
   });
 });
 
+describe.skipIf(!cgroupReady)("keeping the cgroup lock ready for the held start", () => {
+  it("moves no process: one moved to another cgroup meanwhile stays there", () => {
+    // A process of its own, which warms the lock, is moved into a cgroup of the test's, warms it
+    // again, and says where it is once its writes are done. A warming that remembered the cgroup
+    // it first found would move it back.
+    const other = plannedCgroupPath(containmentName()) as string;
+    mkdirSync(other);
+    try {
+      const script = `
+        const { warmCgroupLock } = await import(${JSON.stringify(join(import.meta.dirname, "..", "dist", "containment.js"))});
+        const { readFileSync, writeFileSync } = await import("node:fs");
+        const where = () => /^0::(.*)$/m.exec(readFileSync("/proc/self/cgroup", "utf8"))[1];
+        const before = where();
+        warmCgroupLock();
+        await new Promise((done) => setTimeout(done, 50));
+        writeFileSync(${JSON.stringify(join(other, "cgroup.procs"))}, String(process.pid));
+        const moved = where();
+        warmCgroupLock();
+        await new Promise((done) => setTimeout(done, 50));
+        console.log(JSON.stringify({ before, moved, after: where() }));
+      `;
+      const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+      expect(run.stderr).toBe("");
+      const seen = JSON.parse(run.stdout);
+      expect(seen.moved).not.toBe(seen.before);
+      expect(seen.moved.endsWith(other.slice(other.lastIndexOf("/")))).toBe(true);
+      expect(seen.after).toBe(seen.moved);
+    } finally {
+      rmdirSync(other);
+    }
+  });
+});
+
 describe("a cgroup below a mount of its hierarchy", () => {
   it("is found below the mount's root, and not at all under a mount of another subtree", () => {
     expect(underMountRoot("/a/b", "/")).toBe("/a/b");

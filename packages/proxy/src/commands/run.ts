@@ -15,6 +15,7 @@ import {
   makeCgroupAhead,
   plannedCgroupPath,
   removeCgroupTree,
+  warmCgroupLock,
 } from "../containment.js";
 import { checkGuardFiles, type GuardFile, wrappedConfigOf } from "../guardFiles.js";
 import { KernelEvents } from "../kernelEvents.js";
@@ -247,8 +248,18 @@ function planOf(parsed: NonNullable<ReturnType<typeof RUN.parse>>): RunPlan {
   return { values, command, config, maxMessageBytes, maxDepth, closeGraceMs, termGraceMs };
 }
 
+/**
+ * A step of the start reached: marked on the start clock, and the cgroup threadgroup lock kept
+ * ready for the held process's join, which the steps up to the release come before
+ * (containment.ts, warmCgroupLock).
+ */
+function step(name: string, at?: number): void {
+  markStep(name, at);
+  warmCgroupLock();
+}
+
 export async function main(argv: string[]): Promise<number> {
-  markStep("loaded");
+  step("loaded");
   const parsed = RUN.parse(argv);
   if (!parsed) return 0;
   return new Session(planOf(parsed)).run();
@@ -364,7 +375,7 @@ class Session {
         this.prepared = await prepareKernelLayer({
           allowPartial: values["l3-allow-partial"] === true,
           cgroup: plannedCgroupPath(this.cgroupName),
-          onStep: markStep,
+          onStep: step,
         });
       } catch (error) {
         throw layerUsage(config.name, error);
@@ -394,7 +405,7 @@ class Session {
     } catch (error) {
       throw layerUsage(config.name, error);
     }
-    markStep("layersBuilt");
+    step("layersBuilt");
     this.layers = layers;
 
     // The guard's own files, out of the server's reach before anything of it runs (guardFiles.ts).
@@ -427,7 +438,7 @@ class Session {
     }
     if (values["audit-key"] && !values["audit-log"]) throw new UsageError("--audit-key needs --audit-log");
     this.openAudit(layers);
-    markStep("resolved");
+    step("resolved");
   }
 
   /** The audit log, the kernel events counted into it, and the crash handlers that write its end. */
@@ -497,7 +508,7 @@ class Session {
           this.relay ? this.relay.abort(reason) : abandonStart(this.containment as Containment, reason),
         // Without L3 the process that becomes the server joins its cgroup while the reaper starts.
         onReaperSpawned: (created) => {
-          markStep("cgroupMade");
+          step("cgroupMade");
           this.contain(created);
           if (!layers.kernelNeeds) this.startRelay(undefined, true);
         },
@@ -511,7 +522,7 @@ class Session {
     const kernelStart = layers.kernelNeeds ? this.startKernel(layers.kernelNeeds) : undefined;
     // (A failed reaper is reported from `armed` itself, below.)
     armed.then(
-      () => markStep("reaperReady"),
+      () => step("reaperReady"),
       () => {},
     );
     const [reaperStart, kernelStarted] = await Promise.allSettled([armed, kernelStart]);
@@ -561,7 +572,7 @@ class Session {
         this.relay?.abort(reason);
       },
       onLauncher: (launch) => this.startRelay(launch, true),
-      onStep: markStep,
+      onStep: step,
       dnsUpstream: this.dnsUpstream,
     });
   }
@@ -600,7 +611,7 @@ class Session {
       termGraceMs: this.plan.termGraceMs,
     });
     this.relay = started;
-    markStep("serverSpawned");
+    step("serverSpawned");
     for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
       process.on(signal, () => started.forwardSignal(signal));
     }
