@@ -6,7 +6,6 @@
  * locale data and a few device files. Nothing else: not /etc at large, not HOME or TMPDIR unless a
  * tool needs them, and /proc only read-only and only where the server has a /proc of its own.
  */
-import { lookup, Resolver } from "node:dns/promises";
 import {
   accessSync,
   closeSync,
@@ -467,7 +466,7 @@ async function addresses(
       setTimeout(() => reject(new Error("timed out")), 2000).unref(),
     );
     return await Promise.race([
-      upstream?.length ? resolveVia(host, upstream) : lookup(host, { all: true }),
+      upstream?.length ? resolveVia(host, upstream) : dns().lookup(host, { all: true }),
       timeout,
     ]);
   } catch (error) {
@@ -476,12 +475,18 @@ async function addresses(
   }
 }
 
+/**
+ * node:dns/promises on first use: only a policy that grants a host by name resolves one, and
+ * loading it costs every other kernel-layer start about 2 ms.
+ */
+const dns = () => process.getBuiltinModule("node:dns/promises");
+
 /** A name's A and AAAA records from the given resolvers. */
 async function resolveVia(
   host: string,
   upstream: readonly Upstream[],
 ): Promise<{ address: string; family: number }[]> {
-  const resolver = new Resolver({ timeout: 1500, tries: 1 });
+  const resolver = new (dns().Resolver)({ timeout: 1500, tries: 1 });
   resolver.setServers(
     upstream.map((u) => (isIP(u.address) === 6 ? `[${u.address}]:${u.port}` : `${u.address}:${u.port}`)),
   );

@@ -11,7 +11,6 @@
  * proxy, which the cgroup hooks do not see. Each refusal is a kernel-layer event for the audit log
  * (`dns-refused`), whose name keeps its last two labels only (dns.ts, recordedName).
  */
-import { randomInt } from "node:crypto";
 import { createSocket, type Socket as UdpSocket } from "node:dgram";
 import { readFileSync } from "node:fs";
 import { createServer, isIP, Socket as NetSocket, type Server, type Socket } from "node:net";
@@ -284,7 +283,8 @@ export class NameResolver {
   async #forward(query: Query, transport: "udp" | "tcp"): Promise<Buffer | undefined> {
     const timeoutMs = this.options.timeoutMs ?? 2000;
     for (const upstream of this.#upstream) {
-      const id = randomInt(0x10000);
+      // node:crypto on first use: a kernel-layer start that forwards no query never loads it.
+      const id = process.getBuiltinModule("node:crypto").randomInt(0x10000);
       const wire = upstreamQuery(query, id);
       const answers = (reply: Buffer) => clientAnswer(reply, query, id, false) !== undefined;
       let reply = await exchangeUdp(upstream, wire, answers, timeoutMs);

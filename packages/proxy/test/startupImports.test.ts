@@ -1,5 +1,5 @@
 /**
- * `mcpguard run` starts without zod: the modules the CLI and `run` import statically (type-only
+ * `mcpguard run` starts without zod (and the kernel layer without node:dns and node:crypto, below): the modules the CLI and `run` import statically (type-only
  * imports and `import()` aside, through the workspace packages' sources) never import zod, which
  * costs about 10 ms to load and is loaded only by what needs it (a layer's schemas, the probe's
  * cache). The readers on that path check what they parse field by field instead
@@ -22,8 +22,10 @@ function workspaceSource(specifier: string): string | undefined {
   return typeof entry === "string" ? join(PACKAGES, m[1] as string, entry) : undefined;
 }
 
+/** Where an import leads: a source file, "zod", or a Node.js builtin by its `node:` name. */
 function resolveImport(from: string, specifier: string): string | undefined {
   if (specifier === "zod" || specifier.startsWith("zod/")) return "zod";
+  if (specifier.startsWith("node:")) return specifier;
   if (specifier.startsWith("@mcpguard/")) return workspaceSource(specifier);
   if (!specifier.startsWith(".")) return undefined;
   const base = resolve(dirname(from), specifier);
@@ -50,18 +52,19 @@ function staticImports(file: string): string[] {
   return out;
 }
 
-/** The chain of imports from one of `roots` to zod, or undefined when zod is not reached. */
-function chainToZod(roots: string[]): string[] | undefined {
+/** The chain of imports from one of `roots` to `target` (see resolveImport), or undefined when it is not reached. */
+function chainTo(roots: string[], target: string): string[] | undefined {
   const from = new Map<string, string | null>(roots.map((r) => [r, null]));
   const queue = [...roots];
   while (queue.length > 0) {
     const file = queue.shift() as string;
-    if (file === "zod") {
+    if (file === target) {
       const chain: string[] = [];
       for (let at: string | null | undefined = file; at; at = from.get(at))
-        chain.unshift(at === "zod" ? at : relative(PACKAGES, at));
+        chain.unshift(at === target ? at : relative(PACKAGES, at));
       return chain;
     }
+    if (file === "zod" || file.startsWith("node:")) continue;
     for (const next of staticImports(file)) {
       if (from.has(next)) continue;
       from.set(next, file);
@@ -73,9 +76,20 @@ function chainToZod(roots: string[]): string[] | undefined {
 
 it("the CLI and run load no zod before a layer asks for it", () => {
   const proxy = join(PACKAGES, "proxy", "src");
-  expect(chainToZod([join(proxy, "cli.ts"), join(proxy, "commands", "run.ts")])).toBeUndefined();
+  expect(chainTo([join(proxy, "cli.ts"), join(proxy, "commands", "run.ts")], "zod")).toBeUndefined();
 });
 
 it("finds zod where a start path does import it", () => {
-  expect(chainToZod([join(PACKAGES, "protocol", "src", "mcp.ts")])).toEqual(["protocol/src/mcp.ts", "zod"]);
+  expect(chainTo([join(PACKAGES, "protocol", "src", "mcp.ts")], "zod")).toEqual(["protocol/src/mcp.ts", "zod"]);
+});
+
+it("the kernel layer loads node:dns and node:crypto only when it resolves a name or forwards a query", () => {
+  // About 2 ms each at every kernel-layer start; a policy that names no host needs neither.
+  const kernel = join(PACKAGES, "kernel", "src", "index.ts");
+  for (const builtin of ["node:dns/promises", "node:dns", "node:crypto"])
+    expect(chainTo([kernel], builtin), builtin).toBeUndefined();
+  expect(chainTo([join(PACKAGES, "kernel", "src", "loader.ts")], "node:child_process")).toEqual([
+    "kernel/src/loader.ts",
+    "node:child_process",
+  ]);
 });
