@@ -1,9 +1,10 @@
 /**
- * `mcpguard run` starts without zod (and the kernel layer without node:dns and node:crypto, below): the modules the CLI and `run` import statically (type-only
- * imports and `import()` aside, through the workspace packages' sources) never import zod, which
- * costs about 10 ms to load and is loaded only by what needs it (a layer's schemas, the probe's
- * cache). The readers on that path check what they parse field by field instead
- * (docs/ARCHITECTURE.md, "Boundaries, cycles and surface").
+ * What `mcpguard run` loads before a layer asks for it: the modules the CLI and `run` import
+ * statically (type-only imports and `import()` aside, through the workspace packages' sources)
+ * never import zod, which only a layer's schemas and the probe's cache need (a start under C0 reads
+ * neither); and the kernel layer's package imports neither node:dns nor node:crypto, which only a
+ * policy that names a host and a query its resolver forwards need. The readers on that path check
+ * what they parse field by field instead (docs/ARCHITECTURE.md, "Boundaries, cycles and surface").
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
