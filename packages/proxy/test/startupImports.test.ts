@@ -81,7 +81,10 @@ it("the CLI and run load no zod before a layer asks for it", () => {
 });
 
 it("finds zod where a start path does import it", () => {
-  expect(chainTo([join(PACKAGES, "protocol", "src", "mcp.ts")], "zod")).toEqual(["protocol/src/mcp.ts", "zod"]);
+  expect(chainTo([join(PACKAGES, "protocol", "src", "mcp.ts")], "zod")).toEqual([
+    "protocol/src/mcp.ts",
+    "zod",
+  ]);
 });
 
 it("the kernel layer loads node:dns and node:crypto only when it resolves a name or forwards a query", () => {
