@@ -6,7 +6,7 @@
  */
 import { readFileSync, statSync } from "node:fs";
 import { release } from "node:os";
-import { cacheKey, readCache, writeCache } from "@mcpguard/protocol";
+import { type CacheKey, cacheKey, readCache, writeCache } from "@mcpguard/protocol";
 import "@mcpguard/protocol/zodEnglish";
 import * as z from "zod/mini";
 import type { binaries } from "./binaries.js";
@@ -59,7 +59,7 @@ function identity(file: string): string {
 }
 
 /** The cache key of a probe by these binaries, or null (no caching) without a boot id. */
-export function probeCacheKey(bins: ReturnType<typeof binaries>): string | null {
+export function probeCacheKey(bins: ReturnType<typeof binaries>): CacheKey | null {
   let bootId: string;
   try {
     bootId = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
@@ -71,10 +71,10 @@ export function probeCacheKey(bins: ReturnType<typeof binaries>): string | null 
   return cacheKey(FORMAT, bootId, release(), uid, identity(bins.launcher), identity(bins.loader));
 }
 
-export function readProbeCache(key: string): ProbeResult | undefined {
+export function readProbeCache(key: CacheKey): ProbeResult | undefined {
   return readCache(NAMESPACE, key, ProbeResultSchema);
 }
 
-export function writeProbeCache(key: string, result: ProbeResult): void {
+export function writeProbeCache(key: CacheKey, result: ProbeResult): void {
   writeCache(NAMESPACE, key, result);
 }

@@ -11,10 +11,10 @@
  *   Anything else is refused with one line on stderr and the process runs without a cache: the
  *   directory may be another user's plant, so nothing in it is read, and failing instead would
  *   let any local user stop mcpguard by creating /var/tmp/mcpguard-<uid> first.
- * - An entry is named by a hash of every input its value depends on (`cacheKey`), so different
- *   inputs (two checkouts, two kernels) never share or overwrite an entry. It is written whole
+ * - An entry holds every input its value depends on (`cacheKey`), and is read only for those same
+ *   inputs, byte for byte: two checkouts or two kernels never share a value. It is written whole
  *   (temp file, then rename), mode 0600, and parsed with its zod schema on every read: an entry
- *   that fails the schema, or is not a regular file of the caller's, is a miss.
+ *   that fails the schema, holds other inputs, or is not a regular file of the caller's, is a miss.
  */
 import {
   accessSync,
@@ -35,7 +35,7 @@ import {
 import { basename, dirname, isAbsolute, join } from "node:path";
 import type * as z from "zod/mini";
 
-/** node:crypto on first use: loading it costs a start that needs none (C0 without an audit log) about 5 ms. */
+/** node:crypto on first use: only a write (after a miss) needs it, for its temporary file's random name. */
 const nodeCrypto = () => process.getBuiltinModule("node:crypto");
 
 function cacheDir(): string {
@@ -52,13 +52,29 @@ function cacheDir(): string {
   return join("/var/tmp", `mcpguard-${uid}`);
 }
 
-/** The name of an entry: a sha256 of every input its value depends on, in order. */
-export function cacheKey(...inputs: string[]): string {
-  return nodeCrypto().createHash("sha256").update(JSON.stringify(inputs)).digest("hex");
+/** An entry's key: every input its value depends on, in order, as one text, and the entry's file name. */
+export interface CacheKey {
+  readonly text: string;
+  readonly name: string;
+}
+
+/**
+ * The key of the entry for `inputs`. The file is named by a 64-bit FNV-1a hash of their text, and
+ * the entry holds the text itself, which a read compares: two inputs whose names collide share a
+ * file, never a value (the later write replaces the earlier, which is then a miss). So the name
+ * needs no cryptographic hash (the directory is the caller's alone, see above), and a start that
+ * reads the cache does not load node:crypto for it (about 3 ms).
+ */
+export function cacheKey(...inputs: string[]): CacheKey {
+  const text = JSON.stringify(inputs);
+  let hash = 0xcbf29ce484222325n;
+  for (const byte of Buffer.from(text, "utf8"))
+    hash = ((hash ^ BigInt(byte)) * 0x100000001b3n) & 0xffffffffffffffffn;
+  return { text, name: hash.toString(16).padStart(16, "0") };
 }
 
 const NAMESPACE = /^[a-z][a-z0-9-]{0,31}$/;
-const KEY = /^[0-9a-f]{64}$/;
+const NAME = /^[0-9a-f]{16}$/;
 /** Far above any entry; a bigger file is not read. */
 const MAX_ENTRY_BYTES = 1 << 20;
 const warned = new Set<string>();
@@ -131,10 +147,10 @@ function cacheSubdir(namespace: string): string | null {
   }
 }
 
-function entryFile(namespace: string, key: string): string | null {
-  if (!KEY.test(key)) throw new Error("a cache key must come from cacheKey()");
+function entryFile(namespace: string, key: CacheKey): string | null {
+  if (!NAME.test(key.name)) throw new Error("a cache key must come from cacheKey()");
   const dir = cacheSubdir(namespace);
-  return dir && join(dir, `${key}.json`);
+  return dir && join(dir, `${key.name}.json`);
 }
 
 /** The text of a regular file of the caller's, not followed through a symlink; undefined otherwise. */
@@ -162,7 +178,7 @@ function readEntry(file: string): string | undefined {
  * The entry `key` of `namespace`, parsed with `schema` (which must accept its own output as
  * written by `writeCache`); undefined when it is missing, unsafe, or fails the schema.
  */
-export function readCache<T>(namespace: string, key: string, schema: z.ZodMiniType<T>): T | undefined {
+export function readCache<T>(namespace: string, key: CacheKey, schema: z.ZodMiniType<T>): T | undefined {
   const file = entryFile(namespace, key);
   const text = file ? readEntry(file) : undefined;
   if (text === undefined) return undefined;
@@ -173,17 +189,23 @@ export function readCache<T>(namespace: string, key: string, schema: z.ZodMiniTy
     // A torn or foreign entry: a cache miss.
     return undefined;
   }
-  const parsed = schema.safeParse(json);
+  // The inputs it was written for, then the value: another key's entry is a miss. Checked field by
+  // field: this module is on every start's path (zod is loaded only by a schema that needs it).
+  if (typeof json !== "object" || json === null || Array.isArray(json)) return undefined;
+  const entry = json as Record<string, unknown>;
+  if (Object.keys(entry).length !== 2 || entry.key !== key.text || !Object.hasOwn(entry, "value"))
+    return undefined;
+  const parsed = schema.safeParse(entry.value);
   return parsed.success ? parsed.data : undefined;
 }
 
 /** Store `value` as the entry `key` of `namespace`, atomically; a cache that cannot be written is skipped. */
-export function writeCache(namespace: string, key: string, value: unknown): void {
+export function writeCache(namespace: string, key: CacheKey, value: unknown): void {
   const file = entryFile(namespace, key);
   if (!file) return;
   const temp = join(
     dirname(file),
-    `.${key}.${process.pid}.${nodeCrypto().randomBytes(6).toString("hex")}.tmp`,
+    `.${key.name}.${process.pid}.${nodeCrypto().randomBytes(6).toString("hex")}.tmp`,
   );
   try {
     const fd = openSync(
@@ -192,7 +214,7 @@ export function writeCache(namespace: string, key: string, value: unknown): void
       0o600,
     );
     try {
-      writeFileSync(fd, JSON.stringify(value));
+      writeFileSync(fd, JSON.stringify({ key: key.text, value }));
     } finally {
       closeSync(fd);
     }

@@ -1,4 +1,4 @@
-export { cacheKey, readCache, writeCache } from "./cacheDir.js";
+export { type CacheKey, cacheKey, readCache, writeCache } from "./cacheDir.js";
 export { DEFAULT_MAX_MESSAGE_BYTES, type Frame, FrameTooLargeError, LineFramer } from "./framing.js";
 export {
   type Classified,

@@ -34,7 +34,11 @@ function freshDir(): string {
 /** A directory that holds a valid entry under KEY, in the layout writeCache uses. */
 function planted(dir: string): string {
   mkdirSync(join(dir, "ns"), { recursive: true, mode: 0o700 });
-  writeFileSync(join(dir, "ns", `${KEY}.json`), JSON.stringify({ read: ["/home/me"] }), { mode: 0o600 });
+  writeFileSync(
+    join(dir, "ns", `${KEY.name}.json`),
+    JSON.stringify({ key: KEY.text, value: { read: ["/home/me"] } }),
+    { mode: 0o600 },
+  );
   return dir;
 }
 
@@ -54,7 +58,7 @@ function expectRefused(dir: string, reason: RegExp): void {
   process.env.MCPGUARD_CACHE_DIR = dir;
   expect(readCache("ns", KEY, Entry)).toBeUndefined();
   writeCache("ns", cacheKey("other"), { read: [] });
-  expect(existsSync(join(dir, "ns", `${cacheKey("other")}.json`))).toBe(false);
+  expect(existsSync(join(dir, "ns", `${cacheKey("other").name}.json`))).toBe(false);
   expect(readCache("ns", KEY, Entry)).toBeUndefined();
   const lines = warnings();
   expect(lines).toHaveLength(1);
@@ -70,8 +74,8 @@ describe("cache entries", () => {
     expect(readCache("ns", KEY, Entry)).toEqual({ read: ["/home/me"] });
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(statSync(join(dir, "ns")).mode & 0o777).toBe(0o700);
-    expect(statSync(join(dir, "ns", `${KEY}.json`)).mode & 0o777).toBe(0o600);
-    expect(readdirSync(join(dir, "ns"))).toEqual([`${KEY}.json`]);
+    expect(statSync(join(dir, "ns", `${KEY.name}.json`)).mode & 0o777).toBe(0o600);
+    expect(readdirSync(join(dir, "ns"))).toEqual([`${KEY.name}.json`]);
     expect(warnings()).toEqual([]);
   });
 
@@ -80,22 +84,40 @@ describe("cache entries", () => {
     process.env.MCPGUARD_CACHE_DIR = dir;
     writeCache("ns", KEY, { read: ["/"] });
     expect(readCache("ns", KEY, Entry)).toBeUndefined();
-    writeFileSync(join(dir, "ns", `${KEY}.json`), "{not json");
+    writeFileSync(join(dir, "ns", `${KEY.name}.json`), "{not json");
     expect(readCache("ns", KEY, Entry)).toBeUndefined();
   });
 
   it("keys entries by all of their inputs", () => {
-    expect(cacheKey("a", "b")).toBe(cacheKey("a", "b"));
-    expect(cacheKey("a", "b")).not.toBe(cacheKey("ab"));
-    expect(cacheKey("a", "b")).not.toBe(cacheKey("b", "a"));
-    expect(() => readCache("ns", "../../etc/passwd", Entry)).toThrow(/cacheKey/);
+    expect(cacheKey("a", "b")).toEqual(cacheKey("a", "b"));
+    expect(cacheKey("a", "b").name).not.toBe(cacheKey("ab").name);
+    expect(cacheKey("a", "b").name).not.toBe(cacheKey("b", "a").name);
+    // FNV-1a 64 of the inputs' JSON text, "[]" here.
+    expect(cacheKey().name).toBe("09612b07b5ecb5a5");
+    expect(() => readCache("ns", { text: "[]", name: "../../etc/passwd" }, Entry)).toThrow(/cacheKey/);
+  });
+
+  it("reads an entry only for the inputs it was written for, even where two names collide", () => {
+    const dir = freshDir();
+    process.env.MCPGUARD_CACHE_DIR = dir;
+    // Another key's entry at this key's name: what a collision of names leaves there.
+    const other = { text: cacheKey("other").text, name: KEY.name };
+    writeCache("ns", other, { read: ["/home/other"] });
+    expect(readCache("ns", other, Entry)).toEqual({ read: ["/home/other"] });
+    expect(readCache("ns", KEY, Entry)).toBeUndefined();
+    writeCache("ns", KEY, { read: ["/home/me"] });
+    expect(readCache("ns", KEY, Entry)).toEqual({ read: ["/home/me"] });
+    expect(readCache("ns", other, Entry)).toBeUndefined();
+    // An entry without the inputs it was written for (this format's predecessor) is a miss.
+    writeFileSync(join(dir, "ns", `${KEY.name}.json`), JSON.stringify({ read: ["/home/me"] }));
+    expect(readCache("ns", KEY, Entry)).toBeUndefined();
   });
 
   it("does not follow an entry that is a symlink", () => {
     const dir = freshDir();
     process.env.MCPGUARD_CACHE_DIR = dir;
     writeCache("ns", cacheKey("real"), { read: ["/home/me"] });
-    symlinkSync(join(dir, "ns", `${cacheKey("real")}.json`), join(dir, "ns", `${KEY}.json`));
+    symlinkSync(join(dir, "ns", `${cacheKey("real").name}.json`), join(dir, "ns", `${KEY.name}.json`));
     expect(readCache("ns", KEY, Entry)).toBeUndefined();
   });
 });
