@@ -156,9 +156,13 @@ describe.skipIf(!ready)("L3 configs", () => {
     expect(spawnSync(process.execPath, [MCPGUARD, "doctor", "--json"], { env }).status).toBe(0);
     const dir = join(cache, "probe");
     const [entry] = readdirSync(dir).filter((f) => f.endsWith(".json"));
-    const probe = JSON.parse(readFileSync(join(dir, entry as string), "utf8"));
+    // The entry holds the inputs it was written for and the probe's result (cacheDir.ts).
+    const { key, value: probe } = JSON.parse(readFileSync(join(dir, entry as string), "utf8"));
     expect(probe.lsm).toBe(false);
-    writeFileSync(join(dir, entry as string), JSON.stringify({ ...probe, lsm: true, errors: {} }));
+    writeFileSync(
+      join(dir, entry as string),
+      JSON.stringify({ key, value: { ...probe, lsm: true, errors: {} } }),
+    );
     const refused = new RawProxy(
       ["--config", "C-full", "--policy", POLICY, "--", process.execPath, FIXTURE],
       {
