@@ -272,7 +272,12 @@ describe("latency benchmark", () => {
     expect(json.coldStart.C0.n).toBe(2);
     // The proxy's own start over Node.js's boot (pipe over direct), the figure machines of different speed share.
     expect(r.stdout).toContain("| p50 vs direct | own start / Node.js boot |");
-    expect(r.stdout).toMatch(/^\| C0 \| 2 \| [\d.]+ \| .* \| -?\d+\.\d\d \|$/m);
+    // Two cold starts each: on a busy machine `pipe` may come out below direct, and the multiple
+    // of Node.js's boot is then left out ("–") rather than divided by a boot of no time.
+    const boot = json.coldStart.pipe.p50 - json.coldStart.direct.p50;
+    expect(r.stdout).toMatch(
+      boot > 0 ? /^\| C0 \| 2 \| [\d.]+ \| .* \| -?\d+\.\d\d \|$/m : /^\| C0 \| 2 \| [\d.]+ \| .* \| – \|$/m,
+    );
     expect(readFileSync(join(out, "latency.csv"), "utf8").split("\n")[0]).toBe(
       "kind,path,n,p50,p95,p99,mean,sd",
     );
