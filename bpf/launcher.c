@@ -8,13 +8,12 @@
  *
  * In this order: join the server's cgroup (so the cgroup BPF programs and clean-up see every
  * process from the first instruction on) and the cgroup-v1 cgroups of its limits (--join: pids,
- * memory), move into namespaces of the server's own (--isolate: a new
+ * memory), read the Landlock ruleset, move into namespaces of the server's own (--isolate: a new
  * IPC namespace, so no SysV object or POSIX message queue of the host can be reached; a new
  * network namespace with only its loopback up, for a server whose policy grants no network, so
  * the abstract unix socket names it binds are its own and no other program's; new PID and mount
  * namespaces with a /proc of their own, so the server sees no process but its own and its init:
- * see enter_pid_namespace), read the Landlock ruleset (a held launcher waits for it on fd 3, its
- * namespaces made meanwhile), drop the capabilities a server has no business with, set
+ * see enter_pid_namespace), drop the capabilities a server has no business with, set
  * no_new_privs, restrict itself with Landlock,
  * install the seccomp filter of seccomp.h (--seccomp; without --isolate ipc it also refuses SysV
  * IPC), cap the size of every file it writes (--fsize: RLIMIT_FSIZE, with SIGXFSZ ignored so a
@@ -792,21 +791,14 @@ int main(int argc, char **argv)
 		join_cgroup(cgroup);
 	for (int j = 0; j < n_join; j++)
 		join_cgroup(join[j]);
-	/*
-	 * The namespaces first, while the proxy still compiles the ruleset: they depend on nothing it
-	 * sends, and making them (a network namespace above all) is most of this program's own start.
-	 */
+	/* A held launcher waits here for its ruleset (fd 3) before it does anything else. */
+	if (ruleset_file)
+		read_ruleset(ruleset_file, &rs);
 	if ((why = isolate(namespaces)))
 		die("cannot give the server namespaces of its own: %s", why);
 	/* From here on in the init of the new PID namespace, over its own /proc. */
 	if (namespaces & CLONE_NEWPID)
 		enter_pid_namespace();
-	/*
-	 * A held launcher waits here for its ruleset (fd 3): nothing of the server has run, and at end
-	 * of file (a refused start, the proxy gone) it exits, its namespaces with it.
-	 */
-	if (ruleset_file)
-		read_ruleset(ruleset_file, &rs);
 	drop_capabilities();
 	if (ruleset_file)
 		restrict_self(&rs);

@@ -194,9 +194,8 @@ export class KernelGuard {
 
   /**
    * The launcher's argv for launch(), known before the guard is ready. With Landlock it reads the
-   * ruleset from fd 3 after joining the cgroups and making the server's namespaces, and before
-   * anything else: a launcher started early holds there, and one whose fd 3 ends without a ruleset
-   * (the proxy gone) exits without exec.
+   * ruleset from fd 3 after joining the cgroups and before anything else: a launcher started early
+   * holds there, and one whose fd 3 ends without a ruleset (the proxy gone) exits without exec.
    */
   static launchArgv(
     argv: readonly string[],
