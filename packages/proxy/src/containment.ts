@@ -111,6 +111,8 @@ export function findCgroup2(): { mount: string; self: string } | undefined {
 
 /** When warmCgroupLock() last sent a move. */
 let warmedAt = Number.NEGATIVE_INFINITY;
+/** Whether each cgroup2 directory warmCgroupLock() found is a domain (a move of the process there is safe). */
+const domains = new Map<string, boolean>();
 
 /**
  * Keep the kernel's cgroup threadgroup lock ready for the held process's join. Moving a process
@@ -121,21 +123,43 @@ let warmedAt = Number.NEGATIVE_INFINITY;
  * layer joins later, when that one has lapsed, and its held process waited out another after the
  * release (measured: the server's exec 8-12 ms after the release under C-app, 1 ms under C0). So
  * each step of such a start calls this: a move that changes nothing, this process into the cgroup2
- * cgroup it is in (read again each time: never one it has left), written from Node's thread pool.
- * One is sent at most every 8 ms: the main thread, busy with the start, cannot tell when one is
- * done, and a move that waits out a grace period holds a thread of the pool (4) meanwhile, so at
- * most 3 of them wait at once. Where the write is not allowed (not root, no cgroup2, a cgroup with
- * controllers for its children) it fails, and nothing happens; nothing waits on it.
+ * cgroup it is in, written from Node's thread pool, at most one every 8 ms (the main thread, busy
+ * with the start, cannot see when one is done).
+ *
+ * What it costs: a move that finds the lock cold waits out the grace period holding cgroup_mutex,
+ * so a cgroup made meanwhile (the server's, on the main thread) or a BPF program attached (the
+ * loader) waits too; the held process's join would have waited as long. Moves that queue behind
+ * one grace period hold a thread of the pool each (4), so a grace period over 24 ms can delay other
+ * work of the pool (a policy's host lookups) by as much. What it never does: move this process
+ * elsewhere. The cgroup is read again at each call, and skipped where the move would not be the
+ * no-op it is meant to be: a path outside the cgroup namespace (`/..`), or a cgroup that is not a
+ * plain domain (a threaded one would gather every thread of the process). One thing is left: a
+ * move of this process by someone else between a call and its write on the pool is undone by the
+ * write, as bin/mcpguard.js's is (whoever starts the proxy moves it, if at all, before it runs).
+ * Where the write is not allowed (not root, no cgroup2, a cgroup with controllers for its
+ * children) it fails, and nothing happens.
  */
 export function warmCgroupLock(): void {
   const now = performance.now();
   if (now - warmedAt < 8) return;
   warmedAt = now;
   const cg = findCgroup2();
-  if (!cg) return;
+  if (!cg || cg.self.split("/").includes("..")) return;
+  const dir = join(cg.mount, cg.self);
+  let domain = domains.get(dir);
+  if (domain === undefined) {
+    try {
+      domain = readFileSync(join(dir, "cgroup.type"), "latin1").trim() === "domain";
+    } catch {
+      // The root cgroup has no cgroup.type, and is a domain; anything else unreadable is skipped.
+      domain = cg.self === "/";
+    }
+    domains.set(dir, domain);
+  }
+  if (!domain) return;
   let fd: number;
   try {
-    fd = openSync(join(cg.mount, cg.self, "cgroup.procs"), constants.O_WRONLY);
+    fd = openSync(join(dir, "cgroup.procs"), constants.O_WRONLY);
   } catch {
     // Not root, or a cgroup this process may not write: the join waits, as it would anyway.
     return;
