@@ -32,6 +32,8 @@ function startCgroupGracePeriod() {
     // Only a mount of the hierarchy's root: a bind mount of a subtree (field 4, its root, not "/")
     // would name another cgroup, and the write would move this process there.
     if (self === undefined || mount === undefined || fields[3] !== "/") return;
+    // Outside the cgroup namespace (a path through ".."): the write would move this process.
+    if (self.split("/").includes("..")) return;
     const fd = fs.openSync(`${mount}${self === "/" ? "" : self}/cgroup.procs`, fs.constants.O_WRONLY);
     fs.write(fd, String(process.pid), () => fs.close(fd, () => {}));
   } catch {
