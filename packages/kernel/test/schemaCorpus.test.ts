@@ -7,66 +7,17 @@
  * from the classic schemas, before they moved to zod/mini; it is not re-recorded from the schemas
  * it checks.
  *
- * Each line is a seed (`{"seed", "value"}`) or a case: an input (given whole, or as a seed and the
- * edits made to it: every node deleted or replaced by null, a string, [] or {} or a value the schema
- * checks for, a key or an element added, and random combinations of two to four of those drawn with
- * fast-check), and the result recorded (paths of the scratch folders as <bpf> and <dir>; the probe's
- * `root`, which is the caller's, left out).
+ * The corpus's form and the comparison: ../../protocol/test/classicZod.ts.
  */
-import {
-  chmodSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { cacheKey } from "@mcpguard/protocol";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { corpus } from "../../protocol/test/classicZod.ts";
 import { resolveLaunch } from "../src/launchers.ts";
 import { probeBackends } from "../src/probe.ts";
 import { readProbeCache, writeProbeCache } from "../src/probeCache.ts";
-
-type Path = (string | number)[];
-type Edit = ["set", Path, unknown] | ["delete", Path];
-interface Recorded {
-  schema: string;
-  input: unknown;
-  result: unknown;
-}
-
-function applyEdits(seed: unknown, edits: Edit[]): unknown {
-  let root: unknown = structuredClone(seed);
-  for (const [op, path, value] of edits) {
-    if (path.length === 0) {
-      root = structuredClone(value);
-      continue;
-    }
-    let parent = root as Record<string | number, unknown>;
-    for (const key of path.slice(0, -1)) parent = parent[key] as Record<string | number, unknown>;
-    const last = path.at(-1) as string | number;
-    if (op === "set") parent[last] = structuredClone(value);
-    else if (Array.isArray(parent)) parent.splice(last as number, 1);
-    else delete parent[last];
-  }
-  return root;
-}
-
-function corpus(file: URL): Recorded[] {
-  const lines = readFileSync(file, "utf8")
-    .trim()
-    .split("\n")
-    .map((line) => JSON.parse(line));
-  const seeds = new Map(lines.filter((l) => "value" in l).map((l) => [l.seed, l.value]));
-  return lines
-    .filter((l) => "schema" in l)
-    .map(({ seed, edits, ...rest }) =>
-      "input" in rest ? rest : { ...rest, input: applyEdits(seeds.get(seed), edits) },
-    );
-}
 
 const CASES = corpus(new URL("fixtures/classic-zod.jsonl", import.meta.url));
 const root = realpathSync(mkdtempSync(join(tmpdir(), "mcpguard-kernel-corpus-")));
