@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 /**
- * Cold starts as a client makes them, interleaved: `node scripts/cold-starts.mjs N PATH...`, where
- * each PATH is `pipe`, `direct`, or `<checkout>:<config>` (a built checkout of this repository, such
- * as a worktree of an older commit, and a config). Each start spawns the path over the Python
- * `filesystem` victim in a scratch workspace, with the environment the children really get (without
- * NODE_EXTRA_CA_CERTS), writes `initialize`, and times it to the answer; the paths take turns, in
- * alternating order, N rounds. Prints p25, p50 and p75 per path (docs/PERFORMANCE.md).
+ * Cold starts as a client makes them, interleaved: `node scripts/cold-starts.mjs N [--pair A,B]...
+ * PATH...`, where each PATH is `pipe`, `direct`, or `<checkout>:<config>` (a built checkout of this
+ * repository, such as a worktree of an older commit, and a config). Each start spawns the path over
+ * the Python `filesystem` victim in a scratch workspace, with the environment the children really get
+ * (without NODE_EXTRA_CA_CERTS), writes `initialize`, and times it to the answer; the paths take
+ * turns, in alternating order, N rounds. Prints p25, p50 and p75 per path, and for each `--pair A,B`
+ * those of B's time minus A's within each round: on a machine whose speed moves from one round to the
+ * next, the figure to compare two paths by (docs/PERFORMANCE.md).
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -13,10 +15,20 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 const ROOT = resolve(import.meta.dirname, "..");
-const [rounds, ...paths] = process.argv.slice(2);
-if (!Number(rounds) || paths.length === 0) {
+const [rounds, ...rest] = process.argv.slice(2);
+const pairs = [];
+const paths = [];
+for (let i = 0; i < rest.length; i++) {
+  if (rest[i] === "--pair") pairs.push((rest[++i] ?? "").split(","));
+  else paths.push(rest[i]);
+}
+if (
+  !Number(rounds) ||
+  paths.length === 0 ||
+  pairs.some((pair) => pair.length !== 2 || pair.some((p) => !paths.includes(p)))
+) {
   process.stderr.write(
-    "usage: node scripts/cold-starts.mjs N PATH... (PATH: pipe, direct, or <checkout>:<config>)\n",
+    "usage: node scripts/cold-starts.mjs N [--pair A,B]... PATH... (PATH: pipe, direct, or <checkout>:<config>; A and B among them)\n",
   );
   process.exit(2);
 }
@@ -88,9 +100,13 @@ try {
   rmSync(work, { recursive: true, force: true });
 }
 const at = (sorted, q) => sorted[Math.floor(sorted.length * q)]?.toFixed(1) ?? "-";
-for (const [path, list] of times) {
+const quartiles = (list) => {
   const sorted = [...list].sort((a, b) => a - b);
-  process.stdout.write(
-    `${path}\tp25 ${at(sorted, 0.25)}\tp50 ${at(sorted, 0.5)}\tp75 ${at(sorted, 0.75)} ms\n`,
-  );
+  return `p25 ${at(sorted, 0.25)}\tp50 ${at(sorted, 0.5)}\tp75 ${at(sorted, 0.75)} ms`;
+};
+for (const [path, list] of times) process.stdout.write(`${path}\t${quartiles(list)}\n`);
+for (const [a, b] of pairs) {
+  const [as, bs] = [times.get(a), times.get(b)];
+  const within = bs.slice(0, as.length).map((t, round) => t - as[round]);
+  process.stdout.write(`${b} - ${a}, within each round\t${quartiles(within)}\n`);
 }
