@@ -10,12 +10,18 @@
  * run time nothing here writes: a missing or rejected cache (another Node.js, other V8 flags, a
  * damaged file) only means the module compiles from source, as `require` would.
  */
-import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import vm from "node:vm";
+
+/**
+ * node:crypto on first use: this module is loaded with the readers package by every start that
+ * reads a policy (C-app, C-full), which requires nothing through it before the server runs, and
+ * loading node:crypto costs such a start 2-4 ms.
+ */
+const nodeCrypto = () => process.getBuiltinModule("node:crypto");
 
 /** What each module required so far is: its exports, and for the build its script and cache file. */
 const loaded = new Map<string, { exports: unknown; cacheFile: string; script: vm.Script }>();
@@ -40,7 +46,7 @@ export function requireCached(specifier: string): unknown {
   if (done) return done.exports;
   const filename = createRequire(import.meta.url).resolve(specifier);
   const bytes = readFileSync(filename);
-  const hash = createHash("sha256").update(bytes).digest("hex").slice(0, 16);
+  const hash = nodeCrypto().createHash("sha256").update(bytes).digest("hex").slice(0, 16);
   const cacheFile = join(cacheDir(), `${specifier}-${hash}.bin`);
   const { exports, script } = runModule(filename, bytes, cacheFile);
   loaded.set(specifier, { exports, cacheFile, script });
