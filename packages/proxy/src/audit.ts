@@ -6,7 +6,7 @@
  */
 import { closeSync, fstatSync, openSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { CHAIN_FIELDS, claimedMac, firstLine, lastLine, seal } from "./auditChain.js";
+import { CHAIN_FIELDS, claimedMac, firstLine, keyId, lastLine, seal } from "./auditChain.js";
 import { type LogEvent, maintain, rotatedFiles, SETTLE_MS } from "./auditCompact.js";
 
 import {
@@ -164,8 +164,8 @@ export function digest(value: unknown): string {
 export interface AuditLogOptions {
   /** The HMAC key (see auditKey.ts): every line is sealed with it. */
   key: Buffer;
-  /** The key's public id (auditChain.keyId), written on each session's first record. */
-  kid: string;
+  /** The key's public id (auditChain.keyId), written on each session's first record; computed from the key when not given. */
+  kid?: string;
   /** Rotate once the file grows past this many bytes (default 16 MiB). */
   maxBytes?: number;
   /**
@@ -224,9 +224,14 @@ export class AuditLog {
   readonly #canonical: string;
   readonly #settleMs: number;
   #saidOverBudget = false;
-  readonly #session = nodeCrypto().randomBytes(12).toString("base64url");
+  /**
+   * The session id and the key id, made at the first record (#sessionId, #record): they need
+   * node:crypto, which then loads once the server is released (`run` writes its start record then),
+   * not on the start's path.
+   */
+  #session: string | undefined;
   readonly #key: Buffer;
-  readonly #kid: string;
+  #kid: string | undefined;
   readonly #maxBytes: number;
   readonly #keep: number;
 
@@ -254,7 +259,7 @@ export class AuditLog {
 
   /** The session id on every line this writer seals. */
   get session(): string {
-    return this.#session;
+    return this.#sessionId();
   }
 
   /** Append one record; throws {@link AuditWriteError} when the file cannot take it (a full disk). */
@@ -299,7 +304,7 @@ export class AuditLog {
   /** One pwrite: the head file names the record just written (made at the session's first). */
   #updateHead(seq: number, mac: string): void {
     if (!this.#head) {
-      this.#head = new HeadFile(this.#heads as string, this.#canonical, this.#session);
+      this.#head = new HeadFile(this.#heads as string, this.#canonical, this.#sessionId());
       // The sessions this one's first record named as prior are accounted for in the log now.
       for (const file of this.#claimed) {
         try {
@@ -313,12 +318,18 @@ export class AuditLog {
     this.#head.update(seq, mac);
   }
 
+  #sessionId(): string {
+    this.#session ??= nodeCrypto().randomBytes(12).toString("base64url");
+    return this.#session;
+  }
+
   #record(event: AuditEvent): Record<string, unknown> {
     const record: Record<string, unknown> = { time: new Date().toISOString(), ...event };
     for (const field of CHAIN_FIELDS) if (Object.hasOwn(record, field)) delete record[field];
-    record.session = this.#session;
+    record.session = this.#sessionId();
     record.seq = this.#seq;
     if (this.#seq === 0) {
+      this.#kid ??= keyId(this.#key);
       Object.assign(record, { kid: this.#kid }, this.#anchor());
       if (this.#prior.length > 0) record.prior = this.#prior;
     } else record.prev = this.#prev;
@@ -415,7 +426,7 @@ export class AuditLog {
 
   /** The sessions still writing to this log: this one, and those whose head file says so. */
   #running(): Set<string> {
-    const sessions = new Set([this.#session]);
+    const sessions = new Set([this.#sessionId()]);
     if (this.#heads)
       for (const { head } of readHeads(this.#heads))
         if (head.log === this.#canonical && running(head)) sessions.add(head.session);

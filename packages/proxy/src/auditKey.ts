@@ -157,7 +157,16 @@ export function loadAuditKey(path: string, create: boolean): AuditKey {
     }
   }
   const key = readKey(path);
-  return { key, kid: keyId(key), path };
+  // The id on first use: it needs node:crypto, which a start loads only once the server is released.
+  let kid: string | undefined;
+  return {
+    key,
+    path,
+    get kid() {
+      kid ??= keyId(key);
+      return kid;
+    },
+  };
 }
 
 /** The canonical path, for a path that may not exist yet: its nearest existing ancestor resolved. */
@@ -232,7 +241,8 @@ export function openAuditLog(options: OpenAuditOptions): AuditLog {
   // What the layers let the server read or write is checked before, with the run's other files
   // (guardFiles.ts): the key is one of them.
   checkKeyOutsideWorld(path, options.serverCwd, options.serverEnv);
-  const { key, kid } = loadAuditKey(path, true);
+  // The key id is computed at the log's first record (a getter here: not read now).
+  const { key } = loadAuditKey(path, true);
   if (isStdout(options.file)) {
     throw new AuditSetupError(
       `cannot use ${options.file} as the audit log: it is the proxy's stdout, the protocol's own stream`,
@@ -245,7 +255,7 @@ export function openAuditLog(options: OpenAuditOptions): AuditLog {
     throw new AuditSetupError((error as Error).message);
   }
   try {
-    return new AuditLog(options.file, { key, kid, maxBytes: options.maxBytes, keep: options.keep, heads });
+    return new AuditLog(options.file, { key, maxBytes: options.maxBytes, keep: options.keep, heads });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw new AuditSetupError(

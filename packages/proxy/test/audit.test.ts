@@ -93,6 +93,29 @@ describe("rotation", () => {
   });
 });
 
+describe("opening", () => {
+  it("loads node:crypto at the first record, not at open (a start's path), and seals it with the key's id", () => {
+    const file = join(dir, "audit.ndjson");
+    const world = JSON.stringify(join(dir, "world"));
+    // The proxy's own module list: node:crypto is a builtin, so require.cache never names it.
+    const script = `
+      const { openAuditLog } = await import(${JSON.stringify(AUDIT_KEY_JS)});
+      const loaded = () => process.moduleLoadList.includes("NativeModule crypto");
+      const before = loaded();
+      const log = openAuditLog({ file: ${JSON.stringify(file)}, keyFile: ${JSON.stringify(key.path)}, env: {}, serverCwd: ${world}, serverEnv: { TMPDIR: ${world} } });
+      const opened = loaded();
+      log.write({ type: "lifecycle", event: "start", server: "s", config: "C0" });
+      log.close();
+      process.stdout.write(JSON.stringify({ list: Array.isArray(process.moduleLoadList), before, opened, written: loaded() }));`;
+    const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+    expect(child.stderr).toBe("");
+    expect(JSON.parse(child.stdout)).toEqual({ list: true, before: false, opened: false, written: true });
+    const [first] = events(file);
+    expect(first).toMatchObject({ event: "start", seq: 0, kid: key.kid });
+    expect(first.session).toMatch(/^[\w-]{16}$/);
+  });
+});
+
 describe("mcpguard audit", () => {
   it("filters by decision, server and time, across rotated files", () => {
     const file = join(dir, "audit.ndjson");
