@@ -5,12 +5,14 @@
  * repository, such as a worktree of an older commit, and a config). Each start spawns the path over
  * the Python `filesystem` victim in a scratch workspace, with the environment the children really get
  * (without NODE_EXTRA_CA_CERTS), writes `initialize`, and times it to the answer; the paths take
- * turns, in alternating order, N rounds. Prints p25, p50 and p75 per path, and for each `--pair A,B`
+ * turns, in alternating order, N rounds. With `--audit`, each proxy keeps an audit log, as every
+ * `mcpguard wrap` entry does (logs and key in a scratch folder, outside the workspace; a log of its
+ * own for each path, kept across rounds; under .cache/, as the key may not be in the server's TMPDIR). Prints p25, p50 and p75 per path, and for each `--pair A,B`
  * those of B's time minus A's within each round: on a machine whose speed moves from one round to the
  * next, the figure to compare two paths by (docs/PERFORMANCE.md).
  */
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -18,8 +20,10 @@ const ROOT = resolve(import.meta.dirname, "..");
 const [rounds, ...rest] = process.argv.slice(2);
 const pairs = [];
 const paths = [];
+let audit = false;
 for (let i = 0; i < rest.length; i++) {
   if (rest[i] === "--pair") pairs.push((rest[++i] ?? "").split(","));
+  else if (rest[i] === "--audit") audit = true;
   else paths.push(rest[i]);
 }
 if (
@@ -28,7 +32,7 @@ if (
   pairs.some((pair) => pair.length !== 2 || pair.some((p) => !paths.includes(p)))
 ) {
   process.stderr.write(
-    "usage: node scripts/cold-starts.mjs N [--pair A,B]... PATH... (PATH: pipe, direct, or <checkout>:<config>; A and B among them)\n",
+    "usage: node scripts/cold-starts.mjs N [--audit] [--pair A,B]... PATH... (PATH: pipe, direct, or <checkout>:<config>; A and B among them)\n",
   );
   process.exit(2);
 }
@@ -37,6 +41,11 @@ const python = spawnSync("python3", ["-c", "import sys; print(sys.executable)"],
 }).stdout.trim();
 const server = [python, join(ROOT, "servers", "python", "filesystem.py")];
 const policies = join(ROOT, "policies");
+let logs;
+if (audit) {
+  mkdirSync(join(ROOT, ".cache"), { recursive: true });
+  logs = mkdtempSync(join(ROOT, ".cache", "cold-starts-audit-"));
+}
 const argvOf = (path) => {
   if (path === "direct") return server;
   if (path === "pipe") return [process.execPath, join(ROOT, "runner", "probe", "pipeRelay.mjs"), ...server];
@@ -54,6 +63,14 @@ const argvOf = (path) => {
     ...files.map((f, i) => (i % 2 ? join(policies, f) : f)),
     "--overrides",
     join(policies, "overrides"),
+    ...(logs
+      ? [
+          "--audit-log",
+          join(logs, `${paths.indexOf(path)}.ndjson`),
+          "--audit-key",
+          join(logs, "key", "audit.key"),
+        ]
+      : []),
     "--",
     ...server,
   ];
@@ -98,6 +115,7 @@ try {
   process.exitCode = 1;
 } finally {
   rmSync(work, { recursive: true, force: true });
+  if (logs) rmSync(logs, { recursive: true, force: true });
 }
 const at = (sorted, q) => sorted[Math.floor(sorted.length * q)]?.toFixed(1) ?? "-";
 const quartiles = (list) => {
