@@ -4,8 +4,9 @@
  * never import zod, which only a layer's schemas and the probe's cache need (a start under C0 reads
  * neither); and the kernel layer's package imports neither node:dns nor node:crypto, which only a
  * policy that names a host and a query its resolver forwards need; nor do the CLI, `run` and the
- * policy package (with the readers under it), which need node:crypto only for an audit log's MACs
- * and a reader's code cache, after the server is released. The readers on that path check
+ * policy package (with the readers under it) import node:crypto or node:worker_threads, which only
+ * an audit log's MACs and a reader's code cache (after the server is released) and the Python
+ * reader's helper need. The readers on that path check
  * what they parse field by field instead (docs/ARCHITECTURE.md, "Boundaries, cycles and surface").
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
@@ -100,14 +101,16 @@ it("the kernel layer loads node:dns and node:crypto only when it resolves a name
   ]);
 });
 
-it("the CLI, run and the policy package load node:crypto only on first use", () => {
-  // 2-4 ms of every start that reads a policy; an audit log's MACs need it once the server is released.
+it("the CLI, run and the policy package load node:crypto and node:worker_threads only on first use", () => {
+  // 1-4 ms each of every start that reads a policy: an audit log's MACs need node:crypto once the
+  // server is released, and only the Python reader's helper needs a worker.
   const roots = [
     join(PACKAGES, "proxy", "src", "cli.ts"),
     join(PACKAGES, "proxy", "src", "commands", "run.ts"),
     join(PACKAGES, "policy", "src", "index.ts"),
   ];
-  expect(chainTo(roots, "node:crypto")).toBeUndefined();
+  for (const builtin of ["node:crypto", "node:worker_threads"])
+    expect(chainTo(roots, builtin), builtin).toBeUndefined();
   expect(chainTo([join(PACKAGES, "proxy", "src", "commands", "wrap.ts")], "node:crypto")).toEqual([
     "proxy/src/commands/wrap.ts",
     "node:crypto",

@@ -26,7 +26,13 @@ import {
 } from "node:fs";
 import { basename, delimiter, dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
+import type { MessagePort, Worker } from "node:worker_threads";
+
+/**
+ * node:worker_threads when the first helper starts: the readers package loads with every policy
+ * (C-app and C-full starts), and node:worker_threads costs such a start 1-4 ms it does not use.
+ */
+const workerThreads = () => process.getBuiltinModule("node:worker_threads");
 
 /** Longest code read at all (as the token reader before it: about as many characters as it took tokens). */
 const MAX_PYTHON_LENGTH = 200_000;
@@ -296,6 +302,7 @@ const answers = new Map<string, PyAnswer>();
 function ensureWorker(): Worker {
   if (worker) return worker;
   state = new Int32Array(new SharedArrayBuffer(4));
+  const { MessageChannel, Worker } = workerThreads();
   const channel = new MessageChannel();
   const created = new Worker(WORKER, {
     eval: true,
@@ -367,7 +374,7 @@ function exchange(message: Record<string, unknown>, ms: number): Record<string, 
   const deadline = performance.now() + ms;
   for (;;) {
     const seen = Atomics.load(state, 0);
-    const got = receiveMessageOnPort(port);
+    const got = workerThreads().receiveMessageOnPort(port);
     if (got) {
       const answer = got.message as { seq: number };
       if (answer.seq === mine) return answer as Record<string, unknown>;
