@@ -9,7 +9,8 @@
  * own, with a pipe on stdin whose write end only the proxy holds (Node opens its pipes
  * close-on-exec, and the launcher closes stray descriptors). It prints "ready" once armed and
  * then waits. Two things mean the proxy is gone: end of file on stdin, or the proxy's pidfd
- * turning readable (PID must be the reaper's parent). Then:
+ * turning readable (PID must be the reaper's parent); what the proxy wrote on stdin before it
+ * went is read either way. Then:
  *   - with --cgroup: write 1 to DIR/cgroup.kill until DIR/cgroup.events says `populated 0`,
  *     remove DIR (and any cgroup nested in it), and do the same for every --v1 DIR (the
  *     cgroup-v1 pids and memory cgroups of the server's limits), killing what is left in them;
@@ -263,28 +264,49 @@ static void take_line(struct target *t, const char *line)
 	t->groups[t->n_groups++] = (int)pgid;
 }
 
-/* Read the proxy's instructions until end of file on stdin or the proxy's exit. */
-static void wait_for_proxy(struct target *t, int pidfd)
+static bool nonblocking_stdin(void)
+{
+	int flags = fcntl(STDIN_FILENO, F_GETFL);
+
+	return flags >= 0 && fcntl(STDIN_FILENO, F_SETFL, flags | O_NONBLOCK) == 0;
+}
+
+/*
+ * Read the proxy's instructions until end of file on stdin or the proxy's exit (`gone`: it has
+ * exited already). Once the proxy has exited, what it wrote before is read to the end without
+ * waiting (a pidfd can turn readable before the pipe's end of file is seen, and a child that
+ * inherited the pipe could hold it open): a "pgid N" written just before a SIGKILL still counts.
+ */
+
+static void wait_for_proxy(struct target *t, int pidfd, bool gone)
 {
 	char buf[4096];
 	size_t have = 0;
+
+	if (gone && !nonblocking_stdin())
+		return;
 
 	for (;;) {
 		struct pollfd fds[2] = { { .fd = STDIN_FILENO, .events = POLLIN }, { .fd = pidfd, .events = POLLIN } };
 		ssize_t n;
 		char *nl;
 
-		if (poll(fds, pidfd >= 0 ? 2 : 1, -1) < 0) {
+		if (!gone && poll(fds, pidfd >= 0 ? 2 : 1, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return;
 		}
-		if (fds[1].revents)
-			return;
-		if (!fds[0].revents)
+		if (!gone && fds[1].revents) {
+			if (!nonblocking_stdin())
+				return;
+			gone = true;
+		}
+		if (!gone && !fds[0].revents)
 			continue;
 		n = read(STDIN_FILENO, buf + have, sizeof(buf) - 1 - have);
-		if (n <= 0 && !(n < 0 && (errno == EINTR || errno == EAGAIN)))
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 && !(n < 0 && errno == EAGAIN && !gone))
 			return;
 		have += n > 0 ? (size_t)n : 0;
 		buf[have] = 0;
@@ -344,7 +366,10 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		if (!freopen("/dev/null", "w", stdout))
 			say("cannot let go of stdout: %s", strerror(errno));
-		wait_for_proxy(&t, pidfd);
+		wait_for_proxy(&t, pidfd, false);
+	} else {
+		/* Gone before we got here: what it wrote is still read. */
+		wait_for_proxy(&t, -1, true);
 	}
 
 	for (int i = 0; i < t.n_groups; i++)
