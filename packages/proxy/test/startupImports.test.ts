@@ -6,14 +6,18 @@
  * policy that names a host and a query its resolver forwards need; nor do the CLI, `run` and the
  * policy package (with the readers under it) import node:crypto or node:worker_threads, which only
  * an audit log's MACs and a reader's code cache (after the server is released) and the Python
- * reader's helper need. The readers on that path check
- * what they parse field by field instead (docs/ARCHITECTURE.md, "Boundaries, cycles and surface").
+ * reader's helper need. At run time, the proxy's own module list when it answers initialize says the
+ * same of a start under C0, C-app and C-full (perf_hooks too: the start clock is process.uptime()).
+ * The readers on that path check what they parse field by field instead (docs/ARCHITECTURE.md,
+ * "Boundaries, cycles and surface").
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { expect, it } from "vitest";
+import { FIXTURE, MCPGUARD, workspaceWithPolicy } from "./helpers.ts";
 
 const PACKAGES = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -116,3 +120,51 @@ it("the CLI, run and the policy package load node:crypto and node:worker_threads
     "node:crypto",
   ]);
 });
+
+/** Builtins a start loads by the time it answers initialize, as the proxy's own module list says. */
+async function loadedAtAnswer(config: string): Promise<string[]> {
+  const { scratch, work, policy } = workspaceWithPolicy("mcpguard-startup-", {
+    echo: { args: { text: "text" } },
+  });
+  try {
+    // Preloaded: the list at the proxy's first write to stdout, its answer to initialize.
+    const spy = `${scratch}/spy.cjs`;
+    writeFileSync(
+      spy,
+      `const write = process.stdout.write.bind(process.stdout); let said = false;
+      process.stdout.write = (...args) => {
+        if (!said) { said = true; process.stderr.write("LOADED " + process.moduleLoadList.join(",") + "\\n"); }
+        return write(...args);
+      };`,
+    );
+    const args = [MCPGUARD, "run", "--config", config, "--policy", policy, "--", process.execPath, FIXTURE];
+    const proxy = spawn(process.execPath, ["--require", spy, ...args], { cwd: work });
+    let stderr = "";
+    proxy.stderr.on("data", (chunk) => {
+      stderr += chunk;
+    });
+    proxy.stdin.write(
+      `${JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } })}\n`,
+    );
+    await new Promise<void>((resolve) => proxy.stdout.once("data", () => resolve()));
+    proxy.stdin.end();
+    await new Promise((resolve) => proxy.once("exit", resolve));
+    const line = /^LOADED (.*)$/m.exec(stderr)?.[1];
+    expect(line, stderr).toBeDefined();
+    return (line as string).split(",").flatMap((m) => (m.startsWith("NativeModule ") ? [m.slice(13)] : []));
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+const l3 = spawnSync(process.execPath, [MCPGUARD, "doctor", "--json"], { encoding: "utf8" }).status === 0;
+
+it.each(["C0", "C-app", ...(l3 ? ["C-full"] : [])])(
+  "%s: a start without an audit log has loaded no node:crypto, worker_threads, perf_hooks or dns by its first answer",
+  async (config) => {
+    const loaded = await loadedAtAnswer(config);
+    expect(loaded).toContain("child_process");
+    for (const builtin of ["crypto", "worker_threads", "perf_hooks", "dns", "dns/promises"])
+      expect(loaded, builtin).not.toContain(builtin);
+  },
+);
