@@ -8,13 +8,13 @@
  *
  * In this order: join the server's cgroup (so the cgroup BPF programs and clean-up see every
  * process from the first instruction on) and the cgroup-v1 cgroups of its limits (--join: pids,
- * memory), read the Landlock ruleset, move into namespaces of the server's own (--isolate: a new
- * IPC namespace, so no SysV object or POSIX message queue of the host can be reached; a new
- * network namespace with only its loopback up, for a server whose policy grants no network, so
- * the abstract unix socket names it binds are its own and no other program's; new PID and mount
- * namespaces with a /proc of their own, so the server sees no process but its own and its init:
- * see enter_pid_namespace), drop the capabilities a server has no business with, set
- * no_new_privs, restrict itself with Landlock,
+ * memory), move into namespaces of the server's own (--isolate: a new IPC namespace, so no SysV
+ * object or POSIX message queue of the host can be reached; a new network namespace with only its
+ * loopback up, for a server whose policy grants no network, so the abstract unix socket names it
+ * binds are its own and no other program's; new PID and mount namespaces with a /proc of their
+ * own, so the server sees no process but its own and its init: see enter_pid_namespace), read the
+ * Landlock ruleset (a held launcher waits for it there: see below), drop the capabilities a
+ * server has no business with, set no_new_privs, restrict itself with Landlock,
  * install the seccomp filter of seccomp.h (--seccomp; without --isolate ipc it also refuses SysV
  * IPC), cap the size of every file it writes (--fsize: RLIMIT_FSIZE, with SIGXFSZ ignored so a
  * write past it fails with EFBIG instead of killing the writer), close every descriptor but
@@ -42,6 +42,13 @@
  * With --isolate pid the launcher does not exec the server itself: it forks the init of the new
  * PID namespace (restricted as the server is), which forks the server, and stays as a waiter
  * that ends as the server ended (enter_pid_namespace).
+ *
+ * A held launcher (--ruleset on a pipe the proxy writes once the server may start) makes the
+ * namespaces while it waits, and ends as if it had made them once the ruleset came, after the
+ * wait: a failure to make them is said then (deferred), and a signal passed on to the init during
+ * the wait, which the init holds blocked, ends it as that signal would have ended the waiting
+ * launcher (held_signals). So a start stopped or refused while held runs nothing of the server,
+ * and one that cannot be isolated fails after its release, as the proxy records it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -63,6 +70,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <poll.h>
 #include <unistd.h>
 #include "input.h"
@@ -97,15 +105,46 @@ struct mg_net_port_attr {
 
 #define EXIT_LAUNCH 126
 
+static void held_signals(void);
+/* In the init of a held launcher's PID namespace, until the server may start (held_signals). */
+static int held_init;
+
 static void die(const char *fmt, ...)
 {
 	va_list ap;
+
+	/* A signal that came while held ended that launcher before anything could fail. */
+	if (held_init)
+		held_signals();
 	fputs("mcpguard-exec: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(EXIT_LAUNCH);
+}
+
+/* The first failure while the launcher was held, said once the wait is over (undefer). */
+static char deferred[512];
+
+/* A failure kept while held ends the launcher now (EXIT_LAUNCH). */
+static void undefer(void)
+{
+	if (deferred[0])
+		die("%s", deferred);
+}
+
+/* die(), or while held (`held`) the same words kept for undefer(). */
+static void fail(int held, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (!deferred[0])
+		vsnprintf(deferred, sizeof(deferred), fmt, ap);
+	va_end(ap);
+	if (!held)
+		undefer();
 }
 
 static long landlock_abi(void)
@@ -511,7 +550,7 @@ static int status_fd = -1;
  * process group of its own, so a signal the proxy sends to the waiter's group reaches the
  * server once, passed on, not twice. Returns in the init only.
  */
-static void enter_pid_namespace(void)
+static void enter_pid_namespace(int held)
 {
 	sigset_t set;
 	int pipefd[2], outer_fd, status = 0, report;
@@ -525,25 +564,34 @@ static void enter_pid_namespace(void)
 		die("cannot make a pipe: %s", strerror(errno));
 	outer_fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	init = fork();
-	if (init < 0)
-		die("cannot start the server's PID namespace: %s", strerror(errno));
+	if (init < 0) {
+		/* Said after the wait (held): no init to wait in, so the signals go back as they were. */
+		fail(held, "cannot start the server's PID namespace: %s", strerror(errno));
+		sigprocmask(SIG_SETMASK, &started_mask, NULL);
+		close(pipefd[0]);
+		close(pipefd[1]);
+		if (outer_fd >= 0)
+			close(outer_fd);
+		return;
+	}
 	if (init == 0) {
 		struct pollfd outer = { .fd = outer_fd, .events = POLLIN };
 
 		close(pipefd[0]);
 		status_fd = pipefd[1];
+		held_init = held;
 		/* The waiter's death kills the init, and the kernel every other process of the namespace. */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL))
-			die("cannot set the parent-death signal: %s", strerror(errno));
+			fail(held, "cannot set the parent-death signal: %s", strerror(errno));
 		/* The waiter died before that was set: a pidfd is readable once its process exited. */
 		if (outer_fd >= 0 && poll(&outer, 1, 0) > 0)
 			_exit(EXIT_LAUNCH);
 		if (outer_fd >= 0)
 			close(outer_fd);
 		if (setpgid(0, 0))
-			die("cannot make a process group: %s", strerror(errno));
-		if ((why = mount_private_proc()))
-			die("cannot mount the server's own /proc: %s", why);
+			fail(held, "cannot make a process group: %s", strerror(errno));
+		else if ((why = mount_private_proc()))
+			fail(held, "cannot mount the server's own /proc: %s", why);
 		return;
 	}
 	if (outer_fd >= 0)
@@ -556,6 +604,46 @@ static void enter_pid_namespace(void)
 	if (read(pipefd[0], &report, sizeof(report)) == (ssize_t)sizeof(report))
 		status = report;
 	exit_as(status);
+}
+
+/*
+ * In the init of a held launcher, once its ruleset came: a signal the waiter passed on while it
+ * was held is pending here, blocked. A launcher that waited for its ruleset before it made its
+ * namespaces got that signal with the mask and disposition it was started with: the default
+ * (every forwarded signal ends a process) unless it was started ignoring it, or blocking it (then
+ * it stayed pending, for the server: supervise() passes it on as it would have). End as that
+ * launcher would have ended, through the waiter, which ends by the same signal.
+ */
+static void held_signals(void)
+{
+	sigset_t pending, forwarded;
+
+	held_init = 0; /* die() below must not come back here */
+	if (sigpending(&pending))
+		die("cannot read the pending signals: %s", strerror(errno));
+	supervised_signals(&forwarded);
+	/* As the kernel delivers them: the lowest number first. */
+	for (int sig = 1; sig < SIGRTMIN; sig++) {
+		struct sigaction now;
+		int status = sig; /* a wait status: ended by that signal */
+
+		if (sig == SIGCHLD || !sigismember(&forwarded, sig) || !sigismember(&pending, sig) ||
+		    sigismember(&started_mask, sig))
+			continue;
+		if (!sigaction(sig, NULL, &now) && now.sa_handler == SIG_IGN) {
+			/* Ignored then: gone, not passed on to the server later. */
+			sigset_t one;
+			struct timespec now_only = { 0, 0 };
+
+			sigemptyset(&one);
+			sigaddset(&one, sig);
+			sigtimedwait(&one, NULL, &now_only);
+			continue;
+		}
+		if (write(status_fd, &status, sizeof(status)) != (ssize_t)sizeof(status))
+			_exit(EXIT_LAUNCH);
+		_exit(128 + sig);
+	}
 }
 
 /*
@@ -791,14 +879,22 @@ int main(int argc, char **argv)
 		join_cgroup(cgroup);
 	for (int j = 0; j < n_join; j++)
 		join_cgroup(join[j]);
-	/* A held launcher waits here for its ruleset (fd 3) before it does anything else. */
+	/*
+	 * The namespaces, then the ruleset: a held launcher (fd 3) makes them while the proxy still
+	 * compiles what it sends, and says why they could not be made only after that (see the top).
+	 */
+	if ((why = isolate(namespaces)))
+		fail(ruleset_file != NULL, "cannot give the server namespaces of its own: %s", why);
+	/* From here on in the init of the new PID namespace, over its own /proc. */
+	else if (namespaces & CLONE_NEWPID)
+		enter_pid_namespace(ruleset_file != NULL);
 	if (ruleset_file)
 		read_ruleset(ruleset_file, &rs);
-	if ((why = isolate(namespaces)))
-		die("cannot give the server namespaces of its own: %s", why);
-	/* From here on in the init of the new PID namespace, over its own /proc. */
-	if (namespaces & CLONE_NEWPID)
-		enter_pid_namespace();
+	/* Released: a signal that came meanwhile first (die() checks), then a failure kept meanwhile. */
+	if (held_init)
+		held_signals();
+	held_init = 0;
+	undefer();
 	drop_capabilities();
 	if (ruleset_file)
 		restrict_self(&rs);

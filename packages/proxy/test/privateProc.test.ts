@@ -213,6 +213,104 @@ describe.skipIf(!l3Ready)("the launcher with --isolate pid", () => {
     expect(events).toEqual(["end", "exit"]);
   });
 
+  /** A ruleset (bpf/launcher.c's records) that lets the server run a shell and write files anywhere. */
+  const RULESET = ["mcpguard-ruleset\x001\0", "fs\0execute,read_file,read_dir,write_file,make_reg\0/\0"]
+    .map((record) => `${record}\0`)
+    .join("");
+
+  /** A held launcher (its ruleset on fd 3) over a server that leaves `marker` behind when it runs. */
+  function held(marker: string, prefix: string[] = []) {
+    const argv = [
+      "--ruleset",
+      "/dev/fd/3",
+      "--isolate",
+      "pid",
+      "--",
+      "/bin/sh",
+      "-c",
+      `echo ran > ${marker}`,
+    ];
+    const command = prefix.length
+      ? [prefix[0] as string, ...prefix.slice(1), LAUNCHER, ...argv]
+      : [LAUNCHER, ...argv];
+    const child = spawn(command[0] as string, command.slice(1), {
+      stdio: ["ignore", "ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr?.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once("exit", (code, signal) => resolve({ code, signal })),
+    );
+    const release = () => (child.stdio[3] as NodeJS.WritableStream).end(RULESET);
+    return { child, exited, release, stderr: () => stderr };
+  }
+
+  /** Whether `pid` has `signal` pending (blocked), by its /proc status. */
+  const pending = (pid: number, signal: number) => {
+    try {
+      const line = /^ShdPnd:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? "0";
+      return ((BigInt(`0x${line}`) >> BigInt(signal - 1)) & 1n) === 1n;
+    } catch {
+      return false;
+    }
+  };
+
+  it("held, makes its namespaces while it waits; a SIGTERM passed on meanwhile ends it by SIGTERM once released, the server never run", async () => {
+    const marker = join(scratch, "ran");
+    const launcher = held(marker);
+    const pid = launcher.child.pid as number;
+    // The init of the server's PID namespace exists while the launcher waits for its ruleset.
+    expect(await eventually(() => children(pid).length === 1)).toBe(true);
+    const init = children(pid)[0] as number;
+    launcher.child.kill("SIGTERM");
+    // The waiter passes it on; the init holds it blocked until the ruleset comes.
+    expect(await eventually(() => pending(init, 15))).toBe(true);
+    launcher.release();
+    expect(await launcher.exited).toEqual({ code: null, signal: "SIGTERM" });
+    expect(existsSync(marker)).toBe(false);
+    expect(launcher.stderr()).toBe("");
+
+    // The same start released without a signal runs the server.
+    const plain = held(marker);
+    expect(await eventually(() => children(plain.child.pid as number).length === 1)).toBe(true);
+    plain.release();
+    expect(await plain.exited).toEqual({ code: 0, signal: null });
+    expect(readFileSync(marker, "utf8")).toBe("ran\n");
+  });
+
+  it("held, started ignoring SIGTERM (as a shell's `trap '' TERM` leaves it): a SIGTERM meanwhile stops nothing", async () => {
+    const marker = join(scratch, "ran");
+    // The launcher's own disposition, from its parent: the start goes on, as before the release.
+    const launcher = held(marker, ["/bin/sh", "-c", `trap '' TERM; exec "$@"`, "sh"]);
+    const pid = launcher.child.pid as number;
+    expect(await eventually(() => children(pid).length === 1)).toBe(true);
+    const init = children(pid)[0] as number;
+    launcher.child.kill("SIGTERM");
+    expect(await eventually(() => pending(init, 15))).toBe(true);
+    launcher.release();
+    expect(await launcher.exited).toEqual({ code: 0, signal: null });
+    expect(readFileSync(marker, "utf8")).toBe("ran\n");
+  });
+
+  it.skipIf(!existsSync("/usr/bin/setpriv"))(
+    "held, without CAP_SYS_ADMIN: waits for its ruleset all the same, and says it cannot isolate the server once released (126)",
+    async () => {
+      const marker = join(scratch, "ran");
+      const launcher = held(marker, ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]);
+      // Failing to make the namespaces ends nothing while held: the proxy's release decides when.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(launcher.child.exitCode).toBeNull();
+      launcher.release();
+      expect(await launcher.exited).toEqual({ code: 126, signal: null });
+      expect(launcher.stderr()).toBe(
+        "mcpguard-exec: cannot give the server namespaces of its own: Operation not permitted\n",
+      );
+      expect(existsSync(marker)).toBe(false);
+    },
+  );
+
   it("passes SIGUSR1 on to the server, once; SIGKILL of the launcher takes every process of the namespace", async () => {
     const script =
       "n=0; trap 'n=$((n+1))' USR1; echo ready; while [ $n -eq 0 ]; do sleep 0.05; done; sleep 0.3; exit $((10+n))";
