@@ -29,26 +29,27 @@ describe.skipIf(!built)("the reaper, once its proxy is killed with a child holdi
     ["kills the process group its proxy named just before", "", false],
     ['leaves the group its proxy named and then "released" just before', "echo released >&3\n", true],
   ])("%s", async (_, after, survives) => {
-    // The proxy is a shell: it starts the reaper, waits for "ready", starts the "server" in a
-    // session of its own (as the relay does) and names its process group, leaves a child holding
-    // the pipe's write end, and dies by SIGKILL with the lines unread in the pipe.
+    // The "server": a process group of its own that exists before it is named (the relay names
+    // the group of a server it has spawned, in a session of its own).
+    const server = spawn("sleep", ["30"], { detached: true, stdio: "ignore" }).pid as number;
+    // The proxy is a shell: it starts the reaper, waits for "ready", names the server's group,
+    // leaves a child holding the pipe's write end, and dies by SIGKILL with the lines unread.
     const script = [
       'mkfifo "$1/in" "$1/out"',
       '"$2" --proxy $$ < "$1/in" > "$1/out" & echo $! > "$1/reaper"',
       'exec 3> "$1/in"',
       'read -r ready < "$1/out"',
-      'setsid sleep 30 & echo $! > "$1/server"',
-      'echo "pgid $(cat "$1/server")" >&3',
+      'echo "pgid $3" >&3',
       after,
       'sleep 30 & echo $! > "$1/holder"',
       "kill -9 $$",
     ].join("\n");
-    const proxy = spawn("/bin/sh", ["-c", script, "sh", dir, REAPER], { stdio: "ignore" });
+    const proxy = spawn("/bin/sh", ["-c", script, "sh", dir, REAPER, String(server)], { stdio: "ignore" });
     const ended = await new Promise<NodeJS.Signals | null>((resolve) =>
       proxy.once("exit", (_code, signal) => resolve(signal)),
     );
     expect(ended).toBe("SIGKILL");
-    const [reaper, server, holder] = [pidIn("reaper"), pidIn("server"), pidIn("holder")];
+    const [reaper, holder] = [pidIn("reaper"), pidIn("holder")];
     try {
       expect(isAlive(holder)).toBe(true);
       // It reads what is in the pipe, kills what it was told to, and exits.
