@@ -44,11 +44,13 @@
  * that ends as the server ended (enter_pid_namespace).
  *
  * A held launcher (--ruleset on a pipe the proxy writes once the server may start) makes the
- * namespaces while it waits, and ends as if it had made them once the ruleset came, after the
- * wait: a failure to make them is said then (deferred), and a signal passed on to the init during
- * the wait, which the init holds blocked, ends it as that signal would have ended the waiting
- * launcher (held_signals). So a start stopped or refused while held runs nothing of the server,
- * and one that cannot be isolated fails after its release, as the proxy records it.
+ * namespaces while it waits, and otherwise waits as the launcher that made them after the wait
+ * did: a failure to make them is said once the ruleset has come (deferred), and with --isolate pid
+ * the waiter takes signals with the mask and dispositions it was started with until the init has
+ * read the ruleset (enter_pid_namespace), so a signal sent before the release ends it at once, and
+ * the init with it, before the server is forked. So a start stopped or refused while held runs
+ * nothing of the server, and one that cannot be isolated fails after its release, as the proxy
+ * records it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -70,7 +72,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <poll.h>
 #include <unistd.h>
 #include "input.h"
@@ -105,17 +106,10 @@ struct mg_net_port_attr {
 
 #define EXIT_LAUNCH 126
 
-static void held_signals(void);
-/* In the init of a held launcher's PID namespace, until the server may start (held_signals). */
-static int held_init;
-
 static void die(const char *fmt, ...)
 {
 	va_list ap;
 
-	/* A signal that came while held ended that launcher before anything could fail. */
-	if (held_init)
-		held_signals();
 	fputs("mcpguard-exec: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -416,6 +410,20 @@ static void close_stray_fds(void)
 		close((int)fd);
 }
 
+/* Close every descriptor from `first` on but `a` and `b` (a < b). */
+static void close_from(int first, int a, int b)
+{
+	int keep[2] = { a, b };
+
+	for (int i = 0; i < 2; i++) {
+		if (keep[i] > first)
+			syscall(SYS_close_range, (unsigned)first, (unsigned)keep[i] - 1, 0U);
+		if (keep[i] + 1 > first)
+			first = keep[i] + 1;
+	}
+	syscall(SYS_close_range, (unsigned)first, ~0U, 0U);
+}
+
 /* Bring the loopback interface of a new network namespace up (it starts down). 0, or -errno. */
 static int loopback_up(void)
 {
@@ -539,6 +547,60 @@ static void exit_as(int status)
 /* The write end of the pipe on which the init tells the outer launcher the server's wait status. */
 static int status_fd = -1;
 
+/* The init's end of the socket to a held waiter (enter_pid_namespace), until release_waiter(). */
+static int hold_fd = -1;
+
+/*
+ * The held waiter: wait, with the signal mask it was started with, until the init says it has
+ * its ruleset; then block the supervised signals again and say so back. A signal meanwhile ends
+ * it by its disposition then, as it ended the launcher that waited for its ruleset first (the
+ * init follows by its parent-death signal). False when the init ended first (a refused start,
+ * a failure): its wait status is in `status`. The socket closes either way.
+ */
+static int waiter_released(int fd, pid_t init, int *status)
+{
+	sigset_t set;
+	char said;
+	ssize_t n;
+
+	sigprocmask(SIG_SETMASK, &started_mask, NULL);
+	do
+		n = read(fd, &said, 1);
+	while (n < 0 && errno == EINTR);
+	supervised_signals(&set);
+	if (sigprocmask(SIG_BLOCK, &set, NULL))
+		die("cannot block signals: %s", strerror(errno));
+	if (n == 1 && send(fd, "r", 1, MSG_NOSIGNAL) == 1) {
+		close(fd);
+		return 1;
+	}
+	close(fd);
+	/* Its SIGCHLD may have come unblocked, and gone: wait for it here. */
+	while (waitpid(init, status, 0) < 0)
+		if (errno != EINTR)
+			die("waiting for the server's PID namespace: %s", strerror(errno));
+	return 0;
+}
+
+/* In the init of a held launcher, the ruleset read: tell the waiter, and go on once it answers. */
+static void release_waiter(void)
+{
+	char said;
+	ssize_t n;
+
+	if (hold_fd < 0)
+		return;
+	if (send(hold_fd, "r", 1, MSG_NOSIGNAL) != 1)
+		_exit(EXIT_LAUNCH); /* the waiter is gone: so are we, by the parent-death signal */
+	do
+		n = read(hold_fd, &said, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		_exit(EXIT_LAUNCH);
+	close(hold_fd);
+	hold_fd = -1;
+}
+
 /*
  * --isolate pid: the launcher forks. Its child is the first process (PID 1) of the new PID
  * namespace; it mounts the private /proc and returns to be restricted, then starts the server
@@ -549,19 +611,36 @@ static int status_fd = -1;
  * parent-death signal, the others by the kernel when their init is gone. The init leads a
  * process group of its own, so a signal the proxy sends to the waiter's group reaches the
  * server once, passed on, not twice. Returns in the init only.
+ *
+ * `held` (a ruleset still to come on fd 3): until the init has read it, the waiter does not
+ * supervise but waits on a socket to the init with the signal mask it was started with, so a
+ * signal ends it (and the init with it) as it ended the launcher that waited for its ruleset
+ * first (waiter_released, release_waiter). A failure here is kept for then (fail).
  */
 static void enter_pid_namespace(int held)
 {
 	sigset_t set;
-	int pipefd[2], outer_fd, status = 0, report;
+	int pipefd[2], hold[2] = { -1, -1 }, outer_fd, status = 0, report;
 	pid_t init;
 	const char *why;
 
 	supervised_signals(&set);
-	if (sigprocmask(SIG_BLOCK, &set, &started_mask))
-		die("cannot block signals: %s", strerror(errno));
-	if (pipe2(pipefd, O_CLOEXEC))
-		die("cannot make a pipe: %s", strerror(errno));
+	if (sigprocmask(SIG_BLOCK, &set, &started_mask)) {
+		fail(held, "cannot block signals: %s", strerror(errno));
+		return;
+	}
+	if (pipe2(pipefd, O_CLOEXEC)) {
+		fail(held, "cannot make a pipe: %s", strerror(errno));
+		sigprocmask(SIG_SETMASK, &started_mask, NULL);
+		return;
+	}
+	if (held && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, hold)) {
+		fail(held, "cannot make a socket pair: %s", strerror(errno));
+		sigprocmask(SIG_SETMASK, &started_mask, NULL);
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return;
+	}
 	outer_fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	init = fork();
 	if (init < 0) {
@@ -570,6 +649,10 @@ static void enter_pid_namespace(int held)
 		sigprocmask(SIG_SETMASK, &started_mask, NULL);
 		close(pipefd[0]);
 		close(pipefd[1]);
+		if (held) {
+			close(hold[0]);
+			close(hold[1]);
+		}
 		if (outer_fd >= 0)
 			close(outer_fd);
 		return;
@@ -579,7 +662,10 @@ static void enter_pid_namespace(int held)
 
 		close(pipefd[0]);
 		status_fd = pipefd[1];
-		held_init = held;
+		if (held) {
+			close(hold[0]);
+			hold_fd = hold[1];
+		}
 		/* The waiter's death kills the init, and the kernel every other process of the namespace. */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL))
 			fail(held, "cannot set the parent-death signal: %s", strerror(errno));
@@ -600,50 +686,18 @@ static void enter_pid_namespace(int held)
 	/* The waiter reads and writes nothing of the server's: only the server holds its stdin and stdout. */
 	close(0);
 	close(1);
+	if (held) {
+		close(hold[1]);
+		/* Nor the ruleset: the init reads it (fd 3 by the proxy's convention, or any other). */
+		close_from(3, pipefd[0] < hold[0] ? pipefd[0] : hold[0], pipefd[0] < hold[0] ? hold[0] : pipefd[0]);
+		if (!waiter_released(hold[0], init, &status))
+			goto ended;
+	}
 	status = supervise(init);
+ended:
 	if (read(pipefd[0], &report, sizeof(report)) == (ssize_t)sizeof(report))
 		status = report;
 	exit_as(status);
-}
-
-/*
- * In the init of a held launcher, once its ruleset came: a signal the waiter passed on while it
- * was held is pending here, blocked. A launcher that waited for its ruleset before it made its
- * namespaces got that signal with the mask and disposition it was started with: the default
- * (every forwarded signal ends a process) unless it was started ignoring it, or blocking it (then
- * it stayed pending, for the server: supervise() passes it on as it would have). End as that
- * launcher would have ended, through the waiter, which ends by the same signal.
- */
-static void held_signals(void)
-{
-	sigset_t pending, forwarded;
-
-	held_init = 0; /* die() below must not come back here */
-	if (sigpending(&pending))
-		die("cannot read the pending signals: %s", strerror(errno));
-	supervised_signals(&forwarded);
-	/* As the kernel delivers them: the lowest number first. */
-	for (int sig = 1; sig < SIGRTMIN; sig++) {
-		struct sigaction now;
-		int status = sig; /* a wait status: ended by that signal */
-
-		if (sig == SIGCHLD || !sigismember(&forwarded, sig) || !sigismember(&pending, sig) ||
-		    sigismember(&started_mask, sig))
-			continue;
-		if (!sigaction(sig, NULL, &now) && now.sa_handler == SIG_IGN) {
-			/* Ignored then: gone, not passed on to the server later. */
-			sigset_t one;
-			struct timespec now_only = { 0, 0 };
-
-			sigemptyset(&one);
-			sigaddset(&one, sig);
-			sigtimedwait(&one, NULL, &now_only);
-			continue;
-		}
-		if (write(status_fd, &status, sizeof(status)) != (ssize_t)sizeof(status))
-			_exit(EXIT_LAUNCH);
-		_exit(128 + sig);
-	}
 }
 
 /*
@@ -890,10 +944,8 @@ int main(int argc, char **argv)
 		enter_pid_namespace(ruleset_file != NULL);
 	if (ruleset_file)
 		read_ruleset(ruleset_file, &rs);
-	/* Released: a signal that came meanwhile first (die() checks), then a failure kept meanwhile. */
-	if (held_init)
-		held_signals();
-	held_init = 0;
+	/* Released: the waiter first (a signal before it ends both), then a failure kept meanwhile. */
+	release_waiter();
 	undefer();
 	drop_capabilities();
 	if (ruleset_file)
