@@ -1,15 +1,17 @@
 #!/usr/bin/env node
 /**
- * Cold starts as a client makes them, interleaved: `node scripts/cold-starts.mjs N [--pair A,B]...
- * PATH...`, where each PATH is `pipe`, `direct`, or `<checkout>:<config>` (a built checkout of this
- * repository, such as a worktree of an older commit, and a config). Each start spawns the path over
- * the Python `filesystem` victim in a scratch workspace, with the environment the children really get
- * (without NODE_EXTRA_CA_CERTS), writes `initialize`, and times it to the answer; the paths take
- * turns, in alternating order, N rounds. With `--audit`, each proxy keeps an audit log, as every
- * `mcpguard wrap` entry does (logs and key in a scratch folder, outside the workspace; a log of its
- * own for each path, kept across rounds; under .cache/, as the key may not be in the server's TMPDIR). Prints p25, p50 and p75 per path, and for each `--pair A,B`
- * those of B's time minus A's within each round: on a machine whose speed moves from one round to the
- * next, the figure to compare two paths by (docs/PERFORMANCE.md).
+ * Cold starts as a client makes them, interleaved: `node scripts/cold-starts.mjs N [--audit]
+ * [--pair A,B]... PATH...`, where each PATH (each once) is `pipe`, `direct`, or
+ * `<checkout>:<config>` (a built checkout of this repository, such as a worktree of an older
+ * commit, and a config). Each start spawns the path over the Python `filesystem` victim in a
+ * scratch workspace, with the environment the children really get (without NODE_EXTRA_CA_CERTS),
+ * writes `initialize`, and times it to the answer; the paths take turns, in alternating order, N
+ * rounds, after one start of each that is not timed. With `--audit`, each proxy keeps an audit
+ * log, as every `mcpguard wrap` entry does (a log of its own for each path, kept across rounds, and
+ * the key, in a scratch folder under .cache/: the key may not be in the server's TMPDIR). Prints
+ * p25, p50 and p75 per path, and for each `--pair A,B` those of B's time minus A's within each
+ * round: on a machine whose speed moves from one round to the next, the figure to compare two
+ * paths by (docs/PERFORMANCE.md).
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -29,10 +31,11 @@ for (let i = 0; i < rest.length; i++) {
 if (
   !Number(rounds) ||
   paths.length === 0 ||
+  new Set(paths).size !== paths.length ||
   pairs.some((pair) => pair.length !== 2 || pair.some((p) => !paths.includes(p)))
 ) {
   process.stderr.write(
-    "usage: node scripts/cold-starts.mjs N [--audit] [--pair A,B]... PATH... (PATH: pipe, direct, or <checkout>:<config>; A and B among them)\n",
+    "usage: node scripts/cold-starts.mjs N [--audit] [--pair A,B]... PATH... (PATH: pipe, direct, or <checkout>:<config>, each once; A and B among them)\n",
   );
   process.exit(2);
 }
@@ -107,6 +110,8 @@ async function once(argv) {
 
 const times = new Map(paths.map((p) => [p, []]));
 try {
+  // One start of each path first, not timed: the audit key made, the files read once.
+  for (const path of paths) await once(argvOf(path));
   for (let round = 0; round < Number(rounds); round++)
     for (const path of round % 2 ? [...paths].reverse() : paths)
       times.get(path).push(await once(argvOf(path)));
