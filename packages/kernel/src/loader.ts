@@ -7,7 +7,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
-import { isRecord, sinceStartMs } from "@mcpguard/protocol";
+import { isRecord } from "@mcpguard/protocol";
 import { binaries } from "./binaries.js";
 
 /** One line of the loader's stdout (bpf/emit.c): an object with its `type`, the rest by type. */
@@ -29,10 +29,10 @@ export class PendingLoader {
   readonly cgroup: string;
   readonly process: ChildProcess;
   /**
-   * sinceStartMs() just before it was spawned: the times its ready event gives, counted from its
+   * performance.now() just before it was spawned: the times its ready event gives, counted from its
    * own start, added to this are never later than when they happened.
    */
-  readonly spawnedAt = sinceStartMs();
+  readonly spawnedAt = performance.now();
   readonly ready: Promise<KernelEvent>;
   readonly exited: Promise<void>;
   readonly #policyPipe: Writable;

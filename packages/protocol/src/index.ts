@@ -1,5 +1,4 @@
 export { type CacheKey, cacheKey, readCache, writeCache } from "./cacheDir.js";
-export { sinceStartMs } from "./clock.js";
 export { DEFAULT_MAX_MESSAGE_BYTES, type Frame, FrameTooLargeError, LineFramer } from "./framing.js";
 export {
   type Classified,

@@ -26,7 +26,6 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { sinceStartMs } from "@mcpguard/protocol";
 import { underMountRoot } from "./cgroupMount.js";
 import { applyLimits, fileSizeWords, type Limits, type LimitsInfo, noLimits } from "./limits.js";
 import { Reaper } from "./reaper.js";
@@ -141,7 +140,7 @@ const domains = new Map<string, boolean>();
  * children) it fails, and nothing happens.
  */
 export function warmCgroupLock(): void {
-  const now = sinceStartMs();
+  const now = performance.now();
   if (now - warmedAt < 8) return;
   warmedAt = now;
   const cg = findCgroup2();

@@ -7,8 +7,7 @@
  * policy package (with the readers under it) import node:crypto or node:worker_threads, which only
  * an audit log's MACs and a reader's code cache (after the server is released) and the Python
  * reader's helper need. At run time, the proxy's own module list when it answers initialize says the
- * same of a start under C0, C-app and C-full (perf_hooks too: the start clock is process.uptime()).
- * The readers on that path check what they parse field by field instead (docs/ARCHITECTURE.md,
+ * same of a start under C0, C-app and C-full. The readers on that path check what they parse field by field instead (docs/ARCHITECTURE.md,
  * "Boundaries, cycles and surface").
  */
 import { spawn, spawnSync } from "node:child_process";
@@ -160,11 +159,11 @@ async function loadedAtAnswer(config: string): Promise<string[]> {
 const l3 = spawnSync(process.execPath, [MCPGUARD, "doctor", "--json"], { encoding: "utf8" }).status === 0;
 
 it.each(["C0", "C-app", ...(l3 ? ["C-full"] : [])])(
-  "%s: a start without an audit log has loaded no node:crypto, worker_threads, perf_hooks or dns by its first answer",
+  "%s: a start without an audit log has loaded no node:crypto, worker_threads or dns by its first answer",
   async (config) => {
     const loaded = await loadedAtAnswer(config);
     expect(loaded).toContain("child_process");
-    for (const builtin of ["crypto", "worker_threads", "perf_hooks", "dns", "dns/promises"])
+    for (const builtin of ["crypto", "worker_threads", "dns", "dns/promises"])
       expect(loaded, builtin).not.toContain(builtin);
   },
 );
