@@ -164,7 +164,10 @@ export function digest(value: unknown): string {
 export interface AuditLogOptions {
   /** The HMAC key (see auditKey.ts): every line is sealed with it. */
   key: Buffer;
-  /** The key's public id (auditChain.keyId), written on each session's first record; computed from the key when not given. */
+  /**
+   * The key's public id (auditChain.keyId), written on each session's first record; computed from
+   * the key there when not given.
+   */
   kid?: string;
   /** Rotate once the file grows past this many bytes (default 16 MiB). */
   maxBytes?: number;
