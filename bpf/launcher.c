@@ -410,10 +410,10 @@ static void close_stray_fds(void)
 		close((int)fd);
 }
 
-/* Close every descriptor from `first` on but `a` and `b` (a < b). */
+/* Close every descriptor from `first` on but `a` and `b`. */
 static void close_from(int first, int a, int b)
 {
-	int keep[2] = { a, b };
+	int keep[2] = { a < b ? a : b, a < b ? b : a };
 
 	for (int i = 0; i < 2; i++) {
 		if (keep[i] > first)
@@ -689,7 +689,7 @@ static void enter_pid_namespace(int held)
 	if (held) {
 		close(hold[1]);
 		/* Nor the ruleset: the init reads it (fd 3 by the proxy's convention, or any other). */
-		close_from(3, pipefd[0] < hold[0] ? pipefd[0] : hold[0], pipefd[0] < hold[0] ? hold[0] : pipefd[0]);
+		close_from(3, pipefd[0], hold[0]);
 		if (!waiter_released(hold[0], init, &status))
 			goto ended;
 	}

@@ -230,9 +230,7 @@ describe.skipIf(!l3Ready)("the launcher with --isolate pid", () => {
       "-c",
       `echo ran > ${marker}`,
     ];
-    const command = prefix.length
-      ? [prefix[0] as string, ...prefix.slice(1), LAUNCHER, ...argv]
-      : [LAUNCHER, ...argv];
+    const command = [...prefix, LAUNCHER, ...argv];
     const child = spawn(command[0] as string, command.slice(1), {
       stdio: ["ignore", "ignore", "pipe", "pipe"],
     });
