@@ -186,21 +186,7 @@ export async function runBench(plan: BenchPlan, signal?: AbortSignal): Promise<B
   // A peer that cannot run here is reported "not run: <why>" for every case, never skipped silently;
   // so is a config whose kernel layer this host cannot enforce (unless it was named).
   const peerNotRun = new Map([...peersNotRun(plan.configs), ...hostSkipped]);
-  // What killed runs left behind would only pile up: their empty trial cgroups go first.
-  sweepTrialCgroups();
-  const factory = await WorldFactory.create({ baseDir: peerWorldBase(plan.configs) });
-  for (const config of plan.configs) {
-    if (peerNotRun.has(config)) continue;
-    const refused = await probeEnvironment(config, factory, interpreters);
-    if (refused) {
-      factory.dispose();
-      throw new Error(`${refused}; the run is refused (HOME, TMPDIR, PATH and LANG describe the world)`);
-    }
-  }
-
-  mkdirSync(plan.outDir, { recursive: true });
   const trialsFile = join(plan.outDir, "trials.ndjson");
-  writeFileSync(trialsFile, "");
   const records: TrialRecord[] = [];
   // Each record names the bytes of its case (the sha256 of its file), so a comparison knows it is the same case.
   const write = (record: TrialRecord, scenario: Scenario) => {
@@ -209,22 +195,38 @@ export async function runBench(plan: BenchPlan, signal?: AbortSignal): Promise<B
     records.push(record);
     appendFileSync(trialsFile, `${JSON.stringify(record)}\n`);
   };
-
-  // Cases not run are recorded once per run: by the first shard when the run is sharded.
-  if (!plan.shard || plan.shard.index === 1) {
-    for (const config of plan.configs) {
-      for (const scenario of plan.scenarios) {
-        const reason = peerNotRun.get(config) ?? notRunReason(scenario);
-        if (reason) write(notRunRecord(plan.runId, config, scenario, reason), scenario);
-      }
-    }
-  }
   const tasks = shardTasks(planTasks(plan), plan.shard).filter(
     (t) => !notRunReason(t.scenario) && !peerNotRun.has(t.config),
   );
 
+  // What killed runs left behind would only pile up: their empty trial cgroups go first.
+  sweepTrialCgroups();
+  const factory = await WorldFactory.create({ baseDir: peerWorldBase(plan.configs) });
   const auditDir = join(factory.runDir, "audit");
-  mkdirSync(auditDir);
+  // Until the trials' own try below, a run that stops here removes its worlds too.
+  try {
+    for (const config of plan.configs) {
+      if (peerNotRun.has(config)) continue;
+      const refused = await probeEnvironment(config, factory, interpreters);
+      if (refused)
+        throw new Error(`${refused}; the run is refused (HOME, TMPDIR, PATH and LANG describe the world)`);
+    }
+    mkdirSync(plan.outDir, { recursive: true });
+    writeFileSync(trialsFile, "");
+    // Cases not run are recorded once per run: by the first shard when the run is sharded.
+    if (!plan.shard || plan.shard.index === 1) {
+      for (const config of plan.configs) {
+        for (const scenario of plan.scenarios) {
+          const reason = peerNotRun.get(config) ?? notRunReason(scenario);
+          if (reason) write(notRunRecord(plan.runId, config, scenario, reason), scenario);
+        }
+      }
+    }
+    mkdirSync(auditDir);
+  } catch (error) {
+    factory.dispose();
+    throw error;
+  }
   const rawDir = plan.keepRaw ? join(plan.outDir, "raw") : undefined;
   const running = new Set<AbortController>();
   const onAbort = () => {

@@ -11,8 +11,13 @@ import { BYTE_RELAY } from "../src/session.ts";
 const MCPGUARD = repoPath("packages", "proxy", "bin", "mcpguard.js");
 
 function mcpguard(...args: string[]) {
+  return mcpguardIn(process.env, ...args);
+}
+
+function mcpguardIn(env: NodeJS.ProcessEnv, ...args: string[]) {
   const r = spawnSync(process.execPath, [MCPGUARD, ...args], {
     cwd: REPO_ROOT,
+    env,
     encoding: "utf8",
     timeout: 120_000,
   });
@@ -51,7 +56,10 @@ describe("bad flags are refused with a message that says why", () => {
   it("says in one line why a run failed, with no stack trace", () => {
     const file = join(scratch, "a-file");
     writeFileSync(file, "");
-    const r = mcpguard(
+    // Its worlds in a folder of its own, to see that the failed run leaves none behind.
+    const worlds = join(scratch, "worlds");
+    const r = mcpguardIn(
+      { ...process.env, MCPGUARD_WORLD_DIR: worlds },
       "bench",
       "--cases",
       "BN-01",
@@ -63,6 +71,7 @@ describe("bad flags are refused with a message that says why", () => {
     );
     expect(r.status).toBe(1);
     expect(r.stderr.trim()).toMatch(/^mcpguard bench: .*ENOTDIR[^\n]*$/);
+    expect(existsSync(worlds)).toBe(false);
   });
 });
 
