@@ -11,6 +11,7 @@ import { promisify } from "node:util";
 import { resolveInterpreters } from "../interpreters.js";
 import { CANARY_NAMES, type Canaries, drawCanaries, drawMarker } from "./canaries.js";
 import { buildWorkspaceTemplate, writeHome } from "./fixtures.js";
+import { sweepDeadRuns, writeOwner } from "./owner.js";
 import { Sink } from "./sink.js";
 
 const run = promisify(execFile);
@@ -124,8 +125,11 @@ export class WorldFactory {
   static async create(options: WorldFactoryOptions = {}): Promise<WorldFactory> {
     const base = resolve(options.baseDir ?? defaultWorldBase());
     mkdirSync(base, { recursive: true, mode: 0o700 });
+    // The worlds of runs that were killed go first (owner.ts); this run's are marked as its own.
+    sweepDeadRuns(base);
     const runDir = mkdtempSync(join(base, "run-"));
     try {
+      writeOwner(runDir);
       checkTrialRoot(join(runDir, "t-000000"));
       const template = join(runDir, "template", "workspace");
       const { python } = await resolveInterpreters();
