@@ -59,7 +59,7 @@ export function writeOwner(runDir: string): void {
 }
 
 /** Whether the owner a run folder names is gone for certain (see the module's comment). */
-export function ownerGone(owner: Owner, self: Owner): boolean {
+function ownerGone(owner: Owner, self: Owner): boolean {
   if (owner.boot !== self.boot) return true;
   if (owner.pidns !== self.pidns) return false;
   return processStart(owner.pid) !== owner.start;
