@@ -15,6 +15,7 @@ import {
   HeadFile,
   logHasFiles,
   type PriorRef,
+  pruneHeads,
   readHeads,
   running,
 } from "./auditHeads.js";
@@ -317,6 +318,8 @@ export class AuditLog {
         }
       }
       this.#claimed = [];
+      // Off the start's path (`run` writes its first record once the server is released).
+      pruneHeads(this.#heads as string, (log) => logHasFiles(log, auditFiles));
     }
     this.#head.update(seq, mac);
   }
@@ -431,8 +434,8 @@ export class AuditLog {
   #running(): Set<string> {
     const sessions = new Set([this.#sessionId()]);
     if (this.#heads)
-      for (const { head } of readHeads(this.#heads))
-        if (head.log === this.#canonical && running(head)) sessions.add(head.session);
+      for (const { head } of readHeads(this.#heads, this.#canonical))
+        if (running(head)) sessions.add(head.session);
     return sessions;
   }
 }

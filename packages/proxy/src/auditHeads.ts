@@ -1,14 +1,15 @@
 /**
  * Head files: how the end of an audit log is proven (issue 29). Beside the key, in
  * `<dirname(key)>/heads/` (0700, as private as the key's own directory), each writer session of a
- * log keeps `<session>.head` (0600): the log's canonical path, the session, the proxy's pid, the
- * seq and MAC of the session's last sealed record, and whether it ended. One pwrite after every
- * record keeps it current (a fixed-width line, so one write replaces it whole); close() marks it
- * ended.
+ * log keeps `<tag>.<session>.head` (0600; the tag is the log's, headName): the log's canonical path,
+ * the session, the proxy's pid, the seq and MAC of the session's last sealed record, and whether it
+ * ended. One pwrite after every record keeps it current (a fixed-width line, so one write replaces
+ * it whole); close() marks it ended.
  *
  * A new session of the same log takes the head files of that log whose session ended (or whose
- * proxy is gone) into its first record, as `prior` (session, seq, mac), and unlinks them; it also
- * removes head files whose log no longer exists (the benchmark deletes each trial's log). So
+ * proxy is gone) into its first record, as `prior` (session, seq, mac), and unlinks them; once that
+ * record is written it also removes head files whose log no longer exists (the benchmark deletes
+ * each trial's log). A start reads its own log's head files only. So
  * `mcpguard audit verify` can tell a log whose last records were cut: the records a head file or
  * a `prior` names must be there, or declared dropped or pruned.
  */
@@ -26,7 +27,7 @@ import {
   writeSync,
 } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { isRecord } from "@mcpguard/protocol";
+import { cacheKey, isRecord } from "@mcpguard/protocol";
 
 /** A session's last record as its head file (or a later session's `prior`) names it. */
 export interface PriorRef {
@@ -117,8 +118,24 @@ function parseHead(text: string): Head | undefined {
   return { ...h, log: h.log, session: h.session, pid: h.pid, seq: h.seq, mac: h.mac, ended: h.ended };
 }
 
-/** The head files in `dir` that parse, with their paths. */
-export function readHeads(dir: string): { path: string; head: Head }[] {
+/**
+ * A head file's name: a tag of its log (a 64-bit FNV-1a hash of the canonical path) and the session,
+ * so that a session reads the head files of its own log only, however many other logs the key has
+ * signed. The tag only narrows the search: a head file is a log's by the path it holds.
+ */
+export function headName(log: string, session: string): string {
+  return `${logTag(log)}.${session}.head`;
+}
+
+function logTag(log: string): string {
+  return cacheKey("audit-head", log).name;
+}
+
+/**
+ * The head files in `dir` that parse, with their paths: with `log`, those of that log only (named
+ * by its tag, or by the session alone, as builds before the tag named them).
+ */
+export function readHeads(dir: string, log?: string): { path: string; head: Head }[] {
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -126,13 +143,15 @@ export function readHeads(dir: string): { path: string; head: Head }[] {
     // No heads folder: no heads.
     return [];
   }
+  const tag = log === undefined ? undefined : `${logTag(log)}.`;
   const heads: { path: string; head: Head }[] = [];
   for (const name of names) {
     if (!name.endsWith(".head")) continue;
+    if (tag !== undefined && !name.startsWith(tag) && name.slice(0, -5).includes(".")) continue;
     const path = join(dir, name);
     try {
       const head = parseHead(readFileSync(path, "utf8"));
-      if (head) heads.push({ path, head });
+      if (head && (log === undefined || head.log === log)) heads.push({ path, head });
     } catch {
       // Taken by another session meanwhile.
     }
@@ -146,9 +165,10 @@ export function running(head: Head): boolean {
 }
 
 /**
- * What a session starting on `log` takes: the head files of that log whose session is over, and
- * (unlinked here) those whose log is gone, `logExists` telling (the log itself, or one of its
- * rotated files). The taken files are unlinked once the session's first record is written.
+ * What a session starting on `log` takes: the head files of that log whose session is over. When
+ * the log has no file left (`logExists` tells: the log itself, or one of its rotated files), there
+ * is no session to follow, and its head files are unlinked here. The taken files are unlinked once
+ * the session's first record is written.
  */
 export function claimHeads(
   dir: string,
@@ -157,6 +177,25 @@ export function claimHeads(
 ): { prior: PriorRef[]; files: string[] } {
   const prior: PriorRef[] = [];
   const files: string[] = [];
+  const heads = readHeads(dir, log);
+  if (heads.length > 0 && !logExists(log)) {
+    for (const { path } of heads) unlinkQuietly(path);
+    return { prior, files };
+  }
+  for (const { path, head } of heads) {
+    if (running(head) || prior.length >= MAX_PRIOR) continue;
+    prior.push({ session: head.session, seq: head.seq, mac: head.mac });
+    files.push(path);
+  }
+  return { prior, files };
+}
+
+/**
+ * Unlink the head files of logs that have no file left (the benchmark deletes each trial's log):
+ * every head file is read, so a session does it once its first record is written, which `run`
+ * writes once the server is released, not while the start waits.
+ */
+export function pruneHeads(dir: string, logExists: (log: string) => boolean): void {
   const exists = new Map<string, boolean>();
   for (const { path, head } of readHeads(dir)) {
     let there = exists.get(head.log);
@@ -164,18 +203,16 @@ export function claimHeads(
       there = logExists(head.log);
       exists.set(head.log, there);
     }
-    if (!there) {
-      try {
-        unlinkSync(path);
-      } catch {
-        // Removed by another session.
-      }
-    } else if (head.log === log && !running(head) && prior.length < MAX_PRIOR) {
-      prior.push({ session: head.session, seq: head.seq, mac: head.mac });
-      files.push(path);
-    }
+    if (!there) unlinkQuietly(path);
   }
-  return { prior, files };
+}
+
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Removed by another session.
+  }
 }
 
 /**
@@ -192,7 +229,7 @@ export class HeadFile {
   #mac = "";
 
   constructor(dir: string, log: string, session: string) {
-    this.path = join(dir, `${session}.head`);
+    this.path = join(dir, headName(log, session));
     const prefix = `${JSON.stringify({ log, session, pid: process.pid }).slice(0, -1)},"seq":`;
     this.#prefix = Buffer.byteLength(prefix);
     const widest = `${Number.MAX_SAFE_INTEGER},"mac":"${"0".repeat(64)}","ended":false}`;

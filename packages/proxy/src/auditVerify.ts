@@ -406,7 +406,7 @@ function checkReach(
 function headsOf(path: string, dir: string | undefined): { path: string; head: Head }[] {
   if (!dir) return [];
   const log = canonicalLog(path);
-  return readHeads(dir).filter(({ head }) => head.log === log);
+  return readHeads(dir, log);
 }
 
 /** Check the log at `path` (and its rotated files) against `key`. */

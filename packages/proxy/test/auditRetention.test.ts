@@ -10,6 +10,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   statSync,
   unlinkSync,
@@ -19,7 +20,7 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type AuditEvent, AuditLog, type AuditLogOptions, auditFiles } from "../src/audit.ts";
-import { openHeadsDir } from "../src/auditHeads.ts";
+import { headName, openHeadsDir, readHeads } from "../src/auditHeads.ts";
 import { type AuditKey, loadAuditKey } from "../src/auditKey.ts";
 import { DEFAULT_KERNEL_MAX_KEYS, DEFAULT_KERNEL_WINDOW_MS } from "../src/kernelEvents.ts";
 import { connect, MCPGUARD, makeWorkspace, toolText } from "./helpers.ts";
@@ -235,7 +236,8 @@ describe("the end of the log", () => {
     const log = open(file);
     log.write(start);
     log.write(decision("read", "deny"));
-    const head = join(heads, `${log.session}.head`);
+    const head = join(heads, headName(file, log.session));
+    expect(basename(head)).toMatch(new RegExp(`^[0-9a-f]{16}\\.${log.session}\\.head$`));
     expect(statSync(heads).mode & 0o777).toBe(0o700);
     expect(statSync(head).mode & 0o777).toBe(0o600);
     const last = records(file).at(-1);
@@ -257,7 +259,7 @@ describe("the end of the log", () => {
     rewrite(file, lines(file).slice(0, 3));
     const result = verify(file);
     expect(result.stdout).toContain(
-      `audit.ndjson:3: session ${s} was cut after record 2 (its head file ${s}.head says it wrote records 0-4)\n`,
+      `audit.ndjson:3: session ${s} was cut after record 2 (its head file ${headName(file, s)} says it wrote records 0-4)\n`,
     );
     expect(result.stdout).toMatch(/\nTAMPERED: 1 problem in .* 1 cut\)\n$/);
     expect(result.status).toBe(1);
@@ -278,7 +280,7 @@ describe("the end of the log", () => {
     const result = verify(file);
     expect(result.stdout).toMatch(
       new RegExp(
-        `: session ${second} was cut: none of its records is left \\(its head file ${second}\\.head says it wrote records 0-4\\)\\n`,
+        `: session ${second} was cut: none of its records is left \\(its head file ${headName(file, second).replaceAll(".", "\\.")} says it wrote records 0-4\\)\\n`,
       ),
     );
     expect(result.status).toBe(1);
@@ -289,12 +291,46 @@ describe("the end of the log", () => {
     const first = session(file);
     rewrite(file, lines(file).slice(0, 3)); // the tail of the first session, cut
     const second = session(file); // takes the first one's head file into its first record
-    expect(readdirSync(heads)).toEqual([`${second}.head`]);
+    expect(readdirSync(heads)).toEqual([headName(file, second)]);
     const begin = records(file).find((r) => r.session === second);
     expect(begin.prior).toEqual([{ session: first, seq: 4, mac: expect.stringMatching(/^[0-9a-f]{64}$/) }]);
     const result = verify(file);
     expect(result.stdout).toContain(
       `audit.ndjson:3: session ${first} was cut after record 2 (the first record of session ${second}, ${file}:4, says it wrote records 0-4)\n`,
+    );
+    expect(result.status).toBe(1);
+  });
+
+  it("a start reads its own log's head files only; the others' are pruned once its first record is written", () => {
+    const file = join(dir, "audit.ndjson");
+    const other = join(dir, "other.ndjson");
+    // A head file an older build wrote, named by its session alone: still this log's.
+    const older = session(file);
+    renameSync(join(heads, headName(file, older)), join(heads, `${older}.head`));
+    const gone = session(other);
+    unlinkSync(other);
+    const log = open(file);
+    // Opened: this log's head files taken, the other log's not even read.
+    expect(readdirSync(heads).sort()).toEqual([`${older}.head`, headName(other, gone)].sort());
+    log.write(start);
+    expect(records(file).find((r) => r.session === log.session).prior).toEqual([
+      { session: older, seq: 4, mac: expect.stringMatching(/^[0-9a-f]{64}$/) },
+    ]);
+    // The first record written: the older head file taken, the other log's removed.
+    expect(readdirSync(heads)).toEqual([headName(file, log.session)]);
+    log.close();
+    expect(readHeads(heads, file).map(({ head }) => head.session)).toEqual([log.session]);
+    expect(readHeads(heads, other)).toEqual([]);
+  });
+
+  it("verify reads a head file an older build named by its session alone", () => {
+    const file = join(dir, "audit.ndjson");
+    const s = session(file);
+    renameSync(join(heads, headName(file, s)), join(heads, `${s}.head`));
+    rewrite(file, lines(file).slice(0, 3));
+    const result = verify(file);
+    expect(result.stdout).toContain(
+      `audit.ndjson:3: session ${s} was cut after record 2 (its head file ${s}.head says it wrote records 0-4)\n`,
     );
     expect(result.status).toBe(1);
   });
@@ -307,7 +343,7 @@ describe("the end of the log", () => {
     unlinkSync(other);
     unlinkSync(file);
     const fresh = session(file);
-    expect(readdirSync(heads).sort()).toEqual([`${fresh}.head`]);
+    expect(readdirSync(heads).sort()).toEqual([headName(file, fresh)]);
     expect(records(file)[0]).not.toHaveProperty("prior");
     expect(verify(file).status).toBe(0);
     expect(gone).not.toBe(fresh);
