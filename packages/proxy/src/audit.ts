@@ -13,6 +13,7 @@ import {
   canonicalLog,
   claimHeads,
   HeadFile,
+  headFiles,
   logHasFiles,
   type PriorRef,
   pruneHeads,
@@ -307,21 +308,24 @@ export class AuditLog {
 
   /** One pwrite: the head file names the record just written (made at the session's first). */
   #updateHead(seq: number, mac: string): void {
-    if (!this.#head) {
-      this.#head = new HeadFile(this.#heads as string, this.#canonical, this.#sessionId());
-      // The sessions this one's first record named as prior are accounted for in the log now.
-      for (const file of this.#claimed) {
-        try {
-          unlinkSync(file);
-        } catch {
-          // Taken by another session too.
-        }
-      }
-      this.#claimed = [];
-      // Off the start's path (`run` writes its first record once the server is released).
-      pruneHeads(this.#heads as string, (log) => logHasFiles(log, auditFiles));
+    if (this.#head) {
+      this.#head.update(seq, mac);
+      return;
     }
+    this.#head = new HeadFile(this.#heads as string, this.#canonical, this.#sessionId());
     this.#head.update(seq, mac);
+    // The sessions this one's first record named as prior are accounted for in the log now, and
+    // by this session's head file: theirs go.
+    for (const file of this.#claimed) {
+      try {
+        unlinkSync(file);
+      } catch {
+        // Taken by another session too.
+      }
+    }
+    this.#claimed = [];
+    // After the release under `run` (its first record is the start record), while the server boots.
+    pruneHeads(this.#heads as string, (log) => logHasFiles(log, auditFiles));
   }
 
   #sessionId(): string {
@@ -419,7 +423,9 @@ export class AuditLog {
         keep: this.#keep,
         write: (event: LogEvent) => this.write(event),
         running: () => this.#running(),
-        heads: this.#heads,
+        headFiles: this.#heads
+          ? (s: string) => headFiles(this.#heads as string, this.#canonical, s)
+          : undefined,
         saidOverBudget: this.#saidOverBudget,
         settleMs: this.#settleMs,
       };

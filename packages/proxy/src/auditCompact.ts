@@ -320,8 +320,8 @@ export interface MaintainContext {
   write: (event: LogEvent) => void;
   /** The sessions still writing to this log (this writer's own among them). */
   running: () => Set<string>;
-  /** The heads directory (auditHeads.ts), whose head files of the sessions pruned go with them. */
-  heads: string | undefined;
+  /** The head files a session of this log may have (auditHeads.ts): those of the sessions pruned go with them. */
+  headFiles: ((session: string) => string[]) | undefined;
   /** The writer has said its log is over budget already. */
   saidOverBudget: boolean;
   /** SETTLE_MS, unless a test says otherwise. */
@@ -430,7 +430,7 @@ function prune(ctx: MaintainContext): void {
     // record, in a newer file than any record that names it, outlives them all).
     const gone = [
       ...group.map((name) => join(dir, name)),
-      ...(ctx.heads ? [...sessions].map((s) => join(ctx.heads as string, `${s}.head`)) : []),
+      ...[...sessions].flatMap((s) => ctx.headFiles?.(s) ?? []),
     ];
     for (const path of gone) {
       try {

@@ -27,7 +27,7 @@ import {
   writeSync,
 } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { cacheKey, isRecord } from "@mcpguard/protocol";
+import { isRecord } from "@mcpguard/protocol";
 
 /** A session's last record as its head file (or a later session's `prior`) names it. */
 export interface PriorRef {
@@ -119,16 +119,28 @@ function parseHead(text: string): Head | undefined {
 }
 
 /**
- * A head file's name: a tag of its log (a 64-bit FNV-1a hash of the canonical path) and the session,
- * so that a session reads the head files of its own log only, however many other logs the key has
- * signed. The tag only narrows the search: a head file is a log's by the path it holds.
+ * A head file's name: a tag of its log and the session, so that a session reads the head files of
+ * its own log only, however many other logs the key has signed. The tag only narrows the search: a
+ * head file is a log's by the path it holds.
  */
 export function headName(log: string, session: string): string {
   return `${logTag(log)}.${session}.head`;
 }
 
-function logTag(log: string): string {
-  return cacheKey("audit-head", log).name;
+/** The files a session of `log` may keep its head in: its name, and the one builds before the tag gave it. */
+export function headFiles(dir: string, log: string, session: string): string[] {
+  return [join(dir, headName(log, session)), join(dir, `${session}.head`)];
+}
+
+/**
+ * The 64-bit FNV-1a hash of the log's canonical path, as 16 hex digits. Its own code, fixed: the
+ * head files already written are found by it, and a test holds its value for one path.
+ */
+export function logTag(log: string): string {
+  let hash = 0xcbf29ce484222325n;
+  for (const byte of Buffer.from(log, "utf8"))
+    hash = ((hash ^ BigInt(byte)) * 0x100000001b3n) & 0xffffffffffffffffn;
+  return hash.toString(16).padStart(16, "0");
 }
 
 /**

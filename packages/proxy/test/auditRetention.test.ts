@@ -20,7 +20,7 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type AuditEvent, AuditLog, type AuditLogOptions, auditFiles } from "../src/audit.ts";
-import { headName, openHeadsDir, readHeads } from "../src/auditHeads.ts";
+import { headName, logTag, openHeadsDir, readHeads } from "../src/auditHeads.ts";
 import { type AuditKey, loadAuditKey } from "../src/auditKey.ts";
 import { DEFAULT_KERNEL_MAX_KEYS, DEFAULT_KERNEL_WINDOW_MS } from "../src/kernelEvents.ts";
 import { connect, MCPGUARD, makeWorkspace, toolText } from "./helpers.ts";
@@ -213,6 +213,39 @@ describe("rotation past --audit-keep", () => {
     expect(result.stdout).toMatch(/^OK: .* begun in pruned files/);
     expect(result.status).toBe(0);
   });
+
+  it("removes the head files of the sessions it prunes, whichever name they have, so no later session names them", () => {
+    const file = join(dir, "audit.ndjson");
+    const options = { maxBytes: 2048, keep: 1 };
+    // Two sessions that end while a third, begun before they ended, writes on: nobody takes their
+    // head files, and the third prunes them. One head file is named as builds before the tag named it.
+    const early: AuditLog[] = [];
+    const rotations = () => auditFiles(file).length;
+    for (let s = 0; s < 2; s++) {
+      const log = open(file, options);
+      log.write(start);
+      const files = rotations();
+      for (let i = 0; rotations() === files; i++) log.write(sendto(i));
+      early.push(log);
+    }
+    const long = open(file, options);
+    for (const log of early) log.close();
+    const [tagged, older] = early.map((log) => log.session) as [string, string];
+    renameSync(join(heads, headName(file, older)), join(heads, `${older}.head`));
+    long.write(start);
+    for (let i = 0; i < 120; i++) long.write(decision(`call-${i}`, "allow"));
+    const pruned = new Set(records(file).flatMap((r) => (r.event === "prune" ? r.sessions : [])));
+    expect([...pruned].sort()).toEqual([tagged, older].sort());
+    expect(readdirSync(heads)).toEqual([headName(file, long.session)]);
+    long.close();
+    const next = open(file, options);
+    next.write(start);
+    expect(records(file).find((r) => r.session === next.session).prior).toEqual([
+      { session: long.session, seq: expect.any(Number), mac: expect.stringMatching(/^[0-9a-f]{64}$/) },
+    ]);
+    next.close();
+    expect(verify(file).status).toBe(0);
+  });
 });
 
 describe("rotated files", () => {
@@ -251,6 +284,14 @@ describe("the end of the log", () => {
     });
     log.close();
     expect(JSON.parse(readFileSync(head, "utf8"))).toMatchObject({ seq: 1, ended: true });
+  });
+
+  it("tags a head file by the 64-bit FNV-1a hash of its log's path, the reference's test values", () => {
+    // From the FNV reference test suite: the names of the head files already written depend on them.
+    expect(logTag("")).toBe("cbf29ce484222325");
+    expect(logTag("a")).toBe("af63dc4c8601ec8c");
+    expect(logTag("foobar")).toBe("85944171f73967e8");
+    expect(headName("/var/log/mcp.ndjson", "s")).toBe(`${logTag("/var/log/mcp.ndjson")}.s.head`);
   });
 
   it("fails verify when a session is cut after its third record, naming the cut", () => {
