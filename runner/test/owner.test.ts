@@ -1,7 +1,8 @@
 /** The worlds of killed runs are swept, and nobody else's (src/world/owner.ts). */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
 import {
+  chownSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -11,7 +12,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -25,7 +26,15 @@ beforeAll(() => {
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 const boot = () => readFileSync("/proc/sys/kernel/random/boot_id", "latin1").trim();
-const pidns = () => statSync("/proc/self/ns/pid").ino;
+const ns = (kind: string) => statSync(`/proc/self/ns/${kind}`).ino;
+/** This machine as owner.ts names it. */
+function host(): string {
+  try {
+    return readFileSync("/etc/machine-id", "latin1").trim() || hostname();
+  } catch {
+    return hostname();
+  }
+}
 
 /** A run folder under `base` whose `.owner` says `owner` (undefined: none written). */
 function runDir(base: string, name: string, owner?: unknown): string {
@@ -64,11 +73,16 @@ describe("sweepDeadRuns", () => {
     const pid = sleeper.pid as number;
     const start = processStart(pid) as string;
     expect(start).toMatch(/^\d+$/);
-    const live = { boot: boot(), pidns: pidns(), pid, start };
+    const live = { host: host(), boot: boot(), pidns: ns("pid"), timens: ns("time"), pid, start };
+    const dead = { ...live, pid: process.pid, start: "1" };
     const kept = [
       runDir(base, "run-alive1", live),
-      // Another PID namespace: its pid means another process here.
-      runDir(base, "run-otherN", { ...live, pidns: pidns() + 1, pid: 999_999 }),
+      // Another PID namespace: its pid means another process here; another time namespace counts
+      // start times from another boot time.
+      runDir(base, "run-otherN", { ...dead, pidns: ns("pid") + 1 }),
+      runDir(base, "run-otherT", { ...dead, timens: ns("time") + 1 }),
+      // Another machine sharing the folder, whose boot is not this one's.
+      runDir(base, "run-otherH", { ...dead, host: "another machine", boot: "another boot" }),
       // No owner (an older build's run, or one not yet marked), or one this build does not read.
       runDir(base, "run-noOwnr"),
       runDir(base, "run-badOwn", { ...live, pid: "1" }),
@@ -76,9 +90,11 @@ describe("sweepDeadRuns", () => {
       // Not a name WorldFactory makes.
       runDir(base, "worlds-abc", { ...live, pid: 999_999 }),
     ];
+    // Another user's, whatever its owner file says.
+    chownSync(runDir(base, "run-userXY", dead), 65534, 65534);
     const gone = [
       // This process's pid, another start time: the pid was reused.
-      runDir(base, "run-reused", { ...live, pid: process.pid, start: "1" }),
+      runDir(base, "run-reused", dead),
       runDir(base, "run-otherB", { ...live, boot: "another boot" }),
     ];
     // A symbolic link with a run's name is not followed.
@@ -97,5 +113,30 @@ describe("sweepDeadRuns", () => {
       sleeper.kill("SIGKILL");
     }
     expect(sweepDeadRuns(join(scratch, "nowhere"))).toEqual([]);
+  });
+
+  it("leaves a folder it cannot remove, and goes on with the others", () => {
+    const base = join(scratch, "stuck");
+    const dead = {
+      host: host(),
+      boot: boot(),
+      pidns: ns("pid"),
+      timens: ns("time"),
+      pid: process.pid,
+      start: "1",
+    };
+    const stuck = runDir(base, "run-stuck0", dead);
+    const mount = join(stuck, "template", "mounted");
+    mkdirSync(mount);
+    // A mount left inside a killed run's world: its folder cannot be removed (EBUSY).
+    execFileSync("mount", ["-t", "tmpfs", "none", mount]);
+    try {
+      runDir(base, "run-free00", dead);
+      expect(sweepDeadRuns(base)).toEqual(["run-free00"]);
+      expect(existsSync(stuck)).toBe(true);
+    } finally {
+      execFileSync("umount", [mount]);
+    }
+    expect(sweepDeadRuns(base)).toEqual(["run-stuck0"]);
   });
 });

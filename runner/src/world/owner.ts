@@ -1,21 +1,28 @@
 /**
  * Which process a run's worlds belong to, so that the worlds of a run that was killed (SIGKILL, an
  * OOM kill, a closed terminal's lost group) do not pile up under the world base, which is tmpfs
- * (memory) by default. Each run's folder holds `.owner`: the boot, the inode of the owner's PID
- * namespace, its pid and its start time (clock ticks after boot, field 22 of /proc/PID/stat).
+ * (memory) by default. Each run's folder holds `.owner`: the machine, its boot, the inodes of the
+ * owner's PID and time namespaces, its pid and its start time (clock ticks after boot, field 22 of
+ * /proc/PID/stat).
  *
- * A new run removes the folders whose owner is gone, judged as the kernel names a process: another
- * boot's, or in this process's PID namespace with no process of that pid and start time. A folder
- * of another PID namespace (a container sharing the base) is left alone, as is one without a
- * readable `.owner` (an older build's, or one whose owner has not written it yet).
+ * A new run removes the folders whose owner is gone, judged as the kernel names a process: this
+ * machine's, and of another boot, or in this process's PID and time namespaces with no process of
+ * that pid and start time. A folder of another machine (a base on a shared filesystem), of another
+ * PID or time namespace (a container sharing the base), of another user, or without a readable
+ * `.owner` (an older build's, or one whose owner has not written it yet) is left alone; so is
+ * everything where /proc is not this process's own (a PID namespace without its /proc mounted).
+ * The sweep is best effort: a folder it cannot remove stays, and no run fails for it.
  */
-import { lstatSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 
 const Owner = z.strictObject({
+  host: z.string(),
   boot: z.string(),
   pidns: z.number().int().nonnegative(),
+  timens: z.number().int().nonnegative(),
   pid: z.number().int().positive(),
   start: z.string().regex(/^\d+$/),
 });
@@ -37,14 +44,35 @@ export function processStart(pid: number | "self"): string | undefined {
   return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
 }
 
-function thisOwner(): Owner | undefined {
-  const start = processStart("self");
+/** The machine: its machine id where there is one, else its host name. */
+function machine(): string {
   try {
+    return readFileSync("/etc/machine-id", "latin1").trim() || hostname();
+  } catch {
+    return hostname();
+  }
+}
+
+/** The inode of one of this process's namespaces, 0 where the kernel has none of that kind. */
+function namespace(kind: "pid" | "time"): number {
+  try {
+    return statSync(`/proc/self/ns/${kind}`).ino;
+  } catch {
+    return 0;
+  }
+}
+
+function thisOwner(): Owner | undefined {
+  try {
+    // A /proc of another PID namespace would name other processes by these pids.
+    if (readlinkSync("/proc/self") !== String(process.pid)) return undefined;
     return Owner.parse({
+      host: machine(),
       boot: readFileSync("/proc/sys/kernel/random/boot_id", "latin1").trim(),
-      pidns: statSync("/proc/self/ns/pid").ino,
+      pidns: namespace("pid"),
+      timens: namespace("time"),
       pid: process.pid,
-      start,
+      start: processStart("self"),
     });
   } catch {
     // No /proc: no owner to write, and none to judge by.
@@ -60,8 +88,9 @@ export function writeOwner(runDir: string): void {
 
 /** Whether the owner a run folder names is gone for certain (see the module's comment). */
 function ownerGone(owner: Owner, self: Owner): boolean {
+  if (owner.host !== self.host) return false;
   if (owner.boot !== self.boot) return true;
-  if (owner.pidns !== self.pidns) return false;
+  if (owner.pidns !== self.pidns || owner.timens !== self.timens) return false;
   return processStart(owner.pid) !== owner.start;
 }
 
@@ -75,21 +104,25 @@ export function sweepDeadRuns(base: string): string[] {
   } catch {
     return [];
   }
+  const uid = process.geteuid?.();
   const removed: string[] = [];
   for (const name of names) {
     if (!RUN_DIR.test(name)) continue;
     const dir = join(base, name);
-    let owner: Owner;
     try {
-      if (!lstatSync(dir).isDirectory()) continue;
-      owner = Owner.parse(JSON.parse(readFileSync(join(dir, OWNER_FILE), "utf8")));
+      const st = lstatSync(dir);
+      if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) continue;
+      const owner = Owner.parse(JSON.parse(readFileSync(join(dir, OWNER_FILE), "utf8")));
+      if (!ownerGone(owner, self)) continue;
+      // Its owner file last: a folder that cannot be removed whole is judged again by the next run.
+      for (const entry of readdirSync(dir))
+        if (entry !== OWNER_FILE) rmSync(join(dir, entry), { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true });
+      removed.push(name);
     } catch {
-      // No owner written (yet), or not one this build reads: not ours to judge.
-      continue;
+      // No owner written (yet), or not one this build reads: not ours to judge. Or a folder that
+      // cannot be removed (a mount left in it, a directory without write permission): it stays.
     }
-    if (!ownerGone(owner, self)) continue;
-    rmSync(dir, { recursive: true, force: true });
-    removed.push(name);
   }
   return removed;
 }
