@@ -4,8 +4,10 @@
  * file, exec and connect denials with no side effect inside the guest.
  */
 import { spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 
 const BPF = join(import.meta.dirname, "..", "..", "..", "bpf");
 const tools = ["qemu-system-x86_64", "busybox", "cpio", "apt-get", "clang-19"].filter(
@@ -28,3 +30,78 @@ it.skipIf(tools.length > 0)(
   },
   420_000,
 );
+
+describe("a guest that stalls in its own kernel (vm/run.sh, with a stand-in for QEMU)", () => {
+  const scratch = mkdtempSync(join(tmpdir(), "mcpguard-vm-"));
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+  /**
+   * A stand-in for qemu-system-x86_64 that plays `boots` in turn, one per call: "stall" prints the
+   * probe and a soft lockup and waits (the script must kill it), "pass" and "fail" print a verdict
+   * and exit. Each call is counted, and a killed stall leaves a mark.
+   */
+  function standIn(name: string, boots: ("stall" | "pass" | "fail")[]): string {
+    const dir = join(scratch, name);
+    const script = join(scratch, `${name}.sh`);
+    writeFileSync(
+      script,
+      `#!/bin/sh
+dir=${JSON.stringify(dir)}
+mkdir -p "$dir"
+n=$(ls "$dir" | grep -c '^call' || true)
+n=$((n + 1))
+touch "$dir/call$n"
+set -- ${boots.join(" ")}
+shift $((n - 1))
+echo 'vm: probe {"lsm":true}'
+case "$1" in
+stall)
+  trap 'kill $! 2>/dev/null; touch "$dir/killed$n"; exit 143' TERM
+  echo 'vmtest: ok: reading /srv/allowed/ok.txt works (ok)'
+  echo '[   60.759992] watchdog: BUG: soft lockup - CPU#1 stuck for 48s! [init:1]'
+  sleep 60 & wait ;;
+pass) echo 'VM TEST PASS' ;;
+fail) echo 'vmtest: FAIL: reading /srv/denied/secret.txt worked'; echo '[ 61.0] watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [x:1]'; echo 'VM TEST FAIL' ;;
+esac
+`,
+    );
+    chmodSync(script, 0o755);
+    return script;
+  }
+  const vmTest = (qemu: string) =>
+    spawnSync("make", ["-s", "-C", BPF, "vm-test"], {
+      encoding: "utf8",
+      env: { ...process.env, VM_QEMU: qemu },
+      timeout: 120_000,
+    });
+  const called = (name: string, n: number) => existsSync(join(scratch, name, `call${n}`));
+
+  it.skipIf(tools.length > 0)(
+    "stops a stalled guest at once and boots it once more, saying so",
+    () => {
+      const r = vmTest(standIn("once", ["stall", "pass"]));
+      expect(r.stderr).toMatch(/the guest stalled in its own kernel before a verdict .*booting it once more/);
+      expect(r.stdout).toMatch(/^vm-test: PASS in \d+s$/m);
+      expect(r.status).toBe(0);
+      expect([called("once", 2), called("once", 3)]).toEqual([true, false]);
+      expect(existsSync(join(scratch, "once", "killed1"))).toBe(true);
+    },
+    150_000,
+  );
+
+  it.skipIf(tools.length > 0)(
+    "fails when the guest stalls twice, and never boots a verdict again",
+    () => {
+      const twice = vmTest(standIn("twice", ["stall", "stall", "pass"]));
+      expect(twice.status).not.toBe(0);
+      expect(twice.stderr).toMatch(/no PASS from the guest/);
+      expect([called("twice", 2), called("twice", 3)]).toEqual([true, false]);
+      const failed = vmTest(standIn("failed", ["fail", "pass"]));
+      expect(failed.status).not.toBe(0);
+      expect(failed.stdout).toMatch(/vmtest: FAIL/);
+      expect(failed.stderr).not.toMatch(/booting it once more/);
+      expect(called("failed", 2)).toBe(false);
+    },
+    150_000,
+  );
+});
