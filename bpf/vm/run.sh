@@ -74,44 +74,58 @@ chmod 755 "$root/init"
 # console before any verdict (seen once in CI on a loaded host: both vCPUs stuck for minutes), has
 # said nothing about the programs: it is stopped at once and booted once more, saying so, within
 # the same time limit. A verdict, PASS or FAIL, is never retried. $VM_QEMU names another emulator
-# (the tests give a stand-in that stalls).
-log=$cache/serial.log
+# and $VM_SERIAL_LOG another log (the tests give a stand-in that stalls). The emulator runs under
+# timeout(1) too, and is stopped if this script is.
+log=${VM_SERIAL_LOG:-$cache/serial.log}
 qemu=${VM_QEMU:-qemu-system-x86_64}
+pid=
+stop() {
+	[ -z "$pid" ] || kill "$pid" 2>/dev/null || true
+}
+trap stop EXIT
+trap 'stop; exit 130' INT
+trap 'stop; exit 143' TERM
 verdict() {
 	tr -d '\r' <"$log" | grep -q -E '^(VM TEST |vmtest: FAIL)'
 }
 stalled() {
-	grep -q -E 'soft lockup|rcu_preempt detected stalls|rcu: INFO: rcu_.* self-detected stall' "$log" && ! verdict
+	grep -q -E 'soft lockup|rcu_[a-z_]* detected (expedited )?stalls|self-detected stall' "$log" && ! verdict
 }
-# Boots the guest until it powers off (0), stalls (2) or the time limit passes (1).
+# Boots the guest until the emulator ends (0: powered off, or stopped by timeout(1) at the limit),
+# the guest stalls (2), or no time is left to boot it (1).
 boot() {
-	"$qemu" -accel tcg,thread=multi -cpu max -m 1G -smp 2 -nographic -no-reboot \
+	left=$((booted + timeout_s - $(date +%s)))
+	[ "$left" -gt 0 ] || return 1
+	# Emptied here, not by the emulator's redirection: the checks below must never read the last boot's log.
+	: >"$log"
+	timeout "$left" "$qemu" -accel tcg,thread=multi -cpu max -m 1G -smp 2 -nographic -no-reboot \
 		-nic none -kernel "$vmlinuz" -initrd "$cache/initramfs.gz" \
-		-append "console=ttyS0 lsm=lockdown,capability,landlock,bpf panic=-1 quiet" </dev/null >"$log" 2>&1 &
+		-append "console=ttyS0 lsm=lockdown,capability,landlock,bpf panic=-1 quiet" </dev/null >>"$log" 2>&1 &
 	pid=$!
 	while kill -0 "$pid" 2>/dev/null; do
 		if stalled; then
-			kill "$pid" 2>/dev/null
+			stop
 			wait "$pid" 2>/dev/null || true
+			pid=
+			# A verdict that came in meanwhile stands.
+			verdict && return 0
 			return 2
-		fi
-		if [ "$(date +%s)" -ge $((booted + timeout_s)) ]; then
-			kill "$pid" 2>/dev/null
-			wait "$pid" 2>/dev/null || true
-			return 1
 		fi
 		sleep 0.5
 	done
 	wait "$pid" 2>/dev/null || true
+	pid=
 	return 0
 }
 booted=$(date +%s)
 status=0
 boot || status=$?
 if [ "$status" -eq 2 ]; then
-	cp "$log" "$cache/serial-stalled.log"
-	echo "vm-test: the guest stalled in its own kernel before a verdict (a soft lockup or an RCU stall: $cache/serial-stalled.log); booting it once more" >&2
-	boot || true
+	cp "$log" "${log%.log}-stalled.log"
+	echo "vm-test: the guest stalled in its own kernel before a verdict (a soft lockup or an RCU stall: ${log%.log}-stalled.log); booting it once more" >&2
+	status=0
+	boot || status=$?
+	[ "$status" -ne 2 ] || echo "vm-test: it stalled again" >&2
 fi
 tr -d '\r' <"$log" | grep -E '^(vm: |vmtest: |VM TEST|mcpguard-loader: )' || true
 elapsed=$(($(date +%s) - start))
