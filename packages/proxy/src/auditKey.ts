@@ -14,7 +14,6 @@ import {
   mkdirSync,
   openSync,
   readSync,
-  realpathSync,
   type Stats,
   statSync,
   unlinkSync,
@@ -25,6 +24,7 @@ import { UsageError } from "./args.js";
 import { AuditLog } from "./audit.js";
 import { keyId } from "./auditChain.js";
 import { openHeadsDir } from "./auditHeads.js";
+import { canonical, within } from "./guardFiles.js";
 import { accountHome, stateHome } from "./stateHome.js";
 
 /** node:crypto on first use: loading it costs a start that needs none (C0 without an audit log) about 5 ms. */
@@ -167,23 +167,6 @@ export function loadAuditKey(path: string, create: boolean): AuditKey {
       return kid;
     },
   };
-}
-
-/** The canonical path, for a path that may not exist yet: its nearest existing ancestor resolved. */
-function canonical(path: string): string {
-  const abs = resolve(path);
-  let dir = abs;
-  while (!existsSync(dir) && dirname(dir) !== dir) dir = dirname(dir);
-  try {
-    return join(realpathSync(dir), abs.slice(dir.length));
-  } catch {
-    // Not there yet: the path as given.
-    return abs;
-  }
-}
-
-function within(path: string, dir: string): boolean {
-  return path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
 }
 
 /**

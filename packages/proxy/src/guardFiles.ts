@@ -15,8 +15,8 @@
  * folder. A symbolic link is judged where it points and where it lies (replacing the link
  * replaces the file). See docs/DESIGN.md, "The guard's own files".
  */
-import { lstatSync, readdirSync, readFileSync, realpathSync, type Stats } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, type Stats } from "node:fs";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { isRecord } from "@mcpguard/protocol";
 import { UsageError } from "./args.js";
 
@@ -40,17 +40,56 @@ export interface GuardFile {
 /** A guard file in the server's reach: one line, exit status 2. */
 class GuardFileError extends UsageError {}
 
-/** The canonical path of a path that may not exist yet: the realpath of its nearest existing ancestor, plus the rest. */
+/**
+ * `path` made absolute as the kernel reads it: joined to the working directory, with `.` and `..`
+ * left to the walk (path.resolve folds `link/..` to the folder holding the link, where the kernel
+ * goes to the parent of the link's target).
+ */
+function absolute(path: string): string {
+  return isAbsolute(path) ? path : `${process.cwd()}/${path}`;
+}
+
+/** The links the kernel follows in one walk before it gives up (ELOOP): MAXSYMLINKS. */
+const MAX_LINKS = 40;
+
+/**
+ * The canonical path of a path that may not exist yet: where the kernel finds the file, or would
+ * create it (an open with O_CREAT, as the audit log's). realpath(3) itself (`realpathSync.native`),
+ * which walks the path as the kernel does, `..` after a link included; Node's own `realpathSync`
+ * walks it again in JavaScript, an lstat per component, about twice as slow. Where nothing is
+ * there: a dangling link at the end is followed, as O_CREAT follows it, and otherwise the nearest
+ * existing folder is resolved and the rest joined to it. guardFiles.test.ts holds this to the path
+ * the kernel gives the descriptor it opens or creates.
+ */
 export function canonical(path: string): string {
-  const abs = resolve(path);
-  for (let dir = abs; ; dir = dirname(dir)) {
+  let abs = absolute(path);
+  for (let links = 0; ; links++) {
     try {
-      const real = realpathSync(dir);
-      return dir === abs ? real : join(real, abs.slice(dir.length));
+      return realpathSync.native(abs);
+    } catch {
+      // Not there: a dangling link, or a path still to be created.
+    }
+    const target = links < MAX_LINKS ? linkTarget(abs) : undefined;
+    if (target === undefined) break;
+    abs = isAbsolute(target) ? target : `${dirname(abs)}/${target}`;
+  }
+  for (let dir = dirname(abs); ; dir = dirname(dir)) {
+    try {
+      return join(realpathSync.native(dir), abs.slice(dir.length));
     } catch {
       // Not there yet: resolved from its nearest existing parent.
-      if (dirname(dir) === dir) return abs;
+      if (dirname(dir) === dir) return resolve(abs);
     }
+  }
+}
+
+/** The target of the symbolic link at `path`, or undefined where there is none. */
+function linkTarget(path: string): string | undefined {
+  try {
+    return readlinkSync(path);
+  } catch {
+    // No link there (or none that can be read): the path as it is.
+    return undefined;
   }
 }
 
@@ -59,9 +98,9 @@ export function within(path: string, dir: string): boolean {
   return path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
 }
 
-/** Where a file is judged: where it points, and where its link lies when it is a symbolic link. */
+/** Where a file is judged: where it points (first), and where its link lies when it is a symbolic link. */
 function places(path: string): string[] {
-  const abs = resolve(path);
+  const abs = absolute(path);
   const target = canonical(abs);
   const link = join(canonical(dirname(abs)), basename(abs));
   return link === target ? [target] : [target, link];
@@ -93,9 +132,11 @@ function ownersText({ uid, sudoUid }: Owners): string {
   return all.length === 1 ? "root" : `${all.slice(0, -1).join(", ")} or ${all.at(-1)}`;
 }
 
-/** Rule b for one node: owned by root or `uid`, writable by nobody else (a sticky folder excepted). */
-function strictModes(file: GuardFile, node: string, st: Stats, owners: Owners): void {
-  const self = node === canonical(file.path);
+/**
+ * Rule b for one node: owned by root or `uid`, writable by nobody else (a sticky folder excepted).
+ * `self`: the node is the file itself, not a folder above it.
+ */
+function strictModes(file: GuardFile, node: string, st: Stats, owners: Owners, self: boolean): void {
   const where = self ? `the ${file.what} ${file.path}` : `the ${file.what} ${file.path} is in ${node}, which`;
   if (st.uid !== 0 && st.uid !== owners.uid && st.uid !== owners.sudoUid) {
     throw new GuardFileError(
@@ -111,14 +152,14 @@ function strictModes(file: GuardFile, node: string, st: Stats, owners: Owners): 
   }
 }
 
-/** Rule b: the file where it exists, then every folder above it, up to /. */
-function checkStrictModes(file: GuardFile, place: string, owners: Owners): void {
+/** Rule b: the file where it exists, then every folder above it, up to /. `target`: where the file points. */
+function checkStrictModes(file: GuardFile, place: string, target: string, owners: Owners): void {
   const st = stat(place);
   // The link itself has no mode of its own; the folders that hold it are checked below.
-  if (st && !st.isSymbolicLink()) strictModes(file, place, st, owners);
+  if (st && !st.isSymbolicLink()) strictModes(file, place, st, owners, place === target);
   for (let dir = dirname(place); ; dir = dirname(dir)) {
     const folder = stat(dir);
-    if (folder) strictModes(file, dir, folder, owners);
+    if (folder) strictModes(file, dir, folder, owners, dir === target);
     if (dirname(dir) === dir) break;
   }
 }
@@ -159,7 +200,7 @@ export function checkGuardFiles(files: readonly GuardFile[], check: GuardCheck):
         );
       }
       if (check.uid !== undefined)
-        checkStrictModes(file, place, {
+        checkStrictModes(file, place, at[0] as string, {
           uid: check.uid,
           sudoUid: check.uid === 0 ? check.sudoUid : undefined,
         });

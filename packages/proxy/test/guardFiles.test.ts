@@ -4,9 +4,27 @@
  * where another user could replace it (rule b, ssh's StrictModes). Through the real bin.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, chownSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { canonical } from "../src/guardFiles.ts";
 import { connect, FIXTURE, MCPGUARD, makeWorkspace, toolText } from "./helpers.ts";
 
 const doctor = spawnSync(process.execPath, [MCPGUARD, "doctor", "--json"], { encoding: "utf8" });
@@ -125,6 +143,32 @@ describe("rule a: nothing the server may write", () => {
       /^mcpguard run: the policy .*\/work\/policy\.json lies in .*\/work, the write grant of tool save:/,
     );
   });
+
+  it("judges an audit log where the kernel writes it: `..` after a link, and a dangling link it would create through", () => {
+    const policy = writerPolicy(join(scratch, "policies", "fixture.json"));
+    // <scratch>/logs/inner leads into the workspace: its `..` is the workspace, not <scratch>/logs.
+    mkdirSync(join(scratch, "logs"));
+    mkdirSync(join(work, "deep"));
+    symlinkSync(join(work, "deep"), join(scratch, "logs", "inner"));
+    // Spelled out: path.join would fold the `..` as the guard once did.
+    const up = start("C-app", ["--policy", policy, "--audit-log", `${scratch}/logs/inner/../a.ndjson`]);
+    expect(up.status).toBe(2);
+    expect(up.stderr).toMatch(
+      new RegExp(
+        `^mcpguard run: the audit log .*/logs/inner/\\.\\./a\\.ndjson lies in ${work}, the write grant of tool save:`,
+      ),
+    );
+    // A log that is a link to a file not there yet: opening it creates the file in the workspace.
+    symlinkSync(join(work, "planted.ndjson"), join(scratch, "logs", "b.ndjson"));
+    const dangling = start("C-app", ["--policy", policy, "--audit-log", join(scratch, "logs", "b.ndjson")]);
+    expect(dangling.status).toBe(2);
+    expect(dangling.stderr).toMatch(
+      new RegExp(
+        `^mcpguard run: the audit log .*/logs/b\\.ndjson lies in ${work}, the write grant of tool save:`,
+      ),
+    );
+    expect(existsSync(join(work, "planted.ndjson"))).toBe(false);
+  });
 });
 
 describe("rule b: owned by root or you, writable by nobody else", () => {
@@ -186,5 +230,111 @@ describe("rule b: owned by root or you, writable by nobody else", () => {
         `mcpguard run: the audit log ${log} is in ${shared}/logs, which is owned by uid 65534, not by root: that user could replace the audit log; chown the folder, or keep the audit log elsewhere\n`,
       );
     }
+  });
+});
+
+describe("canonical: where the kernel finds a guard file, or creates it", () => {
+  /** The folders of the tree, where links are made and queries start. */
+  const dirs = ["", "a", "a/b", "c"];
+  const links = ["l0", "l1", "l2", "l3"];
+  /** What a query walks through after its start: folders, files, links, and what the kernel reads specially. */
+  const names = ["a", "b", "c", "f", ...links, ".", "..", "..", "new"];
+  /** What a link may point to: up, across, absolute, dangling, to itself, through another link. */
+  const targets = (root: string) => [
+    "../c",
+    "b",
+    "..",
+    ".",
+    "../../x",
+    `${root}/a/b`,
+    `${root}/c/new`,
+    "missing",
+    "missing/deeper",
+    "l0",
+    "l1/..",
+    "../a/f",
+  ];
+
+  /** The path the kernel gives a descriptor: where it really opened the file. */
+  function kernelPath(fd: number): string {
+    return readlinkSync(`/proc/self/fd/${fd}`);
+  }
+
+  it("agrees with the kernel on every path through a tree of links, `..` after a link and dangling links included", () => {
+    const scratch = realpathSync(mkdtempSync(join(tmpdir(), "mcpguard-canonical-")));
+    // Deep enough that no walk up (the `..` of a query, two of each link it follows) leaves the
+    // scratch folder: the kernel creates what a query names.
+    const root = join(scratch, ...Array.from({ length: 16 }, (_, i) => `d${i}`), "root");
+    let compared = 0;
+    let created = 0;
+    try {
+      fc.assert(
+        fc.property(
+          fc.array(fc.tuple(fc.constantFrom(...dirs), fc.nat()), { minLength: 1, maxLength: 4 }),
+          // Most often one of the links (where it lies), else a folder; then a few names.
+          fc.array(
+            fc.tuple(
+              fc.constantFrom(...dirs),
+              fc.option(fc.nat(), { freq: 4 }),
+              fc.array(fc.constantFrom(...names), { maxLength: 3 }),
+            ),
+            { minLength: 8, maxLength: 8 },
+          ),
+          fc.boolean(),
+          (linked, queries, relative) => {
+            rmSync(root, { recursive: true, force: true });
+            mkdirSync(join(root, "a", "b"), { recursive: true });
+            mkdirSync(join(root, "c"));
+            writeFileSync(join(root, "a", "f"), "");
+            const pool = targets(root);
+            linked.forEach(([dir, pick], i) => {
+              symlinkSync(pool[pick % pool.length] as string, join(root, dir, `l${i}`));
+            });
+            for (const [folder, pick, rest] of queries) {
+              const link = pick === null ? undefined : pick % linked.length;
+              const start = link === undefined ? folder : join(linked[link]?.[0] ?? "", `l${link}`);
+              const parts = [...(start ? [start] : []), ...rest];
+              if (parts.length === 0) continue;
+              const query = relative ? parts.join("/") : `${root}/${parts.join("/")}`;
+              const cwd = process.cwd();
+              if (relative) process.chdir(root);
+              try {
+                const judged = canonical(query);
+                let fd: number | undefined;
+                let fresh = false;
+                try {
+                  fd = openSync(query, constants.O_RDONLY);
+                } catch {
+                  // Not there: where an open with O_CREAT (the audit log's) would put it, if anywhere.
+                  try {
+                    fd = openSync(query, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND);
+                    fresh = true;
+                  } catch {
+                    // A path the kernel neither opens nor creates (a missing folder, a loop).
+                  }
+                }
+                if (fd === undefined) continue;
+                const real = kernelPath(fd);
+                closeSync(fd);
+                if (fresh) {
+                  unlinkSync(real);
+                  created++;
+                }
+                compared++;
+                expect(judged, `${query} (${fresh ? "created" : "opened"})`).toBe(real);
+              } finally {
+                process.chdir(cwd);
+              }
+            }
+          },
+        ),
+        { numRuns: 150 },
+      );
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+    // The walks compared both kinds: files and folders found, and files the kernel created.
+    expect(compared).toBeGreaterThan(300);
+    expect(created).toBeGreaterThan(20);
   });
 });
