@@ -22,12 +22,12 @@ import {
   openSync,
   readdirSync,
   readFileSync,
-  realpathSync,
   unlinkSync,
   writeSync,
 } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { isRecord } from "@mcpguard/protocol";
+import { absolute, canonical } from "./guardFiles.js";
 
 /** A session's last record as its head file (or a later session's `prior`) names it. */
 export interface PriorRef {
@@ -76,15 +76,15 @@ export function openHeadsDir(keyPath: string): string {
   return dir;
 }
 
-/** The log's path with its directory resolved (links included), as head files name it. */
+/**
+ * The log's path with its folder resolved as the kernel walks it (links and a `..` after one
+ * included, guardFiles.ts), as head files name it: every spelling of a log names the same head
+ * files, and a log that is there is never taken for one that is gone (whose head files a start
+ * removes). Folded first (path.resolve), `dir/link/../audit.ndjson` named `dir/audit.ndjson`.
+ */
 export function canonicalLog(path: string): string {
-  const abs = resolve(path);
-  try {
-    return join(realpathSync(dirname(abs)), basename(abs));
-  } catch {
-    // The folder does not exist yet: the path as given.
-    return abs;
-  }
+  const abs = absolute(path);
+  return join(canonical(dirname(abs)), basename(abs));
 }
 
 function alive(pid: number): boolean {

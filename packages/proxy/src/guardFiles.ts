@@ -45,7 +45,7 @@ class GuardFileError extends UsageError {}
  * left to the walk (path.resolve folds `link/..` to the folder holding the link, where the kernel
  * goes to the parent of the link's target).
  */
-function absolute(path: string): string {
+export function absolute(path: string): string {
   return isAbsolute(path) ? path : `${process.cwd()}/${path}`;
 }
 

@@ -13,6 +13,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  symlinkSync,
   unlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -362,6 +363,29 @@ describe("the end of the log", () => {
     log.close();
     expect(readHeads(heads, file).map(({ head }) => head.session)).toEqual([log.session]);
     expect(readHeads(heads, other)).toEqual([]);
+  });
+
+  it("names a log by where the kernel finds it: a spelling through `link/..` follows the same sessions, and is not taken for a log that is gone", () => {
+    const file = join(dir, "audit.ndjson");
+    // <dir>/elsewhere/up leads to <dir>/inner: its `..` is <dir> (folded, it would be <dir>/elsewhere).
+    mkdirSync(join(dir, "inner"));
+    mkdirSync(join(dir, "elsewhere"));
+    symlinkSync(join(dir, "inner"), join(dir, "elsewhere", "up"));
+    const spelled = `${dir}/elsewhere/up/../audit.ndjson`;
+    const first = session(spelled);
+    expect(readdirSync(heads)).toEqual([headName(file, first)]);
+    // Another log's start prunes the head files of logs that are gone: this one is there.
+    const other = session(join(dir, "other.ndjson"));
+    expect(readdirSync(heads).sort()).toEqual(
+      [headName(file, first), headName(join(dir, "other.ndjson"), other)].sort(),
+    );
+    // Its next session, spelled plainly, follows it.
+    const second = open(file);
+    second.write(start);
+    expect(records(file).find((r) => r.session === second.session).prior).toEqual([
+      { session: first, seq: 4, mac: expect.stringMatching(/^[0-9a-f]{64}$/) },
+    ]);
+    second.close();
   });
 
   it("verify reads a head file an older build named by its session alone", () => {
