@@ -4,7 +4,7 @@
  * form, URLs by host and port, commands by every program they run and every file they name.
  */
 
-import { isAbsolute, resolve } from "node:path";
+import { isAbsolute } from "node:path";
 import { type Confinement, readSql, type StatementClass, UNCONFINED } from "@mcpguard/readers";
 import { checkCommand } from "./command.js";
 import { ALLOW, type Decision, destinationAllowed, destinationOf, type Need } from "./decision.js";
@@ -66,8 +66,10 @@ function relativeBase(
           `${tool.name} resolves ${arg} against ${baseArg}, which the call does not give as a path`,
         ),
       };
-    // The base is itself judged as its own argument; here it only places the relative path.
-    return { dir: resolve(policy.relativeTo, given) };
+    // The base is itself judged as its own argument; here it only places the relative path. Kept
+    // as given, not folded: the path is judged both as the server may normalise it and as the kernel
+    // walks it, and the kernel climbs a `..` in the base from a link's target (paths.ts).
+    return { dir: isAbsolute(given) ? given : `${policy.relativeTo}/${given}` };
   }
   if (policy.relativePaths === "refuse")
     return {

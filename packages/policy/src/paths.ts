@@ -113,10 +113,15 @@ function resolveReal(path: string): Walked {
   }
 }
 
+/**
+ * `input` against `cwd` (absolute; a base argument's value as given, `..` and all), as the server may
+ * normalise it (`lexical`, then `canonical`) and as the kernel walks it (`physical`).
+ */
 export function canonicalPath(input: string, cwd: string): CanonicalPath {
   const lexical = resolve(cwd, input);
   const canonical = resolveReal(lexical);
-  const climbs = input.split("/").includes("..");
+  // A `..` in the path as walked, the input's or, for a relative input, its base's.
+  const climbs = input.split("/").includes("..") || (!isAbsolute(input) && cwd.split("/").includes(".."));
   // As the kernel walks it: `..` left in place, so it climbs from a link's target.
   const physical = climbs ? resolveReal(isAbsolute(input) ? input : `${cwd}/${input}`) : canonical;
   const result: CanonicalPath = { lexical, canonical: canonical.path, physical: physical.path };

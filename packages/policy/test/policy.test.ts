@@ -628,6 +628,32 @@ describe("paths as the server resolves them (issue 30)", () => {
     });
   });
 
+  it("places a relative path against its base as the kernel walks the base: a `..` after a link climbs from the link's target", () => {
+    // <work>/repo/b/c/l leads to <work>/next/w, so <work>/repo/b/c/l/.. is <work>/next (folded,
+    // <work>/repo/b/c).
+    mkdirSync(join(work, "repo", "b", "c"), { recursive: true });
+    mkdirSync(join(work, "next", "w"), { recursive: true });
+    symlinkSync(join(work, "next", "w"), join(work, "repo", "b", "c", "l"));
+    symlinkSync("/etc/passwd", join(work, "next", "pw"));
+    const p = resolvePolicy(git(), undefined, { cwd: "/" });
+    const repo = `${work}/repo/b/c/l/..`;
+    try {
+      // The base lies inside, and so does a plain name in it.
+      expect(decide(p, "git_add", { repo_path: repo, files: ["x"] })).toEqual({ allow: true });
+      // open(os.path.join(repo, "../../z")): from <work>/next two folders up is above <work>.
+      expect(decide(p, "git_add", { repo_path: repo, files: ["../../z"] })).toMatchObject({
+        rule: "l1.path.write",
+      });
+      // A name with no `..` of its own: the link where the walk lands decides (<work>/next/pw).
+      expect(decide(p, "git_add", { repo_path: repo, files: ["pw"] })).toMatchObject({
+        rule: "l1.path.write",
+      });
+    } finally {
+      rmSync(join(work, "repo"), { recursive: true });
+      rmSync(join(work, "next"), { recursive: true });
+    }
+  });
+
   it("refuses a ref that git would read as an option, and treats a remote path as no local file", () => {
     const p = resolvePolicy(git(), undefined, { cwd: work });
     expect(decide(p, "git_diff", { repo_path: work, target: "main~2" })).toEqual({ allow: true });

@@ -3,7 +3,7 @@
  * server's environment at spawn. L1 decides first, then L2 inspects; AB stands alone. The layer
  * packages are loaded only when a config uses them, so C0 starts without them.
  */
-import { basename, join, resolve } from "node:path";
+import { basename, isAbsolute, join } from "node:path";
 import type { KernelNeeds } from "@mcpguard/kernel";
 import type { Message } from "@mcpguard/protocol";
 import type { HelperLauncher } from "@mcpguard/readers";
@@ -110,7 +110,10 @@ function argumentBases(
 ): Record<string, string> | undefined {
   const entries = Object.entries(base).flatMap(([arg, from]) => {
     const value = Object.hasOwn(args, from) ? args[from] : undefined;
-    return typeof value === "string" && value !== "" ? [[arg, resolve(relativeTo, value)] as const] : [];
+    // As given, not folded (a `..` after a link climbs from its target): as L1 places it (decide.ts).
+    const dir =
+      typeof value === "string" && value !== "" ? (isAbsolute(value) ? value : `${relativeTo}/${value}`) : "";
+    return dir ? [[arg, dir] as const] : [];
   });
   return entries.length ? Object.fromEntries(entries) : undefined;
 }

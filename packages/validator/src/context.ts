@@ -48,8 +48,9 @@ export interface Finding {
 }
 
 /**
- * Canonical forms of the server's directories. They rarely change over a proxy's life, so they
- * are remembered (a handful at most) instead of costing a realpath on every call.
+ * The server's directories as the kernel walks them (a base argument's `..` after a link climbs from
+ * the link's target; without a `..` this is the canonical form). They rarely change over a proxy's
+ * life, so they are remembered (a handful at most) instead of costing a realpath on every call.
  */
 const canonicalDirs = new Map<string, string>();
 
@@ -57,7 +58,7 @@ function canonicalDir(dir: string): string {
   let canonical = canonicalDirs.get(dir);
   if (canonical === undefined) {
     if (canonicalDirs.size >= 32) canonicalDirs.clear();
-    canonical = canonicalPath(dir, "/").canonical;
+    canonical = canonicalPath(dir, "/").physical;
     canonicalDirs.set(dir, canonical);
   }
   return canonical;

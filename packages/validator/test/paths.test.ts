@@ -87,6 +87,24 @@ describe("l2.path.symlink-escape", () => {
   });
 });
 
+describe("a path relative to another argument (a base)", () => {
+  it("is read against the base as the kernel walks it: a `..` after a link climbs from the link's target", () => {
+    // <workspace>/repo/b/c/l leads to <workspace>/next/w: <workspace>/repo/b/c/l/.. is <workspace>/next.
+    mkdirSync(join(workspace, "repo", "b", "c"), { recursive: true });
+    mkdirSync(join(workspace, "next", "w"), { recursive: true });
+    symlinkSync(join(workspace, "next", "w"), join(workspace, "repo", "b", "c", "l"));
+    const call = (files: string) =>
+      inspectArguments(
+        { repo: `${workspace}/repo/b/c/l/..`, files },
+        { repo: "path.write", files: "path.write" },
+        { ...world.ctx, pathBases: { files: `${workspace}/repo/b/c/l/..` } },
+      )?.rule;
+    expect(call("x")).toBeUndefined();
+    // From <workspace>/next, two folders up is above the workspace (folded first, it stayed inside).
+    expect(call("../../z")).toBe("l2.path.traversal");
+  });
+});
+
 describe("l2.path.sensitive", () => {
   it.each([
     "/etc/passwd",
