@@ -15,7 +15,15 @@
  * folder. A symbolic link is judged where it points and where it lies (replacing the link
  * replaces the file). See docs/DESIGN.md, "The guard's own files".
  */
-import { lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, type Stats } from "node:fs";
+import {
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  type Stats,
+  statSync,
+} from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { isRecord } from "@mcpguard/protocol";
 import { UsageError } from "./args.js";
@@ -179,15 +187,23 @@ export interface GuardCheck {
   advice?: (file: GuardFile) => string | undefined;
 }
 
+/** A device, pipe or socket (what `/dev/stdin` and the like lead to), not a file that keeps what is written. */
+function special(path: string): boolean {
+  const st = statSync(path, { throwIfNoEntry: false });
+  return st !== undefined && !st.isFile() && !st.isDirectory();
+}
+
 /**
- * Refuse the first guard file in the server's reach (GuardFileError). Devices and /proc are left
- * to the loaders: a policy read from /dev/stdin, an audit log on /dev/stdout get their own refusal.
+ * Refuse the first guard file in the server's reach (GuardFileError). Devices, pipes and /proc are
+ * left to the loaders: a policy read from /dev/stdin, an audit log on /dev/stdout get their own
+ * refusal. A file under /dev that is a file (`/dev/shm/audit.ndjson`, on a tmpfs a policy may grant)
+ * is judged as any other.
  */
 export function checkGuardFiles(files: readonly GuardFile[], check: GuardCheck): void {
   const grants = check.grants.map((g) => ({ ...g, canonical: canonical(g.path) }));
   for (const file of files) {
     const at = places(file.path);
-    if (at.some((p) => within(p, "/dev") || within(p, "/proc"))) continue;
+    if (at.some((p) => within(p, "/proc") || special(p))) continue;
     for (const place of at) {
       const grant = grants.find((g) => (!g.read || file.secret) && within(place, g.canonical));
       if (grant) {

@@ -144,6 +144,30 @@ describe("rule a: nothing the server may write", () => {
     );
   });
 
+  it("judges a file under /dev that is a file: an audit log on /dev/shm inside a write grant", () => {
+    const shm = mkdtempSync("/dev/shm/mcpguard-guard-");
+    try {
+      const policy = join(scratch, "shm-policy.json");
+      writeFileSync(
+        policy,
+        JSON.stringify({
+          version: 1,
+          server: "proxy-fixture",
+          tools: { save: { args: { path: "path.write", text: "text" }, write: [`${shm}/**`] } },
+        }),
+      );
+      const r = start("C-app", ["--policy", policy, "--audit-log", join(shm, "audit.ndjson")]);
+      expect(r.status).toBe(2);
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `^mcpguard run: the audit log ${shm}/audit\\.ndjson lies in ${shm}, the write grant of tool save:`,
+        ),
+      );
+    } finally {
+      rmSync(shm, { recursive: true, force: true });
+    }
+  });
+
   it("judges an audit log where the kernel writes it: `..` after a link, and a dangling link it would create through", () => {
     const policy = writerPolicy(join(scratch, "policies", "fixture.json"));
     // <scratch>/logs/inner leads into the workspace: its `..` is the workspace, not <scratch>/logs.
