@@ -13,7 +13,8 @@
  * loopback up, for a server whose policy grants no network, so the abstract unix socket names it
  * binds are its own and no other program's; new PID and mount namespaces with a /proc of their
  * own, so the server sees no process but its own and its init: see enter_pid_namespace), read the
- * Landlock ruleset (a held launcher waits for it there: see below), drop the capabilities a
+ * Landlock ruleset (a held launcher waits for it there: see below), in its own mount namespace make
+ * every mount read-only but its write grants (readonly_outside_writes), drop the capabilities a
  * server has no business with, set no_new_privs, restrict itself with Landlock,
  * install the seccomp filter of seccomp.h (--seccomp; without --isolate ipc it also refuses SysV
  * IPC), cap the size of every file it writes (--fsize: RLIMIT_FSIZE, with SIGXFSZ ignored so a
@@ -461,6 +462,104 @@ static const char *isolate(int flags)
 	return NULL;
 }
 
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+#ifndef MOVE_MOUNT_F_EMPTY_PATH
+#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
+#define MG_MOUNT_ATTR_RDONLY 0x00000001
+#ifndef SYS_open_tree
+#define SYS_open_tree 428
+#endif
+#ifndef SYS_move_mount
+#define SYS_move_mount 429
+#endif
+#ifndef SYS_mount_setattr
+#define SYS_mount_setattr 442
+#endif
+
+struct mg_mount_attr {
+	uint64_t attr_set;
+	uint64_t attr_clr;
+	uint64_t propagation;
+	uint64_t userns_fd;
+};
+
+/* Every mount of this mount namespace read-only (the namespace is the server's own). 0, or -errno. */
+static int mounts_readonly(void)
+{
+	struct mg_mount_attr attr = { .attr_set = MG_MOUNT_ATTR_RDONLY };
+
+	return syscall(SYS_mount_setattr, AT_FDCWD, "/", AT_RECURSIVE, &attr, sizeof(attr)) ? -errno : 0;
+}
+
+/* The rights that change what is beneath a path: a rule with one of them is a write grant. */
+#define WRITE_RIGHTS                                                                                  \
+	(LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |  \
+	 LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |        \
+	 LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |     \
+	 LANDLOCK_ACCESS_FS_MAKE_SYM | LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_TRUNCATE)
+
+static int shorter_first(const void *a, const void *b)
+{
+	size_t la = strlen(*(const char *const *)a), lb = strlen(*(const char *const *)b);
+
+	return la < lb ? -1 : la > lb;
+}
+
+/*
+ * The host's files read-only to the server but where its ruleset lets it write. Landlock mediates
+ * opening, making and removing files, not a change of mode, owner, times or extended attributes,
+ * which a server running as root could otherwise make anywhere: a shell made set-user-ID, the
+ * audit key made 0666. In the server's own mount namespace (--isolate pid) each write grant is
+ * taken as a writable copy of its mounts (open_tree), every mount is then made read-only, and the
+ * copies are put back over their paths, folders before what lies beneath them: such a change
+ * outside the write grants fails with EROFS. A move between two write grants is a move between two
+ * mounts, EXDEV (mv and shutil.move copy instead), as between two filesystems. NULL, or why not.
+ */
+static const char *readonly_outside_writes(const struct ruleset *rs)
+{
+	static char why[512];
+	const char **paths = calloc(rs->nfs + 1, sizeof(*paths));
+	int *trees = calloc(rs->nfs + 1, sizeof(*trees)), err;
+	size_t n = 0;
+
+	if (!paths || !trees)
+		return strerror(ENOMEM);
+	for (size_t i = 0; i < rs->nfs; i++)
+		if (rs->fs[i].access & WRITE_RIGHTS)
+			paths[n++] = rs->fs[i].path;
+	qsort(paths, n, sizeof(*paths), shorter_first);
+	for (size_t i = 0; i < n; i++) {
+		trees[i] = (int)syscall(SYS_open_tree, AT_FDCWD, paths[i], OPEN_TREE_CLONE | O_CLOEXEC | AT_RECURSIVE);
+		/* Not there: no rule either (restrict_self), so nothing to write there. */
+		if (trees[i] < 0 && errno != ENOENT) {
+			snprintf(why, sizeof(why), "open_tree %s: %s", paths[i], strerror(errno));
+			return why;
+		}
+	}
+	if ((err = mounts_readonly())) {
+		snprintf(why, sizeof(why), "mount_setattr / read-only: %s", strerror(-err));
+		return why;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (trees[i] < 0)
+			continue;
+		if (syscall(SYS_move_mount, trees[i], "", AT_FDCWD, paths[i], MOVE_MOUNT_F_EMPTY_PATH)) {
+			snprintf(why, sizeof(why), "move_mount %s: %s", paths[i], strerror(errno));
+			return why;
+		}
+		close(trees[i]);
+	}
+	free(paths);
+	free(trees);
+	return NULL;
+}
+
 /*
  * The private /proc, in the first process of the new PID namespace: a procfs of that namespace
  * over the host's, so /proc lists the namespace's processes only (the init, the server and its
@@ -844,7 +943,7 @@ static void probe_pid_namespace(unsigned int unused)
 	if (pid < 0)
 		_exit(2);
 	if (pid == 0)
-		_exit(mount_private_proc() ? 3 : 0);
+		_exit(mount_private_proc() ? 3 : mounts_readonly() ? 4 : 0);
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 		_exit(2);
 	_exit(WEXITSTATUS(status));
@@ -854,6 +953,7 @@ static const char *const PID_NAMESPACE_FAILURES[] = {
 	[1] = "unshare(CLONE_NEWPID|CLONE_NEWNS) failed (needs CAP_SYS_ADMIN)",
 	[2] = "the first process of a new PID namespace could not be started",
 	[3] = "a new PID namespace cannot mount its own /proc",
+	[4] = "a new mount namespace cannot be made read-only (mount_setattr, Linux 5.12)",
 };
 
 static int probe(void)
@@ -862,7 +962,7 @@ static int probe(void)
 	const char *landlock_error = abi < 0 ? strerror(errno) : NULL;
 	const char *seccomp_error = probe_seccomp();
 	const char *ns_error = in_child(probe_isolate, CLONE_NEWIPC | CLONE_NEWNET, ISOLATE_FAILURES, 2);
-	const char *pid_error = in_child(probe_pid_namespace, 0, PID_NAMESPACE_FAILURES, 4);
+	const char *pid_error = in_child(probe_pid_namespace, 0, PID_NAMESPACE_FAILURES, 5);
 
 	printf("{\"landlockAbi\":%ld", abi < 0 ? 0 : abi);
 	if (landlock_error)
@@ -947,6 +1047,9 @@ int main(int argc, char **argv)
 	/* Released: the waiter first (a signal before it ends both), then a failure kept meanwhile. */
 	release_waiter();
 	undefer();
+	/* Before Landlock, which refuses a restricted process any change of its mounts. */
+	if (ruleset_file && (namespaces & CLONE_NEWNS) && (why = readonly_outside_writes(&rs)))
+		die("cannot make the host's files read-only to the server: %s", why);
 	drop_capabilities();
 	if (ruleset_file)
 		restrict_self(&rs);

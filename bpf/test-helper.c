@@ -27,6 +27,10 @@
  *   mcpguard-test-helper connect-abstract NAME   connect to the abstract unix socket NAME:
  *                                          {"connect":"ok"|ERRNO}
  *   mcpguard-test-helper fsize PATH BYTES  write BYTES bytes to PATH: {"wrote":N,"error":ERRNO|null}
+ *   mcpguard-test-helper meta PATH         change PATH's metadata, each back as it was:
+ *                                          {"chmod":..,"chown":..,"utimes":..,"xattr":..}, "ok" or
+ *                                          the errno's name of chmod, chown (to its own owner),
+ *                                          utimensat and setxattr of a user.* attribute
  *   mcpguard-test-helper procfs FILE       what /proc shows and lets through: {"pids":[N,...]|ERRNO,
  *                                          "self":N,"init":COMM|ERRNO,"status":..,"maps":..,
  *                                          "oomScoreAdj":..,"comm":..,"viaRoot":..}: the processes
@@ -59,6 +63,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 static const char *errname(int e)
@@ -358,6 +363,33 @@ static int write_bytes(const char *path, long bytes)
 	return 0;
 }
 
+static const char *outcome(int failed)
+{
+	return failed ? errname(errno) : "ok";
+}
+
+/* What Landlock does not mediate: a change of mode, owner, times or extended attributes. */
+static int meta(const char *path)
+{
+	struct stat st;
+	const char *mode, *owner, *times, *xattr;
+
+	if (stat(path, &st)) {
+		printf("{\"stat\":\"%s\"}\n", errname(errno));
+		return 0;
+	}
+	mode = outcome(chmod(path, st.st_mode & 07777));
+	owner = outcome(chown(path, st.st_uid, st.st_gid));
+	struct timespec ts[2] = { st.st_atim, st.st_mtim };
+	times = outcome(utimensat(AT_FDCWD, path, ts, 0));
+	xattr = outcome(setxattr(path, "user.mcpguard", "1", 1, 0));
+	if (!strcmp(xattr, "ok"))
+		removexattr(path, "user.mcpguard");
+	printf("{\"chmod\":\"%s\",\"chown\":\"%s\",\"utimes\":\"%s\",\"xattr\":\"%s\"}\n", mode, owner,
+	       times, xattr);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -391,7 +423,10 @@ int main(int argc, char **argv)
 		return connect_abstract(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "fsize"))
 		return write_bytes(argv[2], atol(argv[3]));
+	if (argc == 3 && !strcmp(argv[1], "meta"))
+		return meta(argv[2]);
 	fprintf(stderr, "usage: mcpguard-test-helper memfd-exec | socket FAMILY PROTOCOL | forks N | hog MIB | read PATH"
-			" | shm KEY TEXT | msg KEY TEXT | userns | keyctl | bind-abstract NAME SECONDS | connect-abstract NAME | fsize PATH BYTES\n");
+			" | shm KEY TEXT | msg KEY TEXT | userns | keyctl | bind-abstract NAME SECONDS | connect-abstract NAME | fsize PATH BYTES"
+			" | meta PATH\n");
 	return 2;
 }

@@ -93,7 +93,10 @@ export function capabilityBackends(p: ProbeResult): Record<Capability, Capabilit
  * user; and abstract unix socket names, which Landlock's scope keeps the server from connecting
  * to but not from binding; and /proc, which Landlock cannot grant file by file (a rule on a procfs
  * entry lasts only as long as its dentry), so it is granted whole, read-only, where the server has
- * a /proc of its own that shows no other process.
+ * a /proc of its own that shows no other process; and a change of a file's mode, owner, times or
+ * extended attributes, which Landlock does not mediate at all (a server running as root could make
+ * a shell set-user-ID), refused outside the write grants by mounts made read-only in the server's
+ * own mount namespace.
  */
 export type Hardening =
   | "memfd-exec"
@@ -102,7 +105,8 @@ export type Hardening =
   | "keyring"
   | "sysv-ipc"
   | "abstract-unix-bind"
-  | "procfs";
+  | "procfs"
+  | "file-metadata";
 export const HARDENING: readonly Hardening[] = [
   "memfd-exec",
   "socket-families",
@@ -111,6 +115,7 @@ export const HARDENING: readonly Hardening[] = [
   "sysv-ipc",
   "abstract-unix-bind",
   "procfs",
+  "file-metadata",
 ];
 
 export function hardeningBackends(p: ProbeResult): Record<Hardening, CapabilityBackend> {
@@ -162,6 +167,16 @@ export function hardeningBackends(p: ProbeResult): Record<Hardening, CapabilityB
       : {
           backend: p.landlockAbi >= LANDLOCK_MIN_ABI ? "landlock" : null,
           detail: `/proc is not granted at all (the runtime's reads of its own entries fail): no PID namespace of the server's own here${because(p.errors.pidNamespace ?? p.errors.launcher)}`,
+        },
+    "file-metadata": p.pidNamespace
+      ? {
+          backend: "read-only-mounts",
+          detail:
+            "in the server's mount namespace every mount is read-only but its write grants: chmod, chown, utimes and setxattr elsewhere fail with EROFS (Landlock does not mediate them); a move between two write grants is EXDEV, as between filesystems",
+        }
+      : {
+          backend: null,
+          detail: `chmod, chown, utimes and setxattr are not mediated anywhere: no mount namespace of the server's own here${because(p.errors.pidNamespace ?? p.errors.launcher)}`,
         },
   };
 }

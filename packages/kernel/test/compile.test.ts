@@ -238,6 +238,7 @@ describe("capability backends", () => {
       "sysv-ipc": { backend: "ipc-namespace" },
       "abstract-unix-bind": { backend: "net-namespace" },
       procfs: { backend: "pid-namespace" },
+      "file-metadata": { backend: "read-only-mounts" },
     });
     const none = hardeningBackends(
       probe({ seccomp: false, errors: { seccomp: "the filter cannot be installed" } }),
@@ -260,6 +261,11 @@ describe("capability backends", () => {
     expect(noPid.procfs).toMatchObject({
       backend: "landlock",
       detail: expect.stringMatching(/not granted at all.*unshare failed/),
+    });
+    // But a file's metadata has no other backend: Landlock does not mediate chmod and chown.
+    expect(noPid["file-metadata"]).toMatchObject({
+      backend: null,
+      detail: expect.stringMatching(/not mediated anywhere.*unshare failed/),
     });
   });
 

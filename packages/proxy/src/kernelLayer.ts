@@ -139,15 +139,18 @@ function isolationOf(
   };
 }
 
-/** The backend of a hardening capability in this run: /proc is Landlock's (denied whole) where its private one is not made. */
+/**
+ * The backend of a hardening capability in this run: /proc is Landlock's (denied whole) where its
+ * private one is not made, and a file's metadata is left open without the mount namespace.
+ */
 function hardeningBackend(
   backends: PreparedKernelLayer["backends"],
   isolate: { pid: boolean },
   c: keyof PreparedKernelLayer["backends"],
 ): string {
-  return c === "procfs" && backends.procfs.backend === "pid-namespace" && !isolate.pid
-    ? "landlock"
-    : (backends[c].backend ?? "none");
+  if (c === "procfs" && backends.procfs.backend === "pid-namespace" && !isolate.pid) return "landlock";
+  if (c === "file-metadata" && !isolate.pid) return "none";
+  return backends[c].backend ?? "none";
 }
 
 export async function startKernelLayer(options: KernelLayerOptions): Promise<KernelLayer> {

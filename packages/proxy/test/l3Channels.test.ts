@@ -188,3 +188,61 @@ describe.skipIf(!l3Ready)("the launcher where it may not make namespaces", () =>
     );
   });
 });
+
+describe.skipIf(!l3Ready)(
+  "a file's mode, owner, times and extended attributes, which Landlock does not mediate",
+  () => {
+    // C-app is the baseline: the change goes through anywhere the proxy's user may make it.
+    for (const config of ["C-app", "C-ebpf", "C-full"]) {
+      it(`${config}: changed only inside the write grants (EROFS outside), and the start record says how`, async () => {
+        const outside = join(scratch, "outside.txt");
+        const inside = join(work, "inside.txt");
+        writeFileSync(outside, "not the server's\n");
+        writeFileSync(inside, "the server's\n");
+        const writer = join(scratch, "meta-policy.json");
+        writeFileSync(
+          writer,
+          JSON.stringify({
+            version: 1,
+            server: "proxy-fixture",
+            tools: {
+              run: {
+                args: { argv: "scalar" },
+                exec: [HELPER],
+                read: [`${scratch}/**`],
+                write: ["{{cwd}}/**"],
+              },
+            },
+          }),
+        );
+        const log = join(scratch, "audit.ndjson");
+        const proxy = new RawProxy(
+          ["--config", config, "--policy", writer, "--audit-log", log, "--", process.execPath, FIXTURE],
+          { cwd: work },
+        );
+        await proxy.initialize();
+        let id = 0;
+        const meta = async (path: string) => {
+          proxy.request(++id, "tools/call", { name: "run", arguments: { argv: [HELPER, "meta", path] } });
+          return JSON.parse(JSON.parse(text(await proxy.next())).stdout.split("\n")[0]);
+        };
+        const there = await meta(inside);
+        const elsewhere = await meta(outside);
+        proxy.child.stdin.end();
+        expect((await proxy.exited).code).toBe(0);
+        expect(there).toMatchObject({ chmod: "ok", chown: "ok", utimes: "ok" });
+        if (config === "C-app") {
+          expect(elsewhere).toMatchObject({ chmod: "ok", chown: "ok", utimes: "ok" });
+          return;
+        }
+        expect(elsewhere).toEqual({ chmod: "EROFS", chown: "EROFS", utimes: "EROFS", xattr: "EROFS" });
+        const start = readFileSync(log, "utf8")
+          .split("\n")
+          .filter(Boolean)
+          .map((line) => JSON.parse(line))
+          .find((r) => r.type === "lifecycle" && r.event === "start");
+        expect(start.l3Hardening).toMatchObject({ "file-metadata": "read-only-mounts" });
+      });
+    }
+  },
+);
