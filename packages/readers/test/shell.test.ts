@@ -75,6 +75,30 @@ describe("the shell reading: commands and lists", () => {
     ]);
   });
 
+  it("does not know where cd went along CDPATH, or with -P through `..`", () => {
+    const at = (src: string, context?: ShellContext) =>
+      reading(src, context)
+        .invocations.filter((i) => i.argvs[0]?.[0]?.text === "cat")
+        .map((i) => i.cwd);
+    expect(at("cd etc && cat passwd")).toEqual(["/w/etc"]);
+    expect(at("CDPATH=/ cd etc && cat passwd")).toEqual([undefined]);
+    expect(at("export CDPATH=/; cd etc && cat passwd")).toEqual([undefined]);
+    expect(at("CDPATH= cd etc && cat passwd")).toEqual(["/w/etc"]);
+    // A name that starts with . or .. is never looked up along CDPATH.
+    expect(at("export CDPATH=/; cd ./etc && cat passwd")).toEqual(["/w/etc"]);
+    expect(at("cd etc && cat passwd", { ...ctx, present: new Set(["CDPATH"]) })).toEqual([undefined]);
+    // -P walks the link, and its `..` climbs from the link's target; -L (the default) folds it.
+    expect(at("cd -P self/.. && cat outside.txt")).toEqual([undefined]);
+    expect(at("cd -P -L self/.. && cat outside.txt")).toEqual(["/w"]);
+    expect(at("cd -P src && cat a")).toEqual(["/w/src"]);
+    expect(at("cd self/.. && cat outside.txt")).toEqual(["/w"]);
+    // bash's set -P makes every later cd physical, until set +P.
+    expect(at("set -P; cd self/.. && cat outside.txt")).toEqual([undefined]);
+    expect(at("set -o physical; cd self/.. && cat outside.txt")).toEqual([undefined]);
+    expect(at("set -P; set +P; cd self/.. && cat outside.txt")).toEqual(["/w"]);
+    expect(at("(set -P); cd self/.. && cat outside.txt")).toEqual(["/w"]);
+  });
+
   it("gives a command in a pipeline the programs before it as its input", () => {
     const sort = reading("cut -d, -f1 x | sort").invocations[1];
     expect(sort?.stdin).toEqual({ kind: "pipe", producers: ["cut"] });

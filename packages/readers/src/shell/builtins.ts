@@ -116,6 +116,7 @@ function callbackOption(r: Walker, name: string, argv: Field[], scope: Scope, st
   );
 }
 
+/** `env`: the command's own `NAME=value` prefixes, which a builtin sees while it runs. */
 export function readBuiltin(
   r: Walker,
   name: string,
@@ -123,18 +124,19 @@ export function readBuiltin(
   scope: Scope,
   stdin: Stdin,
   files: FileRedirect[],
+  env: readonly { name: string; value: Field }[] = [],
 ): void {
   if (argvs.length > 1) {
     // Several ways: each may happen; the state after is what any of them leaves.
     const branches = argvs.map((argv) => {
       const s = scope.fork();
-      readOne(r, name, argv, s, stdin, files);
+      readOne(r, name, argv, s, stdin, files, env);
       return s;
     });
     for (const s of branches) scope.merge(s);
     return;
   }
-  readOne(r, name, argvs[0] as Field[], scope, stdin, files);
+  readOne(r, name, argvs[0] as Field[], scope, stdin, files, env);
 }
 
 function readOne(
@@ -144,11 +146,12 @@ function readOne(
   scope: Scope,
   stdin: Stdin,
   files: FileRedirect[],
+  env: readonly { name: string; value: Field }[],
 ): void {
   switch (name) {
     case "cd":
     case "pushd":
-      changeDirectory(r, argv, scope);
+      changeDirectory(r, argv, scope, env);
       return;
     case "popd":
       scope.cwd = undefined;
@@ -218,10 +221,54 @@ function withDefault(names: Field[], fallback: string): Field[] {
   return names.length ? names : [{ text: fallback }];
 }
 
-function changeDirectory(r: Walker, argv: Field[], scope: Scope): void {
+/** Whether `cd` walks physically: `-P` (or `set -P` before), unless a later `-L` takes it back. */
+function physicalCd(argv: Field[], scope: Scope): boolean {
+  let physical = scope.physical;
+  for (const f of argv.slice(1)) {
+    if (f.text === "--" || !/^-[LPe@]+$/.test(f.text)) break;
+    for (const c of f.text.slice(1)) if (c === "L" || c === "P") physical = c === "P";
+  }
+  return physical;
+}
+
+/**
+ * Whether `cd NAME` may look NAME up along CDPATH (a relative name that does not start with `.` or
+ * `..`): where CDPATH is set to anything but the empty string, by the command's prefix, in the line
+ * before, or in the environment.
+ */
+function searchesCdpath(
+  r: Walker,
+  scope: Scope,
+  target: Field,
+  env: readonly { name: string; value: Field }[],
+): boolean {
+  if (target.unknown || target.text.startsWith("/") || /^\.\.?(?:\/|$)/.test(target.text)) return false;
+  const set = (ways: readonly Field[]) => ways.some((w) => w.unknown !== undefined || w.text !== "");
+  const prefix = env.filter((e) => e.name === "CDPATH").map((e) => e.value);
+  if (prefix.length) return set(prefix);
+  const value = scope.vars.get("CDPATH");
+  if (value) return value.kind === "array" || (value.kind === "scalar" && set(value.ways));
+  return r.ctx.present?.has("CDPATH") === true;
+}
+
+function changeDirectory(
+  r: Walker,
+  argv: Field[],
+  scope: Scope,
+  env: readonly { name: string; value: Field }[],
+): void {
   const [target] = operands(argv, "");
   if (!target) {
     scope.cwd = r.ctx.home;
+    return;
+  }
+  // Where the shell goes is then the filesystem's to say: along CDPATH, or (`cd -P`) a `..` after
+  // a link climbing from the link's target. Later relative paths are read as unknown.
+  if (
+    searchesCdpath(r, scope, target, env) ||
+    (physicalCd(argv, scope) && target.text.split("/").includes(".."))
+  ) {
+    scope.cwd = undefined;
     return;
   }
   if (target.unknown || target.pattern || target.text === "-" || scope.cwd === undefined) {
@@ -232,7 +279,24 @@ function changeDirectory(r: Walker, argv: Field[], scope: Scope): void {
   scope.cwd = posix.resolve(scope.cwd, target.text);
 }
 
+/** `set -P`, `set +P`, `set -o physical` (a word known only at run time may be any of them). */
+function physicalOption(argv: Field[], scope: Scope): void {
+  for (let i = 1; i < argv.length; i++) {
+    const f = argv[i] as Field;
+    if (f.unknown) scope.physical = true;
+    if (f.unknown || f.text === "--" || !/^[-+]/.test(f.text)) return;
+    if (/^[-+]o$/.test(f.text)) {
+      const option = argv[++i];
+      if (option?.unknown) scope.physical = true;
+      else if (option?.text === "physical") scope.physical = f.text === "-o";
+      continue;
+    }
+    if (f.text.includes("P")) scope.physical = f.text.startsWith("-");
+  }
+}
+
 function setBuiltin(argv: Field[], scope: Scope): void {
+  physicalOption(argv, scope);
   const dashdash = argv.findIndex((f) => f.text === "--");
   if (dashdash !== -1) {
     scope.positional = positionalOf(argv.slice(dashdash + 1));

@@ -202,7 +202,7 @@ export function dispatch(
     }
     if (name !== "\u0000" && !how.programOnly && BUILTINS.has(name)) {
       record(r, { kind: "builtin", argvs: lines, ...base });
-      readBuiltin(r, name, lines, scope, stdin, files);
+      readBuiltin(r, name, lines, scope, stdin, files, env);
       continue;
     }
     const inv: Invocation = { kind: "program", argvs: lines, ...base };

@@ -54,6 +54,9 @@ export class Scope {
   /** `$0`: the name the shell was started with (`sh -c 'script' name`), unknown at the top. */
   arg0: Field | undefined;
 
+  /** bash's `set -P` (`set -o physical`): cd walks links, so a `..` climbs from a link's target. */
+  physical = false;
+
   static top(cwd: string, dialect: Dialect, positional: Field[] = []): Scope {
     return new Scope(new Map(), new Map(), cwd, positional, dialect, new Set());
   }
@@ -69,6 +72,7 @@ export class Scope {
       new Set(this.exported),
     );
     copy.arg0 = this.arg0;
+    copy.physical = this.physical;
     return copy;
   }
 
@@ -96,11 +100,13 @@ export class Scope {
     for (const name of other.exported) this.exported.add(name);
     if (this.cwd !== other.cwd) this.cwd = undefined;
     if (this.positional !== other.positional) this.positional = undefined;
+    this.physical ||= other.physical;
   }
 
   /** Whether every variable holds what it holds in `other` (a loop has nothing new to give). */
   same(other: Scope): boolean {
-    if (this.cwd !== other.cwd || this.vars.size !== other.vars.size) return false;
+    if (this.cwd !== other.cwd || this.vars.size !== other.vars.size || this.physical !== other.physical)
+      return false;
     for (const [name, value] of this.vars) {
       if (!sameValue(value, other.vars.get(name) ?? UNSET)) return false;
     }
