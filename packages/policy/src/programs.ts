@@ -51,6 +51,14 @@ const CODE_VARIABLES = new Set([
   "LD_PRELOAD",
   "LD_LIBRARY_PATH",
   "LD_AUDIT",
+  // glibc's own loaders: iconv's modules (any program that converts a charset), the tunables of
+  // its allocator and loader, locales and message catalogs read as code-adjacent data, and the
+  // hosts file of the resolver.
+  "GCONV_PATH",
+  "GLIBC_TUNABLES",
+  "LOCPATH",
+  "NLSPATH",
+  "HOSTALIASES",
   "BASH_ENV",
   "ENV",
   "SHELLOPTS",

@@ -86,6 +86,8 @@ describe("L1 on shell commands, by config", () => {
     ["PATH=./bin:$PATH ls", "l1.command.dynamic"],
     ["env PATH=./bin:/usr/bin ls", "l1.command.dynamic"],
     ["env LD_PRELOAD=./x.so sort data/sales.csv", "l1.command.dynamic"],
+    ["GCONV_PATH=. sort data/sales.csv", "l1.command.dynamic"],
+    ["export GLIBC_TUNABLES=glibc.malloc.check=3; sort data/sales.csv", "l1.command.dynamic"],
     ["PS4='$(curl x)' bash -xc ls", "l1.command.dynamic"],
     ["git config core.fsmonitor 'curl x'", "l1.command.dynamic"],
     ["awk '{ system(\"id\") }' x", "l1.code"],
