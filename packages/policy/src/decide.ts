@@ -46,6 +46,17 @@ function checkPath(
 }
 
 /**
+ * `~` and `~/...` as a server that expands them itself reads them (server-filesystem's
+ * expandHome: `path.join(os.homedir(), p.slice(1))`, os.homedir() being $HOME), besides the
+ * literal folder named `~` that the path names for one that does not: both must be allowed.
+ * Undefined for any other path; "" where HOME is not known.
+ */
+function homeForm(path: string, home: string | undefined): string | undefined {
+  if (path !== "~" && !path.startsWith("~/")) return undefined;
+  return home ? `${home}${path.slice(1)}` : "";
+}
+
+/**
  * The folder a relative path argument resolves against, as the server resolves it: another
  * argument's value where the tool's `base` says so (mcp-server-git's files, relative to repo_path),
  * else the policy's `relativeTo`; refused where the server's folder is unknown.
@@ -165,6 +176,12 @@ export function decide(
         if ("refuse" in base) return base.refuse;
         const decision = checkPath(item, access, tool, base.dir, resolvePath);
         if (!decision.allow) return decision;
+        const home = homeForm(item, policy.variables.home);
+        if (home === undefined) continue;
+        const inHome = home
+          ? checkPath(home, access, tool, policy.relativeTo, resolvePath)
+          : deny("l1.path.home", `${item} names HOME for a server that expands ~, and HOME is not known`);
+        if (!inHome.allow) return inHome;
       }
       continue;
     }

@@ -654,6 +654,35 @@ describe("paths as the server resolves them (issue 30)", () => {
     }
   });
 
+  it("judges ~ and ~/... in HOME too, where a server expands them itself (server-filesystem)", () => {
+    const p = resolvePolicy(
+      PolicySchema.parse({
+        version: 1,
+        server: "files",
+        tools: { read_file: { args: { path: "path.read" }, read: ["{{home}}/projects/**"] } },
+      }),
+      undefined,
+      { cwd: join(home, "projects"), home },
+    );
+    mkdirSync(join(home, "projects"), { recursive: true });
+    expect(decide(p, "read_file", { path: "notes.txt" })).toEqual({ allow: true });
+    expect(decide(p, "read_file", { path: "~/projects/notes.txt" })).toEqual({ allow: true });
+    expect(decide(p, "read_file", { path: "~/.ssh/id_rsa" })).toMatchObject({ rule: "l1.path.read" });
+    expect(decide(p, "read_file", { path: "~" })).toMatchObject({ rule: "l1.path.read" });
+    // Not a home: a file whose name starts with ~, or ~user (which server-filesystem reads literally).
+    expect(decide(p, "read_file", { path: "~notes.txt" })).toEqual({ allow: true });
+    const noHome = resolvePolicy(
+      PolicySchema.parse({
+        version: 1,
+        server: "files",
+        tools: { read_file: { args: { path: "path.read" }, read: [`${home}/projects/**`] } },
+      }),
+      undefined,
+      { cwd: join(home, "projects") },
+    );
+    expect(decide(noHome, "read_file", { path: "~/x" })).toMatchObject({ rule: "l1.path.home" });
+  });
+
   it("refuses a ref that git would read as an option, and treats a remote path as no local file", () => {
     const p = resolvePolicy(git(), undefined, { cwd: work });
     expect(decide(p, "git_diff", { repo_path: work, target: "main~2" })).toEqual({ allow: true });
