@@ -2,7 +2,8 @@
  * The guard's own files out of the server's reach. `mcpguard run` reads its policy, overrides,
  * manifest and pin file at start, and writes its audit log with a key: a server that could change
  * one of them would choose its own rules at its next start, or rewrite the record of what it did.
- * Before anything of the server runs, each file the run really uses must pass two rules:
+ * Before anything of the server runs, each file the run really uses must pass two rules (mcpguard's
+ * own install the first only):
  *
  *  a. it lies in no grant that lets the server write (L1's and AgentBound's write grants, the
  *     kernel's write rules under L3; the key, a secret, in no read rule of the kernel either);
@@ -43,6 +44,11 @@ export interface GuardFile {
   what: string;
   /** The server must not read it either (the audit key). */
   secret?: boolean;
+  /**
+   * mcpguard's own install (its code, code caches and kernel-layer binaries, which run as root at
+   * the next start): rule a only; who owns it is the installer's business.
+   */
+  code?: boolean;
 }
 
 /** A guard file in the server's reach: one line, exit status 2. */
@@ -205,17 +211,22 @@ export function checkGuardFiles(files: readonly GuardFile[], check: GuardCheck):
     const at = places(file.path);
     if (at.some((p) => within(p, "/proc") || special(p))) continue;
     for (const place of at) {
-      const grant = grants.find((g) => (!g.read || file.secret) && within(place, g.canonical));
+      // An install is a tree: a grant anywhere inside it reaches its code too.
+      const grant = grants.find(
+        (g) =>
+          (!g.read || file.secret) &&
+          (within(place, g.canonical) || (file.code === true && within(g.canonical, place))),
+      );
       if (grant) {
         const fix =
           check.advice?.(file) ??
           `keep it outside every folder the server may ${file.secret ? "read or write" : "write"}, or narrow the grant`;
         throw new GuardFileError(
-          `the ${file.what} ${file.path} ${place === grant.canonical ? "is" : "lies in"} ${grant.path}, ${grant.why}: ` +
+          `the ${file.what} ${file.path} ${place === grant.canonical ? "is" : within(place, grant.canonical) ? "lies in" : "holds"} ${grant.path}, ${grant.why}: ` +
             `the server could ${grant.read ? "read" : "rewrite"} it; ${fix}`,
         );
       }
-      if (check.uid !== undefined)
+      if (check.uid !== undefined && !file.code)
         checkStrictModes(file, place, at[0] as string, {
           uid: check.uid,
           sudoUid: check.uid === 0 ? check.sudoUid : undefined,

@@ -144,6 +144,29 @@ describe("rule a: nothing the server may write", () => {
     );
   });
 
+  it("refuses a write grant over mcpguard's own install (code that runs as root at the next start)", () => {
+    // This checkout is the install: its bundle, code caches and kernel-layer binaries.
+    const install = realpathSync(join(MCPGUARD, "..", "..", "..", ".."));
+    const policy = join(scratch, "install-policy.json");
+    writeFileSync(
+      policy,
+      JSON.stringify({
+        version: 1,
+        server: "proxy-fixture",
+        tools: { save: { args: { path: "path.write", text: "text" }, write: [`${install}/packages/**`] } },
+      }),
+    );
+    const r = start("C-app", ["--policy", policy]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `^mcpguard run: the mcpguard install ${install} holds ${install}/packages, the write grant of tool save:`,
+      ),
+    );
+    // Under C0 nothing is granted, and the install is no concern of the run.
+    expect(start("C0", ["--policy", policy]).status).toBe(0);
+  });
+
   it("judges a file under /dev that is a file: an audit log on /dev/shm inside a write grant", () => {
     const shm = mkdtempSync("/dev/shm/mcpguard-guard-");
     try {

@@ -1,5 +1,5 @@
 import { statSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { KernelNeeds } from "@mcpguard/kernel";
 import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_MESSAGE_BYTES, MAX_DEPTH_LIMIT } from "@mcpguard/protocol";
 import { defineCommand, intOption, UsageError } from "../args.js";
@@ -35,6 +35,7 @@ import {
 import { LimitsError, resolveLimits } from "../limits.js";
 import { programProblem } from "../program.js";
 import { Relay } from "../relay.js";
+import { ownBin } from "../self.js";
 import { markStep, startSteps } from "../startClock.js";
 import { StartupDenials } from "../startupDenials.js";
 
@@ -167,14 +168,17 @@ function isDirectory(path: string): boolean {
 /**
  * The files this run really uses, which the server must not be able to change: the policy (L1, L2,
  * L3), the overrides (a file, or the folder and its `<server>.json`), the manifest (AB), the pin
- * file (L2), the audit log and its key.
+ * file (L2), the audit log and its key; and where there are grants, mcpguard's own install
+ * (`install`: a project-local one under a write grant would let the server rewrite what the next
+ * start runs as root).
  */
 function guardFilesOf(
   values: RunValues,
   layers: readonly LayerName[],
   server: string | undefined,
+  install: readonly string[],
 ): GuardFile[] {
-  const files: GuardFile[] = [];
+  const files: GuardFile[] = install.map((path) => ({ path, what: "mcpguard install", code: true }));
   if (layers.includes("AB")) {
     if (values.manifest) files.push({ path: values.manifest, what: "manifest" });
   } else if (layers.length > 0) {
@@ -196,6 +200,22 @@ function guardFilesOf(
     files.push({ path: headsDir(key), what: "audit head files" });
   }
   return files;
+}
+
+/**
+ * Where this mcpguard's code lives: the package, or the checkout (its proxy bundle and caches, the
+ * readers' modules, the kernel layer's binaries), and a `MCPGUARD_BPF_DIR` given instead.
+ */
+async function installFolders(): Promise<string[]> {
+  const { binaries } = await import("@mcpguard/kernel/binaries");
+  const bins = binaries();
+  const own = dirname(dirname(ownBin()));
+  if (bins.source === "MCPGUARD_BPF_DIR") return [own, bins.dir];
+  if (bins.source === "none") return [own];
+  // The package or checkout that holds `bpf/`, which holds the binaries.
+  let bpf = bins.dir;
+  while (basename(bpf) !== "bpf" && dirname(bpf) !== bpf) bpf = dirname(bpf);
+  return [dirname(bpf)];
 }
 
 /** The uid that ran sudo to start this proxy, if any (`$SUDO_UID`, a number other than root's). */
@@ -409,7 +429,8 @@ class Session {
     this.layers = layers;
 
     // The guard's own files, out of the server's reach before anything of it runs (guardFiles.ts).
-    checkGuardFiles(guardFilesOf(values, config.layers, layers.server), {
+    const install = config.layers.length > 0 ? await installFolders() : [];
+    checkGuardFiles(guardFilesOf(values, config.layers, layers.server, install), {
       grants: layers.grants,
       uid: process.getuid?.(),
       sudoUid: sudoCaller(process.env),
