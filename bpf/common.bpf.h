@@ -13,6 +13,7 @@
 #define EPERM 1
 #define EACCES 13
 #define EXDEV 18
+#define EROFS 30
 #define AF_UNSPEC 0
 #define AF_UNIX 1
 #define AF_INET 2

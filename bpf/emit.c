@@ -4,7 +4,8 @@
  *   {"type":"deny","backend":"cgroup-bpf"|"bpf-lsm","op":HOOK,"pid":N,"comm":S, then for a
  *     socket "family":4|6,"addr":S,"port":N (or "af":N for another family) and "proto":S, for a
  *     file "access":"rwx" (what was needed) and "path":S}
- *   {"type":"denied","backend":"landlock","syscall":S,"errno":N,"pid":N,"comm":S, then "path":S
+ *   {"type":"denied","backend":"landlock"|"read-only-mounts" (errno 30),"syscall":S,"errno":N,
+ *     "pid":N,"comm":S, then "path":S
  *     (and "to":S, the destination of a rename or link) or "family","addr","port" when known,
  *     and for a file "access":"rwx" (what the call asked for: an open's flags)}
  *   {"type":"exec","pid":N,"ppid":N,"filename":S}
@@ -204,7 +205,9 @@ static void put_common(const char *type, const struct mcpguard_event *e)
 		printf("\"backend\":\"%s\",\"op\":\"%s\",",
 		       e->backend == MCPGUARD_BACKEND_BPF_LSM ? "bpf-lsm" : "cgroup-bpf", op_name(e->op));
 	else
-		printf("\"backend\":\"landlock\",\"syscall\":\"%s\",\"errno\":%u,", syscall_name(e->op), e->errno_);
+		/* EROFS: a write outside the write grants, refused by the mounts the launcher made read-only. */
+		printf("\"backend\":\"%s\",\"syscall\":\"%s\",\"errno\":%u,",
+		       e->errno_ == EROFS ? "read-only-mounts" : "landlock", syscall_name(e->op), e->errno_);
 	printf("\"pid\":%u,\"comm\":", e->pid);
 	put_str(e->comm, sizeof(e->comm));
 }

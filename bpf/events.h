@@ -16,7 +16,7 @@
 
 enum mcpguard_event_type {
 	MCPGUARD_EV_DENY = 1, /* an operation a BPF program refused */
-	MCPGUARD_EV_DENIED,   /* a syscall of a guarded task that failed with EACCES or EPERM */
+	MCPGUARD_EV_DENIED,   /* a syscall of a guarded task that failed with EACCES, EPERM or EROFS */
 	MCPGUARD_EV_EXEC,
 	MCPGUARD_EV_FORK,
 	MCPGUARD_EV_EXIT,

@@ -530,9 +530,17 @@ static const char *readonly_outside_writes(const struct ruleset *rs)
 
 	if (!paths || !trees)
 		return strerror(ENOMEM);
-	for (size_t i = 0; i < rs->nfs; i++)
-		if (rs->fs[i].access & WRITE_RIGHTS)
-			paths[n++] = rs->fs[i].path;
+	for (size_t i = 0; i < rs->nfs; i++) {
+		if (!(rs->fs[i].access & WRITE_RIGHTS))
+			continue;
+		/* The whole tree is writable: nothing to make read-only (nor a mount over / to make). */
+		if (!strcmp(rs->fs[i].path, "/")) {
+			free(paths);
+			free(trees);
+			return NULL;
+		}
+		paths[n++] = rs->fs[i].path;
+	}
 	qsort(paths, n, sizeof(*paths), shorter_first);
 	for (size_t i = 0; i < n; i++) {
 		trees[i] = (int)syscall(SYS_open_tree, AT_FDCWD, paths[i], OPEN_TREE_CLONE | O_CLOEXEC | AT_RECURSIVE);

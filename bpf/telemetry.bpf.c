@@ -2,8 +2,10 @@
 /*
  * Audit telemetry of guarded cgroups from BTF tracepoints: process fork, exec and exit, and the
  * file and network syscalls that failed with EACCES or EPERM (on a host without BPF LSM that is
- * mostly Landlock refusing them), and renames and links that failed with EXDEV (Landlock refusing
- * to reparent a file; the loader drops those that really crossed filesystems). Observation only: a tracepoint runs beside the syscall and
+ * mostly Landlock refusing them) or with EROFS (a write outside the write grants, where the
+ * launcher made the server's mounts read-only), and renames and links that failed with EXDEV
+ * (Landlock refusing to reparent a file, or a move between two write grants' mounts; the loader
+ * drops those that really crossed filesystems). Observation only: a tracepoint runs beside the syscall and
  * cannot stop it, so nothing here enforces.
  *
  * The argument worth reporting (a path or a destination) is copied from user memory at
@@ -246,7 +248,7 @@ int BPF_PROG(mcpguard_sys_exit, struct pt_regs *regs, long ret)
 	struct pending *p;
 	long nr;
 
-	if (ret != -EACCES && ret != -EPERM && ret != -EXDEV)
+	if (ret != -EACCES && ret != -EPERM && ret != -EXDEV && ret != -EROFS)
 		return 0;
 	nr = SYSCALL_NR(regs);
 	if (!watched(nr) || (ret == -EXDEV && !MCPGUARD_NR_TWO_PATHS(nr)))

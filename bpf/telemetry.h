@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0 */
 /*
- * Syscalls whose EACCES/EPERM failures the telemetry reports (x86_64 numbers; the loader names
- * them). They are the calls Landlock refuses for a guarded server: opening, creating, removing,
+ * Syscalls whose EACCES/EPERM/EROFS failures the telemetry reports (x86_64 numbers; the loader
+ * names them). They are the calls Landlock refuses for a guarded server: opening, creating, removing,
  * renaming, linking and executing files, and connecting or sending to an address. A rename or
  * link is also reported when it fails with EXDEV, which is how Landlock refuses to move a file to
  * a directory where it would gain rights, or to one without the refer right.
