@@ -195,7 +195,10 @@ function venvConfig(venv: string): Map<string, string> {
  * (an editable install's project). Nothing else of the environment: its `bin` holds only the
  * scripts, which are granted as the programs they are.
  */
-function pythonNeeds(interpreter: string): { read: string[]; notes: string[] } {
+function pythonNeeds(
+  interpreter: string,
+  serverWritable: (path: string) => boolean = () => false,
+): { read: string[]; notes: string[] } {
   const read: string[] = [];
   const notes: string[] = [];
   const add = (path: string | undefined) => {
@@ -209,18 +212,38 @@ function pythonNeeds(interpreter: string): { read: string[]; notes: string[] } {
   if (!venv) return { read, notes };
   add(join(venv, "pyvenv.cfg"));
   const config = venvConfig(venv);
+  // What the environment's files say is the server's to have written where it lies in a write
+  // grant: its base interpreter counts where one is there, its .pth folders only inside the grants.
+  const planted = serverWritable(real(venv) ?? venv);
   const home = config.get("home");
-  if (home && isAbsolute(home)) prefixLib(home);
+  if (home && isAbsolute(home) && (!planted || hasPython(home))) prefixLib(home);
   for (const lib of ["lib", "lib64"]) {
     const dir = join(venv, lib);
     if (!existsSync(dir)) continue;
     add(dir);
-    for (const pth of sitePackagesPth(dir)) add(pth);
+    for (const pth of sitePackagesPth(dir)) {
+      const r = real(pth);
+      if (planted && r && !serverWritable(r))
+        notes.push(
+          `${pth}, named by a .pth file in a write grant, leads out of the write grants: not granted`,
+        );
+      else add(pth);
+    }
   }
   notes.push(
     `${interpreter} is the Python of the virtual environment ${venv}: its site-packages and its base interpreter's standard library may be read`,
   );
   return { read, notes };
+}
+
+/** Whether the folder `bin` holds a Python interpreter (a venv's `home`). */
+function hasPython(bin: string): boolean {
+  try {
+    return readdirSync(bin).some((name) => PYTHON.test(name));
+  } catch {
+    // No such folder: no interpreter there.
+    return false;
+  }
 }
 
 /** The absolute folders the `.pth` files of an environment's site-packages add to sys.path. */
@@ -338,8 +361,20 @@ class Rules {
   readonly fs = new Map<string, Set<string>>();
   readonly notes: string[] = [];
 
-  /** `path`: the server's PATH, where `#!/usr/bin/env node` finds node. */
-  constructor(readonly path?: string) {}
+  /**
+   * `path`: the server's PATH, where `#!/usr/bin/env node` finds node. `writable`: the real
+   * folders and files its write rules name, where what is found (a link, a `.pth` file, a venv's
+   * settings) is the server's to have written, and so widens nothing beyond them.
+   */
+  constructor(
+    readonly path?: string,
+    readonly writable: readonly string[] = [],
+  ) {}
+
+  /** Whether `path` (real) lies in what the server may write. */
+  serverWritable(path: string): boolean {
+    return this.writable.some((w) => path === w || path.startsWith(w.endsWith("/") ? w : `${w}/`));
+  }
 
   add(path: string | undefined, access: string): void {
     if (!path) return;
@@ -379,7 +414,7 @@ class Rules {
 
   /** A Python interpreter by the path it is started from (pythonNeeds). */
   python(interpreter: string): void {
-    const needs = pythonNeeds(interpreter);
+    const needs = pythonNeeds(interpreter, (path) => this.serverWritable(path));
     for (const path of needs.read) this.add(path, READ);
     for (const note of needs.notes) if (!this.notes.includes(note)) this.notes.push(note);
   }
@@ -401,7 +436,11 @@ function scriptNeeds(rules: Rules, script: string): void {
   let dir = dirname(script);
   for (;;) {
     const modules = join(dir, "node_modules");
-    if (existsSync(modules)) rules.add(real(modules), READ);
+    const target = existsSync(modules) ? real(modules) : undefined;
+    // A link the server could have made (in a write grant) to anywhere: not followed.
+    if (target && rules.serverWritable(real(dir) ?? dir) && !rules.serverWritable(target))
+      rules.notes.push(`${modules} leads out of the write grants to ${target}, which is not granted`);
+    else if (target) rules.add(target, READ);
     const pkg = join(dir, "package.json");
     if (existsSync(pkg)) rules.add(pkg, "read_file");
     const parent = dirname(dir);
@@ -600,7 +639,8 @@ export function writablePaths(needs: KernelNeeds, env: NodeJS.ProcessEnv): strin
 
 /** The file rules; without a command (argv empty) only the tools' needs and the system's. */
 function fileRules(needs: KernelNeeds, argv: readonly string[], env: NodeJS.ProcessEnv): Rules {
-  const rules = new Rules(env.PATH);
+  const writable = needs.write.map((path) => real(existsSync(path) ? path : nearestExisting(path)) ?? path);
+  const rules = new Rules(env.PATH, writable);
   if (argv.length > 0) interpreterNeeds(rules, argv, env);
   for (const path of SYSTEM_READ) if (existsSync(path)) rules.add(real(path), READ);
   for (const [path, access] of DEVICES) if (existsSync(path)) rules.add(path, access);

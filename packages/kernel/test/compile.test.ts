@@ -5,6 +5,7 @@ import {
   readFileSync,
   realpathSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,6 +16,7 @@ import {
   encodeRecords,
   interpreterOf,
   type KernelNeeds,
+  planAccess,
   which,
   writablePaths,
 } from "../src/compile.ts";
@@ -344,5 +346,48 @@ describe("writablePaths", () => {
       .filter((l) => /\b(write_file|make_reg|remove_file)\b/.test(l))
       .map((l) => l.split(" ").slice(2).join(" "));
     expect([...paths].sort()).toEqual([...written].sort());
+  });
+});
+
+/** The paths the ruleset lets the server read beneath. */
+const readable = (needs: KernelNeeds, argv: string[]) =>
+  [...planAccess(needs, argv, env).fs]
+    .filter(([, r]) => r.has("read_file") || r.has("read_dir"))
+    .map(([p]) => p);
+
+describe("what the server wrote widens nothing at its next start", () => {
+  it("follows no node_modules link from a write grant out of it, and no .pth or venv home a server planted", async () => {
+    const project = join(root, "planted");
+    mkdirSync(join(project, "srv"), { recursive: true });
+    const entry = join(project, "srv", "index.mjs");
+    writeFileSync(entry, "");
+    // The server could have made this link: the project is its write grant.
+    symlinkSync("/etc", join(project, "node_modules"));
+    const writer: KernelNeeds = { ...none, write: [project] };
+    const planted = await compile(writer, [process.execPath, entry], env);
+    expect(ruleFor(planted.ruleset, "/etc")).toBeUndefined();
+    expect(readable(writer, [process.execPath, entry])).not.toContain("/etc");
+    expect(planted.notes).toContainEqual(
+      expect.stringMatching(/node_modules leads out of the write grants to \/etc/),
+    );
+    // The same link where the server cannot write: the operator's, followed as before.
+    const reader: KernelNeeds = { ...none, read: [project] };
+    expect(readable(reader, [process.execPath, entry])).toContain("/etc");
+
+    // A virtual environment in the write grant: a .pth naming / and a home with no Python in it.
+    const venv = join(project, ".venv");
+    const site = join(venv, "lib", "python3.11", "site-packages");
+    mkdirSync(site, { recursive: true });
+    mkdirSync(join(venv, "bin"));
+    symlinkSync("/usr/bin/python3", join(venv, "bin", "python"));
+    writeFileSync(join(venv, "pyvenv.cfg"), "home = /var/bin\n");
+    mkdirSync(join(project, "src"));
+    writeFileSync(join(site, "planted.pth"), `/\n${join(project, "src")}\n`);
+    const py = await compile(writer, [join(venv, "bin", "python"), "-c", "0"], env);
+    expect(readable(writer, [join(venv, "bin", "python"), "-c", "0"])).not.toContain("/");
+    expect(readable(writer, [join(venv, "bin", "python"), "-c", "0"])).not.toContain("/var/lib");
+    expect(py.notes).toContainEqual(expect.stringMatching(/named by a \.pth file/));
+    // Where the venv is the operator's (outside the write grants), its .pth is followed.
+    expect(readable({ ...none, read: [project] }, [join(venv, "bin", "python"), "-c", "0"])).toContain("/");
   });
 });

@@ -12,6 +12,7 @@ import { existsSync } from "node:fs";
 import type { KernelEvent, KernelNeeds, PendingLoader } from "@mcpguard/kernel";
 import type { HelperLauncher } from "@mcpguard/readers";
 import type { Containment } from "./containment.js";
+import { canonical, within } from "./guardFiles.js";
 import { LayerSetupError } from "./layers.js";
 import { confinedHelper } from "./pythonReader.js";
 
@@ -107,6 +108,11 @@ export interface KernelLayerOptions {
    */
   launcherEnv: NodeJS.ProcessEnv;
   cwd: string;
+  /**
+   * Files the server must not read (the audit key), checked against the compiled ruleset, which
+   * holds more than the policy's reads: what the server's interpreter, script and environment add.
+   */
+  secrets?: readonly { path: string; what: string; advice: string }[];
   /** The server's containment: it must be a cgroup. The caller disposes of it. */
   containment: Containment;
   onEvent: (event: KernelEvent) => void;
@@ -153,6 +159,21 @@ function hardeningBackend(
   return backends[c].backend ?? "none";
 }
 
+/** Refuse the start when a secret lies beneath a path the compiled ruleset lets the server read. */
+function secretsOutOfReach(
+  secrets: readonly { path: string; what: string; advice: string }[],
+  readable: readonly string[],
+): void {
+  for (const secret of secrets) {
+    const at = canonical(secret.path);
+    const rule = readable.find((path) => within(at, canonical(path)));
+    if (rule)
+      throw new LayerSetupError(
+        `the ${secret.what} ${secret.path} lies in ${rule}, which the kernel's ruleset lets the server read (its interpreter's, script's or environment's files included): ${secret.advice}`,
+      );
+  }
+}
+
 export async function startKernelLayer(options: KernelLayerOptions): Promise<KernelLayer> {
   const { kernel, probe, backends, loader } = options.prepared;
   const { containment } = options;
@@ -173,6 +194,14 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
   try {
     // The launcher runs here, unconfined; the server it would start runs confined.
     const resolved = await kernel.resolveLaunch(options.argv, { env: options.launcherEnv, cwd: options.cwd });
+    // Before anything is loaded for it: the ruleset's reads, the interpreter's and script's included.
+    if (options.secrets?.length) {
+      const plan = kernel.planAccess(options.needs, resolved.argv, options.env);
+      const readable = [...plan.fs]
+        .filter(([, r]) => r.has("read_file") || r.has("read_dir"))
+        .map(([p]) => p);
+      secretsOutOfReach(options.secrets, readable);
+    }
     const guard = await kernel.KernelGuard.start({
       cgroup,
       needs: options.needs,

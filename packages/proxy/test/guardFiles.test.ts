@@ -13,6 +13,7 @@ import {
   mkdirSync,
   mkdtempSync,
   openSync,
+  readFileSync,
   readlinkSync,
   realpathSync,
   rmSync,
@@ -166,6 +167,54 @@ describe("rule a: nothing the server may write", () => {
     // Under C0 nothing is granted, and the install is no concern of the run.
     expect(start("C0", ["--policy", policy]).status).toBe(0);
   });
+
+  it.skipIf(!l3)(
+    "C-full refuses an audit key beside the server's script, which the ruleset lets it read though the policy does not",
+    () => {
+      // Outside TMPDIR (/tmp), where the key is refused for another reason.
+      const outside = mkdtempSync("/var/tmp/mcpguard-guard-");
+      try {
+        mkdirSync(join(outside, "srv", "keys"), { recursive: true, mode: 0o700 });
+        const script = join(outside, "srv", "server.mjs");
+        writeFileSync(script, readFileSync(FIXTURE));
+        const policy = join(scratch, "key-policy.json");
+        writeFileSync(
+          policy,
+          JSON.stringify({
+            version: 1,
+            server: "proxy-fixture",
+            tools: { echo: { args: { text: "text" } } },
+          }),
+        );
+        const key = join(outside, "srv", "keys", "audit.key");
+        const r = spawnSync(
+          process.execPath,
+          [
+            MCPGUARD,
+            "run",
+            "--config",
+            "C-full",
+            "--policy",
+            policy,
+            "--audit-log",
+            join(outside, "audit.ndjson"),
+            "--audit-key",
+            key,
+            "--",
+            process.execPath,
+            script,
+          ],
+          { cwd: work, encoding: "utf8", input: "", timeout: 30_000, env: plainEnv },
+        );
+        expect(r.status).toBe(2);
+        expect(r.stderr).toBe(
+          `mcpguard run: config C-full: the audit key ${key} lies in ${join(outside, "srv")}, which the kernel's ruleset lets the server read (its interpreter's, script's or environment's files included): keep the key elsewhere (--audit-key FILE)\n`,
+        );
+      } finally {
+        rmSync(outside, { recursive: true, force: true });
+      }
+    },
+  );
 
   it("judges a file under /dev that is a file: an audit log on /dev/shm inside a write grant", () => {
     const shm = mkdtempSync("/dev/shm/mcpguard-guard-");

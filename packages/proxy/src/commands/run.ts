@@ -560,7 +560,7 @@ class Session {
 
   /** The kernel layer for the server's cgroup, its events counted into the log. */
   private startKernel(needs: KernelNeeds): Promise<KernelLayer> {
-    const { command, config } = this.plan;
+    const { command, config, values } = this.plan;
     const layers = this.layers as Layers;
     const containment = this.containment as Containment;
     // A config with L3 prepared it above: never a start without it.
@@ -573,6 +573,15 @@ class Session {
       env: layers.env,
       launcherEnv: withoutAuditKeyPath(process.env),
       cwd: process.cwd(),
+      secrets: values["audit-log"]
+        ? [
+            {
+              path: auditKeyPath(values["audit-key"], process.env),
+              what: "audit key",
+              advice: "keep the key elsewhere (--audit-key FILE)",
+            },
+          ]
+        : [],
       containment,
       onEvent: (event) => {
         if (!this.relay?.answeredInitialize) this.startup.note(event);
