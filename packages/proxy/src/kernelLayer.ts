@@ -159,12 +159,17 @@ function hardeningBackend(
   return backends[c].backend ?? "none";
 }
 
-/** Refuse the start when a secret lies beneath a path the compiled ruleset lets the server read. */
+/**
+ * Refuse the start, before anything is loaded for it, when a secret lies beneath a path the
+ * ruleset (`plan`) lets the server read: its interpreter's and script's reads included.
+ */
 function secretsOutOfReach(
-  secrets: readonly { path: string; what: string; advice: string }[],
-  readable: readonly string[],
+  options: Pick<KernelLayerOptions, "secrets">,
+  plan: () => { fs: ReadonlyMap<string, ReadonlySet<string>> },
 ): void {
-  for (const secret of secrets) {
+  if (!options.secrets?.length) return;
+  const readable = [...plan().fs].filter(([, r]) => r.has("read_file") || r.has("read_dir")).map(([p]) => p);
+  for (const secret of options.secrets) {
     const at = canonical(secret.path);
     const rule = readable.find((path) => within(at, canonical(path)));
     if (rule)
@@ -194,14 +199,7 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
   try {
     // The launcher runs here, unconfined; the server it would start runs confined.
     const resolved = await kernel.resolveLaunch(options.argv, { env: options.launcherEnv, cwd: options.cwd });
-    // Before anything is loaded for it: the ruleset's reads, the interpreter's and script's included.
-    if (options.secrets?.length) {
-      const plan = kernel.planAccess(options.needs, resolved.argv, options.env);
-      const readable = [...plan.fs]
-        .filter(([, r]) => r.has("read_file") || r.has("read_dir"))
-        .map(([p]) => p);
-      secretsOutOfReach(options.secrets, readable);
-    }
+    secretsOutOfReach(options, () => kernel.planAccess(options.needs, resolved.argv, options.env));
     const guard = await kernel.KernelGuard.start({
       cgroup,
       needs: options.needs,
