@@ -371,12 +371,14 @@ static void restrict_self(const struct ruleset *rs)
  * Capabilities a server never gets back, even as root: with no_new_privs set, an exec cannot
  * raise a capability above the bounding set. Raw and packet sockets (CAP_NET_RAW), network and
  * system administration, module loading, BPF, tracing and raw device access go; what ordinary
- * file work as root needs (ownership, DAC, setuid to drop privileges, kill) stays.
+ * file work as root needs (ownership, DAC, setuid to drop privileges, kill) stays. Not
+ * DAC_READ_SEARCH: DAC_OVERRIDE reads as much, and open_by_handle_at, which needs it, opens any
+ * file of a filesystem through a descriptor of one of its folders, beneath no Landlock rule.
  */
-static const int KEEP_CAPS[] = { 0 /* CHOWN */,	       1 /* DAC_OVERRIDE */,	 2 /* DAC_READ_SEARCH */,
-				 3 /* FOWNER */,       4 /* FSETID */,		 5 /* KILL */,
-				 6 /* SETGID */,       7 /* SETUID */,		 10 /* NET_BIND_SERVICE */,
-				 18 /* SYS_CHROOT */, 37 /* AUDIT_READ */ };
+static const int KEEP_CAPS[] = { 0 /* CHOWN */,	     1 /* DAC_OVERRIDE */, 3 /* FOWNER */,
+				 4 /* FSETID */,     5 /* KILL */,	   6 /* SETGID */,
+				 7 /* SETUID */,     10 /* NET_BIND_SERVICE */, 18 /* SYS_CHROOT */,
+				 37 /* AUDIT_READ */ };
 
 static int keep_cap(int cap)
 {
@@ -511,6 +513,18 @@ static int shorter_first(const void *a, const void *b)
 	return la < lb ? -1 : la > lb;
 }
 
+/* Whether paths[i] is, or lies beneath, one of paths[0..i) (sorted shorter first). */
+static int beneath_one(const char *const *paths, size_t i)
+{
+	for (size_t j = 0; j < i; j++) {
+		size_t len = strlen(paths[j]);
+
+		if (!strncmp(paths[i], paths[j], len) && (paths[i][len] == '/' || paths[i][len] == 0))
+			return 1;
+	}
+	return 0;
+}
+
 /*
  * The host's files read-only to the server but where its ruleset lets it write. Landlock mediates
  * opening, making and removing files, not a change of mode, owner, times or extended attributes,
@@ -543,9 +557,19 @@ static const char *readonly_outside_writes(const struct ruleset *rs)
 	}
 	qsort(paths, n, sizeof(*paths), shorter_first);
 	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+
+		trees[i] = -1;
+		/*
+		 * Not there: no rule either (restrict_self). A device, pipe or socket is written through on
+		 * a read-only mount all the same, and a copy of it would let its mode change (the host's
+		 * /dev/null). Beneath a folder taken before: in its copy already, and a mount of its own
+		 * would make a rename onto it EBUSY and a move into it EXDEV.
+		 */
+		if (stat(paths[i], &st) || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) || beneath_one(paths, i))
+			continue;
 		trees[i] = (int)syscall(SYS_open_tree, AT_FDCWD, paths[i], OPEN_TREE_CLONE | O_CLOEXEC | AT_RECURSIVE);
-		/* Not there: no rule either (restrict_self), so nothing to write there. */
-		if (trees[i] < 0 && errno != ENOENT) {
+		if (trees[i] < 0) {
 			snprintf(why, sizeof(why), "open_tree %s: %s", paths[i], strerror(errno));
 			return why;
 		}

@@ -26,6 +26,9 @@
  * - No kernel keyring: add_key(2), request_key(2) and keyctl(2) fail with ENOSYS, the answer of a
  *   kernel without keys. The session and user keyrings are shared with the account's other
  *   processes.
+ * - open_by_handle_at(2) fails with EPERM: a file handle opened through a descriptor of a writable
+ *   mount reaches any file of that filesystem, beneath no rule Landlock judges (the launcher also
+ *   drops CAP_DAC_READ_SEARCH, which the call needs).
  * - With MG_SECCOMP_SYSV (where the launcher cannot give the server an IPC namespace of its own,
  *   see launcher.c), SysV IPC (msg*, sem*, shm*) and POSIX message queues fail with ENOSYS, the
  *   answer of a kernel without them: their keys and names are shared with every process of the
@@ -183,6 +186,7 @@ static inline int mg_seccomp_build(struct mg_prog *p, unsigned int options)
 	mg_refuse(p, __NR_add_key, ENOSYS);
 	mg_refuse(p, __NR_request_key, ENOSYS);
 	mg_refuse(p, __NR_keyctl, ENOSYS);
+	mg_refuse(p, __NR_open_by_handle_at, EPERM);
 	if (options & MG_SECCOMP_SYSV)
 		for (size_t i = 0; i < sizeof(mg_sysv_calls) / sizeof(mg_sysv_calls[0]); i++)
 			mg_refuse(p, mg_sysv_calls[i], ENOSYS);

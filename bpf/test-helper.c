@@ -31,6 +31,11 @@
  *                                          {"chmod":..,"chown":..,"utimes":..,"xattr":..}, "ok" or
  *                                          the errno's name of chmod, chown (to its own owner),
  *                                          utimensat and setxattr of a user.* attribute
+ *   mcpguard-test-helper replace PATH      write PATH.tmp and rename it over PATH (an atomic save):
+ *                                          {"replace":"ok"|ERRNO}
+ *   mcpguard-test-helper handle PATH DIR   open PATH by its file handle through a descriptor of
+ *                                          DIR (name_to_handle_at, open_by_handle_at):
+ *                                          {"handle":"ok"|ERRNO,"open":"ok"|ERRNO|null}
  *   mcpguard-test-helper procfs FILE       what /proc shows and lets through: {"pids":[N,...]|ERRNO,
  *                                          "self":N,"init":COMM|ERRNO,"status":..,"maps":..,
  *                                          "oomScoreAdj":..,"comm":..,"viaRoot":..}: the processes
@@ -390,6 +395,39 @@ static int meta(const char *path)
 	return 0;
 }
 
+static int replace(const char *path)
+{
+	char tmp[4096];
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, "saved\n", 6) != 6 || close(fd) || rename(tmp, path)) {
+		printf("{\"replace\":\"%s\"}\n", errname(errno));
+		return 0;
+	}
+	printf("{\"replace\":\"ok\"}\n");
+	return 0;
+}
+
+static int by_handle(const char *path, const char *dir)
+{
+	struct file_handle *h = malloc(sizeof(*h) + MAX_HANDLE_SZ);
+	int mount_id, mount_fd, fd;
+
+	if (!h)
+		return 1;
+	h->handle_bytes = MAX_HANDLE_SZ;
+	if (name_to_handle_at(AT_FDCWD, path, h, &mount_id, 0)) {
+		printf("{\"handle\":\"%s\",\"open\":null}\n", errname(errno));
+		return 0;
+	}
+	mount_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = mount_fd < 0 ? -1 : open_by_handle_at(mount_fd, h, O_RDWR | O_CLOEXEC);
+	printf("{\"handle\":\"ok\",\"open\":\"%s\"}\n", fd < 0 ? errname(errno) : "ok");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -425,8 +463,12 @@ int main(int argc, char **argv)
 		return write_bytes(argv[2], atol(argv[3]));
 	if (argc == 3 && !strcmp(argv[1], "meta"))
 		return meta(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "replace"))
+		return replace(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "handle"))
+		return by_handle(argv[2], argv[3]);
 	fprintf(stderr, "usage: mcpguard-test-helper memfd-exec | socket FAMILY PROTOCOL | forks N | hog MIB | read PATH"
 			" | shm KEY TEXT | msg KEY TEXT | userns | keyctl | bind-abstract NAME SECONDS | connect-abstract NAME | fsize PATH BYTES"
-			" | meta PATH\n");
+			" | meta PATH | replace PATH | handle PATH DIR\n");
 	return 2;
 }

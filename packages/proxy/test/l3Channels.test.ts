@@ -210,7 +210,8 @@ describe.skipIf(!l3Ready)(
                 args: { argv: "scalar" },
                 exec: [HELPER],
                 read: [`${scratch}/**`],
-                write: ["{{cwd}}/**"],
+                // A file grant inside a folder grant, as js_sqlite's store and its temporary file.
+                write: ["{{cwd}}/**", "{{cwd}}/inside.txt", "/dev/null"],
               },
             },
           }),
@@ -228,14 +229,30 @@ describe.skipIf(!l3Ready)(
         };
         const there = await meta(inside);
         const elsewhere = await meta(outside);
+        const device = await meta("/dev/null");
+        const call = async (...argv: string[]) => {
+          proxy.request(++id, "tools/call", { name: "run", arguments: { argv: [HELPER, ...argv] } });
+          return JSON.parse(JSON.parse(text(await proxy.next())).stdout.split("\n")[0]);
+        };
+        // An atomic save onto a file granted inside a granted folder: one mount, so no EBUSY.
+        const save = await call("replace", inside);
+        // A file handle opened through the writable folder: no way around the rules.
+        const handle = await call("handle", outside, work);
         proxy.child.stdin.end();
         expect((await proxy.exited).code).toBe(0);
         expect(there).toMatchObject({ chmod: "ok", chown: "ok", utimes: "ok" });
+        expect(save).toEqual({ replace: "ok" });
+        expect(readFileSync(inside, "utf8")).toBe("saved\n");
         if (config === "C-app") {
           expect(elsewhere).toMatchObject({ chmod: "ok", chown: "ok", utimes: "ok" });
+          expect(handle).toEqual({ handle: "ok", open: "ok" });
           return;
         }
         expect(elsewhere).toEqual({ chmod: "EROFS", chown: "EROFS", utimes: "EROFS", xattr: "EROFS" });
+        // A device is written through on a read-only mount, and its mode is the host's: not changed.
+        expect(device).toMatchObject({ chmod: "EROFS", chown: "EROFS" });
+        // No CAP_DAC_READ_SEARCH, and seccomp refuses the call.
+        expect(handle).toEqual({ handle: "ok", open: "EPERM" });
         const start = readFileSync(log, "utf8")
           .split("\n")
           .filter(Boolean)
