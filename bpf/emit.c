@@ -13,6 +13,7 @@
  *   {"type":"exit","pid":N,"code":N} (with "signal":N when a signal ended it)
  * Strings are JSON-escaped; bytes that are not UTF-8 become U+FFFD.
  */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
@@ -20,6 +21,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include "loader.h"
 #include "events.h"
@@ -236,44 +240,93 @@ static void put_access(unsigned int access)
 	       access & MCPGUARD_ACCESS_EXEC ? "x" : "");
 }
 
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x00001000U
+#endif
+
+const char *emit_cgroup;
+
 /*
- * The device of the directory holding `path`, as the process `pid` names it (relative to its
- * working directory); 0 when it cannot be known (the process is gone, a path relative to another
- * directory descriptor).
+ * A process of the guarded cgroup still alive, whose root is the server's (the mount namespace of
+ * every process of the server is the same), for an event whose process has ended; 0 if none.
  */
-static dev_t parent_device(unsigned int pid, const char *path, size_t max)
+static unsigned int live_process(void)
+{
+	char procs[PATH_MAX];
+	unsigned int pid = 0;
+	FILE *f;
+
+	if (!emit_cgroup)
+		return 0;
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", emit_cgroup);
+	f = fopen(procs, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%u", &pid) != 1)
+		pid = 0;
+	fclose(f);
+	return pid;
+}
+
+/* The directory holding a path, as the process that named it sees it. */
+struct parent {
+	bool known;
+	dev_t dev;
+	uint64_t mount; /* its mount's id, 0 where the kernel does not say */
+	bool read_only;
+};
+
+/*
+ * The directory holding `path`, as the process `pid` names it: through its root (its own mount
+ * namespace) or its working directory; unknown when it cannot be known (the process is gone, a
+ * path relative to another directory descriptor).
+ */
+static struct parent parent_of(unsigned int pid, const char *path, size_t max)
 {
 	char full[PATH_MAX + 64], *slash;
-	struct stat st;
+	struct parent p = { 0 };
+	struct statx stx;
+	struct statvfs vfs;
 	size_t n = strnlen(path, max);
 
 	if (n == 0)
-		return 0;
-	if (path[0] == '/')
-		snprintf(full, sizeof(full), "%.*s", (int)n, path);
-	else
-		snprintf(full, sizeof(full), "/proc/%u/cwd/%.*s", pid, (int)n, path);
+		return p;
+	snprintf(full, sizeof(full), path[0] == '/' ? "/proc/%u/root%.*s" : "/proc/%u/cwd/%.*s", pid, (int)n, path);
 	slash = strrchr(full, '/');
-	if (slash == full)
-		slash[1] = '\0';
-	else if (slash)
+	if (slash)
 		*slash = '\0';
-	return stat(full, &st) == 0 ? st.st_dev : 0;
+	if (statx(AT_FDCWD, full, 0, STATX_MNT_ID, &stx)) {
+		/* Ended since: an absolute path through another of the server's processes. */
+		unsigned int other = path[0] == '/' && errno == ENOENT ? live_process() : 0;
+
+		if (!other || other == pid)
+			return p;
+		return parent_of(other, path, max);
+	}
+	p.known = true;
+	p.dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	p.mount = (stx.stx_mask & STATX_MNT_ID) ? stx.stx_mnt_id : 0;
+	p.read_only = statvfs(full, &vfs) == 0 && (vfs.f_flag & ST_RDONLY);
+	return p;
 }
 
 /*
- * A rename or link that failed with EXDEV between two directories of different filesystems was
- * refused by no one: only Landlock refuses one within a filesystem with EXDEV.
+ * A rename or link that failed with EXDEV was refused by no one when it crossed filesystems, or
+ * mounts into a writable one (two write grants of a server whose mounts are read-only but its
+ * write grants: mv copies instead); only Landlock refuses one within a mount with EXDEV, and a
+ * move onto a read-only mount is the launcher's refusal.
  */
 static bool crossed_filesystems(const struct mcpguard_event *e)
 {
-	dev_t from, to;
+	struct parent from, to;
 
 	if (e->type != MCPGUARD_EV_DENIED || e->errno_ != EXDEV || !e->has_path || !e->has_path2)
 		return false;
-	from = parent_device(e->pid, e->path, sizeof(e->path));
-	to = parent_device(e->pid, e->path2, sizeof(e->path2));
-	return from && to && from != to;
+	from = parent_of(e->pid, e->path, sizeof(e->path));
+	to = parent_of(e->pid, e->path2, sizeof(e->path2));
+	if (!from.known || !to.known)
+		return false;
+	return from.dev != to.dev || (from.mount && to.mount && from.mount != to.mount && !to.read_only);
 }
 
 int emit_event(void *ctx, void *data, size_t size)

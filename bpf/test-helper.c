@@ -33,6 +33,7 @@
  *                                          utimensat and setxattr of a user.* attribute
  *   mcpguard-test-helper replace PATH      write PATH.tmp and rename it over PATH (an atomic save):
  *                                          {"replace":"ok"|ERRNO}
+ *   mcpguard-test-helper move FROM TO      rename FROM to TO: {"move":"ok"|ERRNO}
  *   mcpguard-test-helper handle PATH DIR   open PATH by its file handle through a descriptor of
  *                                          DIR (name_to_handle_at, open_by_handle_at):
  *                                          {"handle":"ok"|ERRNO,"open":"ok"|ERRNO|null}
@@ -410,6 +411,12 @@ static int replace(const char *path)
 	return 0;
 }
 
+static int move(const char *from, const char *to)
+{
+	printf("{\"move\":\"%s\"}\n", rename(from, to) ? errname(errno) : "ok");
+	return 0;
+}
+
 static int by_handle(const char *path, const char *dir)
 {
 	struct file_handle *h = malloc(sizeof(*h) + MAX_HANDLE_SZ);
@@ -465,10 +472,12 @@ int main(int argc, char **argv)
 		return meta(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "replace"))
 		return replace(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "move"))
+		return move(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "handle"))
 		return by_handle(argv[2], argv[3]);
 	fprintf(stderr, "usage: mcpguard-test-helper memfd-exec | socket FAMILY PROTOCOL | forks N | hog MIB | read PATH"
 			" | shm KEY TEXT | msg KEY TEXT | userns | keyctl | bind-abstract NAME SECONDS | connect-abstract NAME | fsize PATH BYTES"
-			" | meta PATH | replace PATH | handle PATH DIR\n");
+			" | meta PATH | replace PATH | move FROM TO | handle PATH DIR\n");
 	return 2;
 }

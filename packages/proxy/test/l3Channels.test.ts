@@ -6,7 +6,7 @@
  * that shows each channel open without the kernel layer.
  */
 import { execFile, spawn, spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { eventually, FIXTURE, MCPGUARD, RawProxy, workspaceWithPolicy } from "./helpers.ts";
@@ -198,6 +198,7 @@ describe.skipIf(!l3Ready)(
         const outside = join(scratch, "outside.txt");
         const inside = join(work, "inside.txt");
         writeFileSync(outside, "not the server's\n");
+        mkdirSync(join(scratch, "second"));
         writeFileSync(inside, "the server's\n");
         const writer = join(scratch, "meta-policy.json");
         writeFileSync(
@@ -211,7 +212,7 @@ describe.skipIf(!l3Ready)(
                 exec: [HELPER],
                 read: [`${scratch}/**`],
                 // A file grant inside a folder grant, as js_sqlite's store and its temporary file.
-                write: ["{{cwd}}/**", "{{cwd}}/inside.txt", "/dev/null"],
+                write: ["{{cwd}}/**", "{{cwd}}/inside.txt", "/dev/null", `${scratch}/second/**`],
               },
             },
           }),
@@ -238,6 +239,9 @@ describe.skipIf(!l3Ready)(
         const save = await call("replace", inside);
         // A file handle opened through the writable folder: no way around the rules.
         const handle = await call("handle", outside, work);
+        // A move between two write grants: two mounts under L3 (EXDEV, as between filesystems), no refusal.
+        writeFileSync(join(work, "moving.txt"), "m\n");
+        const moved = await call("move", join(work, "moving.txt"), join(scratch, "second", "moving.txt"));
         proxy.child.stdin.end();
         expect((await proxy.exited).code).toBe(0);
         expect(there).toMatchObject({ chmod: "ok", chown: "ok", utimes: "ok" });
@@ -253,12 +257,19 @@ describe.skipIf(!l3Ready)(
         expect(device).toMatchObject({ chmod: "EROFS", chown: "EROFS" });
         // No CAP_DAC_READ_SEARCH, and seccomp refuses the call.
         expect(handle).toEqual({ handle: "ok", open: "EPERM" });
+        expect(moved).toEqual({ move: "EXDEV" });
         const start = readFileSync(log, "utf8")
           .split("\n")
           .filter(Boolean)
           .map((line) => JSON.parse(line))
           .find((r) => r.type === "lifecycle" && r.event === "start");
         expect(start.l3Hardening).toMatchObject({ "file-metadata": "read-only-mounts" });
+        // The move the grants allow is no refusal in the log; the writes outside them are.
+        const records = readFileSync(log, "utf8")
+          .split("\n")
+          .filter(Boolean)
+          .map((line) => JSON.parse(line));
+        expect(records.filter((r) => r.event === "denied" && r.errno === 18)).toEqual([]);
       });
     }
   },
