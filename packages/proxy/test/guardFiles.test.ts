@@ -161,11 +161,30 @@ describe("rule a: nothing the server may write", () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(
       new RegExp(
-        `^mcpguard run: the mcpguard install ${install} holds ${install}/packages, the write grant of tool save:`,
+        `^mcpguard run: the mcpguard install ${install}/packages is ${install}/packages, the write grant of tool save:`,
       ),
     );
     // Under C0 nothing is granted, and the install is no concern of the run.
     expect(start("C0", ["--policy", policy]).status).toBe(0);
+    // A grant inside the code (the bundle's folder) is refused as well; one on the checkout's
+    // documents is not: they are not what the next start runs.
+    const grant = (write: string) => {
+      writeFileSync(
+        policy,
+        JSON.stringify({
+          version: 1,
+          server: "proxy-fixture",
+          tools: { save: { args: { path: "path.write", text: "text" }, write: [write] } },
+        }),
+      );
+      return start("C-app", ["--policy", policy]);
+    };
+    const inside = grant(`${install}/packages/proxy/dist/**`);
+    expect(inside.status).toBe(2);
+    expect(inside.stderr).toMatch(
+      /^mcpguard run: the mcpguard install .*\/packages holds .*\/packages\/proxy\/dist/,
+    );
+    expect(grant(`${install}/docs/**`).status).toBe(0);
   });
 
   it.skipIf(!l3)(

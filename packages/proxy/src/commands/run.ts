@@ -203,8 +203,9 @@ function guardFilesOf(
 }
 
 /**
- * Where this mcpguard's code lives: the package, or the checkout (its proxy bundle and caches, the
- * readers' modules, the kernel layer's binaries), and a `MCPGUARD_BPF_DIR` given instead.
+ * Where this mcpguard's code lives: the package, or the checkout's packages (the proxy's bundle and
+ * caches, the readers' modules), node_modules and the kernel layer's build, and a
+ * `MCPGUARD_BPF_DIR` given instead.
  */
 async function installFolders(): Promise<string[]> {
   const { binaries } = await import("@mcpguard/kernel/binaries");
@@ -215,7 +216,9 @@ async function installFolders(): Promise<string[]> {
   // The package or checkout that holds `bpf/`, which holds the binaries.
   let bpf = bins.dir;
   while (basename(bpf) !== "bpf" && dirname(bpf) !== bpf) bpf = dirname(bpf);
-  return [dirname(bpf)];
+  const root = dirname(bpf);
+  // A checkout holds more than code (docs, data, results): its packages, its modules and its build.
+  return bins.source === "checkout" ? [join(root, "packages"), join(root, "node_modules"), bins.dir] : [root];
 }
 
 /** The uid that ran sudo to start this proxy, if any (`$SUDO_UID`, a number other than root's). */
