@@ -97,6 +97,14 @@ describe("the shell reading: commands and lists", () => {
     expect(at("set -o physical; cd self/.. && cat outside.txt")).toEqual([undefined]);
     expect(at("set -P; set +P; cd self/.. && cat outside.txt")).toEqual(["/w"]);
     expect(at("(set -P); cd self/.. && cat outside.txt")).toEqual(["/w"]);
+    // bash retries a cd whose folded target is missing physically: after a name, or after a cd.
+    const bash = (src: string) => at(`bash -c ${JSON.stringify(src)}`);
+    expect(bash("cd link/../x && cat key")).toEqual([undefined]);
+    expect(bash("cd link && cd ../x && cat key")).toEqual([undefined]);
+    expect(bash("cd ../x && cat key")).toEqual(["/x"]);
+    expect(bash("cd .. && cat key")).toEqual(["/"]);
+    // dash refuses a missing folded target: the fold is where it goes, if anywhere.
+    expect(at("cd link/../x && cat key")).toEqual(["/w/x"]);
   });
 
   it("gives a command in a pipeline the programs before it as its input", () => {

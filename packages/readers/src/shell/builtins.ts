@@ -251,6 +251,22 @@ function searchesCdpath(
   return r.ctx.present?.has("CDPATH") === true;
 }
 
+/**
+ * bash (not in POSIX mode) retries a `cd` whose folded target does not exist with the physical
+ * walk, where a `..` after a link climbs from the link's target: so a `..` after a component that
+ * may be a link (`link/..`), or after the folder a cd went to (`cd link; cd ../x`), may lead where
+ * the folded path does not. dash refuses instead.
+ */
+function retriesPhysically(r: Walker, scope: Scope, target: Field): boolean {
+  if (scope.dialect !== "bash" || target.unknown) return false;
+  const parts = target.text.split("/");
+  if (!parts.includes("..")) return false;
+  const afterName = parts.some(
+    (p, i) => p === ".." && i > 0 && ![".", "..", ""].includes(parts[i - 1] as string),
+  );
+  return afterName || (!target.text.startsWith("/") && scope.cwd !== r.ctx.cwd);
+}
+
 function changeDirectory(
   r: Walker,
   argv: Field[],
@@ -266,7 +282,8 @@ function changeDirectory(
   // a link climbing from the link's target. Later relative paths are read as unknown.
   if (
     searchesCdpath(r, scope, target, env) ||
-    (physicalCd(argv, scope) && target.text.split("/").includes(".."))
+    (physicalCd(argv, scope) && target.text.split("/").includes("..")) ||
+    retriesPhysically(r, scope, target)
   ) {
     scope.cwd = undefined;
     return;
