@@ -24,6 +24,7 @@
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <fcntl.h>
+#include <unistd.h>
 #include <netinet/in.h>
 #include "loader.h"
 #include "events.h"
@@ -244,28 +245,35 @@ static void put_access(unsigned int access)
 #define STATX_MNT_ID 0x00001000U
 #endif
 
-const char *emit_cgroup;
-
 /*
- * A process of the guarded cgroup still alive, whose root is the server's (the mount namespace of
- * every process of the server is the same), for an event whose process has ended; 0 if none.
+ * The root of the server's own mount namespace, kept open from the first event of a process in
+ * one (the server's start): paths of later events are judged there, also once the process that
+ * made them, or every process of the server, has ended (the loader may read its events late).
+ * -1 until then; the host's root serves where the server has no mount namespace of its own.
  */
-static unsigned int live_process(void)
-{
-	char procs[PATH_MAX];
-	unsigned int pid = 0;
-	FILE *f;
+static int server_root = -1;
 
-	if (!emit_cgroup)
-		return 0;
-	snprintf(procs, sizeof(procs), "%s/cgroup.procs", emit_cgroup);
-	f = fopen(procs, "re");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%u", &pid) != 1)
-		pid = 0;
-	fclose(f);
-	return pid;
+static ino_t mount_namespace(unsigned int pid)
+{
+	char path[64];
+	struct stat st;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%u/ns/mnt", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/ns/mnt");
+	return stat(path, &st) == 0 ? st.st_ino : 0;
+}
+
+static void note_process(unsigned int pid)
+{
+	char root[64];
+	ino_t theirs;
+
+	if (server_root >= 0 || !pid || !(theirs = mount_namespace(pid)) || theirs == mount_namespace(0))
+		return;
+	snprintf(root, sizeof(root), "/proc/%u/root", pid);
+	server_root = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
 /* The directory holding a path, as the process that named it sees it. */
@@ -277,9 +285,10 @@ struct parent {
 };
 
 /*
- * The directory holding `path`, as the process `pid` names it: through its root (its own mount
- * namespace) or its working directory; unknown when it cannot be known (the process is gone, a
- * path relative to another directory descriptor).
+ * The directory holding `path`, as the process `pid` names it: an absolute one beneath the
+ * server's root (its own mount namespace, where it has one), a relative one beneath its working
+ * directory; unknown when it cannot be known (the process is gone, a path relative to another
+ * directory descriptor).
  */
 static struct parent parent_of(unsigned int pid, const char *path, size_t max)
 {
@@ -288,25 +297,30 @@ static struct parent parent_of(unsigned int pid, const char *path, size_t max)
 	struct statx stx;
 	struct statvfs vfs;
 	size_t n = strnlen(path, max);
+	int dir = AT_FDCWD, fd;
 
 	if (n == 0)
 		return p;
-	snprintf(full, sizeof(full), path[0] == '/' ? "/proc/%u/root%.*s" : "/proc/%u/cwd/%.*s", pid, (int)n, path);
+	if (path[0] == '/' && server_root >= 0) {
+		dir = server_root;
+		snprintf(full, sizeof(full), ".%.*s", (int)n, path);
+	} else if (path[0] == '/') {
+		snprintf(full, sizeof(full), "%.*s", (int)n, path);
+	} else {
+		snprintf(full, sizeof(full), "/proc/%u/cwd/%.*s", pid, (int)n, path);
+	}
 	slash = strrchr(full, '/');
 	if (slash)
 		*slash = '\0';
-	if (statx(AT_FDCWD, full, 0, STATX_MNT_ID, &stx)) {
-		/* Ended since: an absolute path through another of the server's processes. */
-		unsigned int other = path[0] == '/' && errno == ENOENT ? live_process() : 0;
-
-		if (!other || other == pid)
-			return p;
-		return parent_of(other, path, max);
-	}
+	if (statx(dir, full, 0, STATX_MNT_ID, &stx))
+		return p;
 	p.known = true;
 	p.dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
 	p.mount = (stx.stx_mask & STATX_MNT_ID) ? stx.stx_mnt_id : 0;
-	p.read_only = statvfs(full, &vfs) == 0 && (vfs.f_flag & ST_RDONLY);
+	fd = openat(dir, full, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	p.read_only = fd >= 0 && fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY);
+	if (fd >= 0)
+		close(fd);
 	return p;
 }
 
@@ -334,7 +348,10 @@ int emit_event(void *ctx, void *data, size_t size)
 	const struct mcpguard_event *e = data;
 
 	(void)ctx;
-	if (size < sizeof(*e) || crossed_filesystems(e))
+	if (size < sizeof(*e))
+		return 0;
+	note_process(e->pid);
+	if (crossed_filesystems(e))
 		return 0;
 	switch (e->type) {
 	case MCPGUARD_EV_DENY:

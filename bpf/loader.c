@@ -170,7 +170,6 @@ int main(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(argv[i], "--cgroup") && i + 1 < argc) {
 			dir = argv[++i];
-			emit_cgroup = dir;
 		} else if (!strcmp(argv[i], "--policy") && i + 1 < argc) {
 			policy_file = argv[++i];
 		} else if (!strcmp(argv[i], "--lsm")) {

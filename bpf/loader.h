@@ -84,7 +84,5 @@ int probe_run(void);
  */
 void emit_ready(uint64_t cgroup_id, const struct links *links, bool lsm, const double ms[3]);
 int emit_event(void *ctx, void *data, size_t size);
-/* The guarded cgroup's directory: where emit_event finds a live process of the server's. */
-extern const char *emit_cgroup;
 
 #endif
