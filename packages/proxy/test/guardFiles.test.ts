@@ -65,10 +65,10 @@ function writerPolicy(path: string): string {
 const { SUDO_UID: _caller, ...plainEnv } = process.env;
 
 /** `mcpguard run` in the workspace, with no client: status and stderr. */
-function start(config: string, options: string[], env: NodeJS.ProcessEnv = plainEnv) {
+function start(config: string, options: string[], env: NodeJS.ProcessEnv = plainEnv, server = FIXTURE) {
   const r = spawnSync(
     process.execPath,
-    [MCPGUARD, "run", "--config", config, ...options, "--", process.execPath, FIXTURE],
+    [MCPGUARD, "run", "--config", config, ...options, "--", process.execPath, server],
     { cwd: work, encoding: "utf8", input: "", timeout: 30_000, env },
   );
   return { status: r.status, stderr: r.stderr, lines: r.stderr.trim().split("\n") };
@@ -206,24 +206,12 @@ describe("rule a: nothing the server may write", () => {
           }),
         );
         const key = join(outside, "srv", "keys", "audit.key");
-        const r = spawnSync(
-          process.execPath,
-          [
-            MCPGUARD,
-            "run",
-            "--config",
-            "C-full",
-            "--policy",
-            policy,
-            "--audit-log",
-            join(outside, "audit.ndjson"),
-            "--audit-key",
-            key,
-            "--",
-            process.execPath,
-            script,
-          ],
-          { cwd: work, encoding: "utf8", input: "", timeout: 30_000, env: plainEnv },
+        const log = join(outside, "audit.ndjson");
+        const r = start(
+          "C-full",
+          ["--policy", policy, "--audit-log", log, "--audit-key", key],
+          plainEnv,
+          script,
         );
         expect(r.status).toBe(2);
         expect(r.stderr).toBe(
