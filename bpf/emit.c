@@ -267,10 +267,15 @@ static ino_t mount_namespace(unsigned int pid)
 
 static void note_process(unsigned int pid)
 {
+	static ino_t ours;
 	char root[64];
 	ino_t theirs;
 
-	if (server_root >= 0 || !pid || !(theirs = mount_namespace(pid)) || theirs == mount_namespace(0))
+	if (server_root >= 0 || !pid)
+		return;
+	if (!ours)
+		ours = mount_namespace(0);
+	if (!(theirs = mount_namespace(pid)) || theirs == ours)
 		return;
 	snprintf(root, sizeof(root), "/proc/%u/root", pid);
 	server_root = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
