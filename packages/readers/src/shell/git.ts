@@ -11,8 +11,9 @@ type GitKeyKind = "command" | "alias" | "elsewhere";
 
 const COMMAND_KEYS =
   /^(?:core\.(?:pager|editor|sshcommand|fsmonitor|askpass|gitproxy)|pager\..+|sequence\.editor|diff\.external|diff\..+\.(?:textconv|command)|merge\..+\.driver|filter\..+\.(?:clean|smudge|process)|gpg\.(?:.+\.)?program|credential(?:\..+)?\.helper|uploadpack\.packobjectshook|remote\..+\.(?:uploadpack|receivepack)|sendemail\.(?:.+\.)?(?:tocmd|cccmd|sendmailcmd|smtpserver)|web\.browser|browser\..+\.(?:cmd|path)|man\..+\.(?:cmd|path)|(?:diff|merge)tool\..+\.(?:cmd|path)|submodule\..+\.update)$/;
+// help.autocorrect: a mistyped subcommand runs as the one git guesses (`git pus` as push).
 const ELSEWHERE_KEYS =
-  /^(?:core\.hookspath|include\.path|includeif\..+\.path|init\.templatedir|core\.worktree)$/;
+  /^(?:core\.hookspath|include\.path|includeif\..+\.path|init\.templatedir|core\.worktree|help\.autocorrect)$/;
 
 /** Whether a git setting (`core.pager`) names a command git runs, or code elsewhere. */
 export function gitKeyKind(key: string): GitKeyKind | undefined {
