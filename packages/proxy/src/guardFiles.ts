@@ -203,13 +203,13 @@ function special(path: string): boolean {
  * Refuse the first guard file in the server's reach (GuardFileError). Devices, pipes and /proc are
  * left to the loaders: a policy read from /dev/stdin, an audit log on /dev/stdout get their own
  * refusal. A file under /dev that is a file (`/dev/shm/audit.ndjson`, on a tmpfs a policy may grant)
- * is judged as any other.
+ * is judged as any other, and so is a pipe elsewhere (one in a workspace is the server's to feed).
  */
 export function checkGuardFiles(files: readonly GuardFile[], check: GuardCheck): void {
   const grants = check.grants.map((g) => ({ ...g, canonical: canonical(g.path) }));
   for (const file of files) {
     const at = places(file.path);
-    if (at.some((p) => within(p, "/proc") || special(p))) continue;
+    if (at.some((p) => within(p, "/proc") || (within(p, "/dev") && special(p)))) continue;
     for (const place of at) {
       // An install is a tree: a grant anywhere inside it reaches its code too.
       const grant = grants.find(

@@ -242,6 +242,19 @@ describe("rule a: nothing the server may write", () => {
           `^mcpguard run: the audit log ${shm}/audit\\.ndjson lies in ${shm}, the write grant of tool save:`,
         ),
       );
+      // A pipe elsewhere is no device of the host: one in the workspace is the server's to read.
+      const fifo = join(work, "audit.fifo");
+      spawnSync("mkfifo", [fifo]);
+      const piped = start("C-app", [
+        "--policy",
+        writerPolicy(join(scratch, "p2", "fixture.json")),
+        "--audit-log",
+        fifo,
+      ]);
+      expect(piped.status).toBe(2);
+      expect(piped.stderr).toMatch(
+        /^mcpguard run: the audit log .*audit\.fifo lies in .*, the write grant of tool save:/,
+      );
     } finally {
       rmSync(shm, { recursive: true, force: true });
     }
