@@ -4,7 +4,7 @@
  * `source`, `alias`) or run a program (`exec`, `command`).
  */
 import { posix } from "node:path";
-import type { Field, FileRedirect, Stdin, Unknown } from "./model.js";
+import type { Field, FileRedirect, Invocation, Stdin, Unknown } from "./model.js";
 import { positionalOf, type Scope, scalar, UNSET, unknownValue } from "./scope.js";
 import type { Walker } from "./walker.js";
 
@@ -124,7 +124,7 @@ export function readBuiltin(
   scope: Scope,
   stdin: Stdin,
   files: FileRedirect[],
-  env: readonly { name: string; value: Field }[] = [],
+  env: Invocation["env"] = [],
 ): void {
   if (argvs.length > 1) {
     // Several ways: each may happen; the state after is what any of them leaves.
@@ -146,7 +146,7 @@ function readOne(
   scope: Scope,
   stdin: Stdin,
   files: FileRedirect[],
-  env: readonly { name: string; value: Field }[],
+  env: Invocation["env"],
 ): void {
   switch (name) {
     case "cd":
@@ -236,12 +236,7 @@ function physicalCd(argv: Field[], scope: Scope): boolean {
  * `..`): where CDPATH is set to anything but the empty string, by the command's prefix, in the line
  * before, or in the environment.
  */
-function searchesCdpath(
-  r: Walker,
-  scope: Scope,
-  target: Field,
-  env: readonly { name: string; value: Field }[],
-): boolean {
+function searchesCdpath(r: Walker, scope: Scope, target: Field, env: Invocation["env"]): boolean {
   if (target.unknown || target.text.startsWith("/") || /^\.\.?(?:\/|$)/.test(target.text)) return false;
   const set = (ways: readonly Field[]) => ways.some((w) => w.unknown !== undefined || w.text !== "");
   const prefix = env.filter((e) => e.name === "CDPATH").map((e) => e.value);
@@ -267,12 +262,7 @@ function retriesPhysically(r: Walker, scope: Scope, target: Field): boolean {
   return afterName || (!target.text.startsWith("/") && scope.cwd !== r.ctx.cwd);
 }
 
-function changeDirectory(
-  r: Walker,
-  argv: Field[],
-  scope: Scope,
-  env: readonly { name: string; value: Field }[],
-): void {
+function changeDirectory(r: Walker, argv: Field[], scope: Scope, env: Invocation["env"]): void {
   const [target] = operands(argv, "");
   if (!target) {
     scope.cwd = r.ctx.home;
