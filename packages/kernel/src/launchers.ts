@@ -12,6 +12,14 @@
  * run outside the sandbox. `uvx` (and `uv tool run`) is resolved the same way: uv prepares the
  * tool's environment, from its cache first, and the command's console script in it runs confined,
  * with the environment's interpreter (compile.ts, pythonNeeds).
+ *
+ * What runs here runs outside the sandbox, so none of it may be the server's: given where the
+ * server may write (`writable`, from the config's write grants), a program found there is the
+ * server's own and runs confined as it is, never here; a shim whose manager lies there is refused;
+ * the PATH the launcher runs with leaves out every folder the server may write; and the
+ * configuration npm and uv read from the folder they run in and the folders above it (`.npmrc`,
+ * `uv.toml`, `pyproject.toml`) is not read where the server may write it (`--location=global`,
+ * `--no-config`), nor npm's user configuration (refused).
  */
 import { execFile } from "node:child_process";
 import { accessSync, constants, existsSync, readFileSync, realpathSync, statSync } from "node:fs";
@@ -33,6 +41,20 @@ export interface Launch {
   script?: string;
   /** The server's own arguments: after the interpreter's options and the script (or module). */
   args: string[];
+  /** What the resolution left out because the server may write it, for the start record. */
+  notes?: string[];
+}
+
+export interface LaunchOptions {
+  /** The launcher's environment: the proxy's, whose PATH finds the command. */
+  env: NodeJS.ProcessEnv;
+  /** The folder the command is started from, where npm and uv look for a project's settings. */
+  cwd: string;
+  /**
+   * Why the server may write or create `path` (the grant, for a message), or undefined where it
+   * may not. Without it, nothing is judged (policy export, which starts nothing).
+   */
+  writable?: (path: string) => string | undefined;
 }
 
 interface Interpreter {
@@ -153,16 +175,52 @@ function lastLine(text: string): string {
   return lines[0] ?? "no output";
 }
 
-async function resolveShim(
-  exe: string,
-  name: string,
-  options: { env: NodeJS.ProcessEnv; cwd: string },
-): Promise<string | undefined> {
+/**
+ * The environment a launcher runs with here, outside the sandbox: the PATH without the folders
+ * the server may write or put a program in (npx's `#!/usr/bin/env node` would run a `node` the
+ * server put first), nor relative ones, which name a folder by where the launcher happens to run.
+ */
+function unconfinedEnv(options: LaunchOptions, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = { ...options.env, ...extra };
+  const { writable } = options;
+  if (writable && env.PATH !== undefined)
+    env.PATH = env.PATH.split(delimiter)
+      .filter((dir) => isAbsolute(dir) && !writable(dir))
+      .join(delimiter);
+  return env;
+}
+
+/**
+ * Where the server may write a file that `names` stands for in the folder a tool runs in or a
+ * folder above it, which the tool reads as its settings (npm's project `.npmrc`, uv's `uv.toml`):
+ * the first such file and why, or undefined.
+ */
+function writableSettings(options: LaunchOptions, names: readonly string[]): string | undefined {
+  const { writable } = options;
+  if (!writable) return undefined;
+  for (let dir = options.cwd; ; dir = dirname(dir)) {
+    for (const name of names) {
+      const file = join(dir, name);
+      const reach = writable(file);
+      if (reach) return `${file} (${reach})`;
+    }
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+async function resolveShim(exe: string, name: string, options: LaunchOptions): Promise<string | undefined> {
   const shim = shimOf(exe);
   if (!shim) return undefined;
   const tool = basename(shim.manager);
+  const reach = options.writable?.(shim.manager);
+  if (reach) {
+    throw new LaunchError(
+      `${name} is a ${tool} shim (${exe}) whose ${tool}, ${shim.manager}, lies where the server may write (${reach}): ` +
+        "it would run outside the sandbox; give the interpreter's own path",
+    );
+  }
   const answer = await run(shim.manager, ["which", name], {
-    env: { ...options.env, ...shim.env },
+    env: unconfinedEnv(options, shim.env),
     cwd: options.cwd,
     timeoutMs: 15_000,
   });
@@ -291,24 +349,27 @@ function locateBin(path: string, npx: NpxCommand): string {
 async function resolveNpx(
   npx: NpxCommand,
   npxPath: string,
-  options: { env: NodeJS.ProcessEnv; cwd: string },
+  options: LaunchOptions,
   viaNpm: boolean,
 ): Promise<Launch> {
   const packages = npx.packages.length ? npx.packages : [npx.command];
   // The same question to npm itself (`npm exec`, `npm x`) needs its subcommand.
   const subcommand = viaNpm ? ["exec"] : [];
+  const { notes, settings } = npmSettings(npx, options);
+  const env = unconfinedEnv(options);
   const ask = (flags: string[]) =>
     run(
       npxPath,
       [
         ...subcommand,
+        ...settings,
         ...flags,
         "--ignore-scripts",
         ...packages.map((p) => `--package=${p}`),
         "-c",
         'printf "%s\\n" "$PATH"',
       ],
-      { env: options.env, cwd: options.cwd, timeoutMs: 120_000 },
+      { env, cwd: options.cwd, timeoutMs: 120_000 },
     );
   const offline = npx.flags.includes("--offline") || /^(1|true)$/i.test(options.env.npm_config_offline ?? "");
   const chooses = npx.flags.some((f) => f === "--prefer-online" || f === "--offline");
@@ -321,7 +382,41 @@ async function resolveNpx(
     );
   }
   const entry = locateBin(answer.stdout.trim().split("\n")[0] ?? "", npx);
-  return { ...scriptLaunch(entry, npx.args, options.env), via: `npx ${packages.join(" ")}` };
+  return {
+    ...scriptLaunch(entry, npx.args, options.env),
+    via: `npx ${packages.join(" ")}`,
+    ...(notes.length ? { notes } : {}),
+  };
+}
+
+/**
+ * What npm reads as its settings, where the server may write it: a project's `.npmrc` (in the
+ * folder npm runs in or one above it, the nearest holding a package.json or node_modules, which
+ * the server may make) is left out with `--location=global`, which keeps npm's user and global
+ * settings and changes nothing else of what `npm exec` finds; a user configuration the server may
+ * write is refused, there being no way to read the user's and not the server's.
+ */
+function npmSettings(npx: NpxCommand, options: LaunchOptions): { notes: string[]; settings: string[] } {
+  const { writable } = options;
+  if (!writable) return { notes: [], settings: [] };
+  const given = npx.flags.find((f) => f.startsWith("--userconfig="))?.slice("--userconfig=".length);
+  const fromEnv = Object.entries(options.env).find(([k]) => k.toLowerCase() === "npm_config_userconfig")?.[1];
+  const home = options.env.HOME;
+  const user = given ?? fromEnv ?? (home ? join(home, ".npmrc") : undefined);
+  const userReach =
+    user === undefined ? undefined : writable(isAbsolute(user) ? user : join(options.cwd, user));
+  if (userReach) {
+    throw new LaunchError(
+      `npx would read its user settings from ${user}, where the server may write (${userReach}): ` +
+        "they run programs outside the sandbox (script-shell); keep them out of the server's write grants",
+    );
+  }
+  const project = writableSettings(options, [".npmrc"]);
+  if (!project) return { notes: [], settings: [] };
+  return {
+    notes: [`npx ran without the project's npm settings: the server may write ${project}`],
+    settings: ["--location=global"],
+  };
 }
 
 /**
@@ -412,16 +507,18 @@ export function parseUvx(argv: readonly string[]): UvCommand | undefined {
 async function resolveUvx(
   uv: UvCommand,
   uvxPath: string,
-  options: { env: NodeJS.ProcessEnv; cwd: string },
+  options: LaunchOptions,
   viaUv: boolean,
 ): Promise<Launch> {
   const code = "import sysconfig; print(sysconfig.get_path('scripts'))";
+  const { notes, settings } = uvSettings(options);
+  const env = unconfinedEnv(options);
   const ask = (flags: string[]) =>
-    run(uvxPath, [...(viaUv ? ["tool", "run"] : []), ...flags, "--from", uv.from, "python", "-c", code], {
-      env: options.env,
-      cwd: options.cwd,
-      timeoutMs: 120_000,
-    });
+    run(
+      uvxPath,
+      [...(viaUv ? ["tool", "run"] : []), ...settings, ...flags, "--from", uv.from, "python", "-c", code],
+      { env, cwd: options.cwd, timeoutMs: 120_000 },
+    );
   const chooses = uv.flags.includes("--offline") || uv.flags.includes("--no-offline");
   let answer = await ask(chooses ? uv.flags : [...uv.flags, "--offline"]);
   if (!answer.ok && !chooses) answer = await ask(uv.flags);
@@ -430,7 +527,37 @@ async function resolveUvx(
   const entry = join(scripts, uv.command);
   if (!isAbsolute(scripts) || !existsSync(entry))
     throw new LaunchError(`uvx prepared ${uv.from} but its environment has no ${uv.command} to run`);
-  return { ...scriptLaunch(entry, uv.args, options.env), via: `uvx ${uv.from}` };
+  return {
+    ...scriptLaunch(entry, uv.args, options.env),
+    via: `uvx ${uv.from}`,
+    ...(notes.length ? { notes } : {}),
+  };
+}
+
+/**
+ * uv reads its settings from `uv.toml` or a `pyproject.toml` in the folder it runs in or one above
+ * it, and from the user's `uv.toml`: its indexes and build settings decide what it downloads and
+ * builds (a source distribution's build runs its code here). Where the server may write one of
+ * them, uv runs with `--no-config`, which reads none.
+ */
+function uvSettings(options: LaunchOptions): { notes: string[]; settings: string[] } {
+  const { writable } = options;
+  if (!writable) return { notes: [], settings: [] };
+  const { HOME, XDG_CONFIG_HOME, UV_CONFIG_FILE } = options.env;
+  const configHome = XDG_CONFIG_HOME || (HOME ? join(HOME, ".config") : undefined);
+  const user = [UV_CONFIG_FILE, configHome && join(configHome, "uv", "uv.toml")]
+    .filter((f): f is string => Boolean(f) && isAbsolute(f as string))
+    .map((f) => {
+      const reach = writable(f);
+      return reach ? `${f} (${reach})` : undefined;
+    })
+    .find(Boolean);
+  const found = user ?? writableSettings(options, ["uv.toml", "pyproject.toml"]);
+  if (!found) return { notes: [], settings: [] };
+  return {
+    notes: [`uvx ran without uv's settings files: the server may write ${found}`],
+    settings: ["--no-config"],
+  };
 }
 
 const UNRESOLVED = new Set(["bunx", "pipx", "pnpx"]);
@@ -439,14 +566,13 @@ const UNRESOLVED = new Set(["bunx", "pipx", "pnpx"]);
  * What `argv` runs, resolved before confinement: a shim to the interpreter it stands for, npx to
  * `node <the package's bin script>`. Anything else is run as it is.
  */
-export async function resolveLaunch(
-  argv: readonly string[],
-  options: { env: NodeJS.ProcessEnv; cwd: string },
-): Promise<Launch> {
+export async function resolveLaunch(argv: readonly string[], options: LaunchOptions): Promise<Launch> {
   const [command = "", ...rest] = argv;
   const name = basename(command);
   const exe = onPath(command, options.env.PATH);
   if (!exe) throw new LaunchError(`cannot find the server's program "${command}" on its PATH`);
+  // A program the server may have written is the server's own: it runs confined, as it is.
+  if (options.writable?.(exe)) return { argv: [...argv], ...splitCommand(argv) };
   const shim = await resolveShim(exe, name, options);
   const npx = parseNpx([name, ...rest]);
   if (npx) return resolveNpx(npx, shim ?? realpathSync(exe), options, name === "npm");

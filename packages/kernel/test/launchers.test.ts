@@ -1,8 +1,18 @@
 /** What a server command really runs: launchers and shims resolved before confinement. */
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   LaunchError,
@@ -184,5 +194,142 @@ describe("resolveLaunch", () => {
       args: ["-v"],
       flags: [],
     });
+  });
+});
+
+/**
+ * What a launcher runs here runs outside the sandbox: nothing of it may be the server's. Each case
+ * runs the real npx (npm's own reading of its settings and PATH) on a package installed in a
+ * project folder, offline, once as the server may write that folder and once, the control, without
+ * the write grants: the control shows what the server's files would have run.
+ */
+describe("resolveLaunch, where the server may write", () => {
+  const npx = execFileSync("sh", ["-c", "command -v npx || true"], { encoding: "utf8" }).trim();
+  const base = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: join(root, "home") };
+
+  /** A project the server may write (its write grant), holding a package npx runs from it. */
+  function project(name: string): {
+    dir: string;
+    marker: string;
+    writable: (p: string) => string | undefined;
+  } {
+    const dir = join(root, name);
+    const pkg = join(dir, "node_modules", "tiny-server");
+    mkdirSync(pkg, { recursive: true });
+    mkdirSync(join(dir, "node_modules", ".bin"), { recursive: true });
+    mkdirSync(base.HOME, { recursive: true });
+    writeFileSync(join(dir, "package.json"), '{"name":"proj","version":"1.0.0"}\n');
+    writeFileSync(
+      join(pkg, "package.json"),
+      '{"name":"tiny-server","version":"1.0.0","bin":{"tiny-server":"index.js"}}\n',
+    );
+    writeFileSync(join(pkg, "index.js"), "#!/usr/bin/env node\nconsole.log('tiny');\n", { mode: 0o755 });
+    symlinkSync("../tiny-server/index.js", join(dir, "node_modules", ".bin", "tiny-server"));
+    const marker = join(root, `${name}.ran`);
+    const writable = (p: string) =>
+      p === dir || p.startsWith(`${dir}/`) ? "the workspace's write grant" : undefined;
+    return { dir, marker, writable };
+  }
+  /** A program the server wrote: it leaves a mark where it ran, then does what it stands in for. */
+  function planted(file: string, marker: string, then: string): void {
+    writeFileSync(file, `#!/bin/sh\necho ran > ${marker}\nexec ${then} "$@"\n`, { mode: 0o755 });
+  }
+
+  it.skipIf(!npx)(
+    "leaves out a project's .npmrc the server may write (script-shell would run its program)",
+    async () => {
+      const { dir, marker, writable } = project("npmrc");
+      planted(join(dir, "shell.sh"), marker, "/bin/sh");
+      writeFileSync(join(dir, ".npmrc"), `script-shell=${join(dir, "shell.sh")}\n`);
+      const launch = await resolveLaunch(["npx", "tiny-server", "/a"], { env: base, cwd: dir, writable });
+      expect(existsSync(marker)).toBe(false);
+      expect(launch.argv.slice(-2)).toEqual([
+        realpathSync(join(dir, "node_modules", "tiny-server", "index.js")),
+        "/a",
+      ]);
+      expect(launch.notes).toEqual([
+        `npx ran without the project's npm settings: the server may write ${join(dir, ".npmrc")} (the workspace's write grant)`,
+      ]);
+      // The control: without the grants, npm reads the project's settings and runs the server's shell.
+      const control = await resolveLaunch(["npx", "tiny-server", "/a"], { env: base, cwd: dir });
+      expect(existsSync(marker)).toBe(true);
+      expect(control.argv).toEqual(launch.argv);
+    },
+  );
+
+  it.skipIf(!npx)("runs npx without the PATH folders the server may write (its `node` first)", async () => {
+    const { dir, marker, writable } = project("pathnode");
+    const bin = join(dir, "bin");
+    mkdirSync(bin);
+    planted(join(bin, "node"), marker, process.execPath);
+    const env = { ...base, PATH: `${bin}:${base.PATH}` };
+    await resolveLaunch(["npx", "tiny-server"], { env, cwd: dir, writable });
+    expect(existsSync(marker)).toBe(false);
+    await resolveLaunch(["npx", "tiny-server"], { env, cwd: dir });
+    expect(existsSync(marker)).toBe(true);
+  });
+
+  it("runs a launcher the server may have written confined, as the server's program, not here", async () => {
+    const { dir, marker, writable } = project("ownnpx");
+    const bin = join(dir, "bin");
+    mkdirSync(bin);
+    planted(join(bin, "npx"), marker, "/bin/false");
+    const env = { ...base, PATH: `${bin}:${base.PATH}` };
+    expect(await resolveLaunch(["npx", "tiny-server"], { env, cwd: dir, writable })).toEqual({
+      argv: ["npx", "tiny-server"],
+      args: ["tiny-server"],
+    });
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it("refuses a shim whose manager the server may write, and npm user settings it may write", async () => {
+    const shims = fakePyenv("/usr/bin/python3");
+    const pyenv = dirname(shims);
+    const grant = (p: string) =>
+      p.startsWith(`${pyenv}/`) && !p.startsWith(`${shims}/`) ? "a grant" : undefined;
+    await expect(
+      resolveLaunch(["python3", "srv.py"], {
+        env: { PATH: `${shims}:${base.PATH}` },
+        cwd: root,
+        writable: grant,
+      }),
+    ).rejects.toThrow(
+      /python3 is a pyenv shim .* whose pyenv, .*libexec\/pyenv, lies where the server may write \(a grant\)/,
+    );
+    const home = (p: string) => (p === join(base.HOME, ".npmrc") ? "the home grant" : undefined);
+    await expect(
+      resolveLaunch(["npx", "tiny-server"], { env: base, cwd: root, writable: home }),
+    ).rejects.toThrow(
+      `npx would read its user settings from ${join(base.HOME, ".npmrc")}, where the server may write (the home grant)`,
+    );
+  });
+
+  it("runs uvx with --no-config where the server may write a pyproject.toml above its folder", async () => {
+    const { dir } = project("uvproj");
+    // A grant of that one file, in a folder above the one uvx runs in.
+    const writable = (p: string) =>
+      p === join(dir, "pyproject.toml") ? "the workspace's write grant" : undefined;
+    const sub = join(dir, "sub");
+    mkdirSync(sub);
+    const venv = join(root, "uv-cache2", "archive-v0", "x1");
+    execFileSync("/usr/bin/python3", ["-m", "venv", "--without-pip", venv]);
+    writeFileSync(join(venv, "bin", "srv"), `#!${join(venv, "bin", "python")}\n`, { mode: 0o755 });
+    const bin = join(root, "uvbin2");
+    mkdirSync(bin, { recursive: true });
+    const log = join(root, "uvx2.log");
+    writeFileSync(
+      join(bin, "uvx"),
+      `#!/bin/sh\necho "$*" >> ${log}\nwhile [ "$1" != python ]; do shift; done\nshift\nexec ${join(venv, "bin", "python")} "$@"\n`,
+      { mode: 0o755 },
+    );
+    const launch = await resolveLaunch(["uvx", "srv"], {
+      env: { PATH: `${bin}:/usr/bin:/bin` },
+      cwd: sub,
+      writable,
+    });
+    expect(readFileSync(log, "utf8").split("\n")[0]).toMatch(/^--no-config --offline --from srv python -c /);
+    expect(launch.notes).toEqual([
+      `uvx ran without uv's settings files: the server may write ${join(dir, "pyproject.toml")} (the workspace's write grant)`,
+    ]);
   });
 });

@@ -112,6 +112,22 @@ export function within(path: string, dir: string): boolean {
   return path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
 }
 
+/**
+ * Why the server may write or create `path` under these grants (the grant, as a message names it),
+ * or undefined: `path` is a write grant or lies in one, or, for a folder, a write grant is one of
+ * its entries (a file the server may put there). Paths are judged where the kernel finds them
+ * (canonical), each grant resolved once.
+ */
+export function writeReach(grants: readonly Grant[]): (path: string) => string | undefined {
+  let resolved: { grant: Grant; canonical: string }[] | undefined;
+  return (path) => {
+    resolved ??= grants.filter((g) => !g.read).map((grant) => ({ grant, canonical: canonical(grant.path) }));
+    const place = canonical(path);
+    const hit = resolved.find((g) => within(place, g.canonical) || dirname(g.canonical) === place);
+    return hit && `${hit.grant.path}, ${hit.grant.why}`;
+  };
+}
+
 /** Where a file is judged: where it points (first), and where its link lies when it is a symbolic link. */
 function places(path: string): string[] {
   const abs = absolute(path);

@@ -109,6 +109,11 @@ export interface KernelLayerOptions {
   launcherEnv: NodeJS.ProcessEnv;
   cwd: string;
   /**
+   * Why the server may write a path (guardFiles.ts, writeReach): what the launcher runs here, outside
+   * the sandbox, and the settings it reads, must not be the server's.
+   */
+  writable: (path: string) => string | undefined;
+  /**
    * Files the server must not read (the audit key), checked against the compiled ruleset, which
    * holds more than the policy's reads: what the server's interpreter, script and environment add.
    */
@@ -198,7 +203,11 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
   };
   try {
     // The launcher runs here, unconfined; the server it would start runs confined.
-    const resolved = await kernel.resolveLaunch(options.argv, { env: options.launcherEnv, cwd: options.cwd });
+    const resolved = await kernel.resolveLaunch(options.argv, {
+      env: options.launcherEnv,
+      cwd: options.cwd,
+      writable: options.writable,
+    });
     secretsOutOfReach(options, () => kernel.planAccess(options.needs, resolved.argv, options.env));
     const guard = await kernel.KernelGuard.start({
       cgroup,
@@ -228,7 +237,7 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
         `the BPF loader attached to cgroup ${guard.cgroupId}, not to the server's (${containment.cgroupId} at ${cgroup})`,
       );
     }
-    const notes = [...guard.compiled.notes];
+    const notes = [...guard.compiled.notes, ...(resolved.notes ?? [])];
     if (options.needs.network.length > 0 && backends["abstract-unix-bind"].backend !== null)
       notes.push(
         "the policy grants network, so the server shares the host's network namespace: the abstract unix socket names it binds are the host's",

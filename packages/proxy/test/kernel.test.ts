@@ -194,6 +194,7 @@ describe.skipIf(!ready)("L3 configs", () => {
           env: { PATH: "/usr/bin:/bin" },
           launcherEnv: { PATH: "/usr/bin:/bin" },
           cwd: work,
+          writable: () => undefined,
           containment: swapped,
           onEvent: () => {},
           onLoaderLost: () => {},

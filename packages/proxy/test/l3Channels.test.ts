@@ -6,10 +6,10 @@
  * that shows each channel open without the kernel layer.
  */
 import { execFile, spawn, spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { eventually, FIXTURE, MCPGUARD, RawProxy, workspaceWithPolicy } from "./helpers.ts";
+import { eventually, FIXTURE, MCPGUARD, RawProxy, readNdjson, workspaceWithPolicy } from "./helpers.ts";
 
 const HELPER = join(import.meta.dirname, "..", "..", "..", "bpf", ".output", "mcpguard-test-helper");
 const doctor = spawnSync(process.execPath, [MCPGUARD, "doctor", "--json"], { encoding: "utf8" });
@@ -274,3 +274,53 @@ describe.skipIf(!l3Ready)(
     }
   },
 );
+
+/**
+ * npx is resolved here, outside the sandbox, in the folder the client starts the proxy from. Where
+ * the server may write that folder, what it left there at its last run (a `.npmrc` whose
+ * script-shell is its program) must not run at its next start (launchers.ts).
+ */
+describe.skipIf(!l3Ready)("a launcher's settings the server may write, at its next start", () => {
+  it("C-full: npx in the server's own workspace runs without its .npmrc, and the start record says so", async () => {
+    const writer = join(scratch, "writer.json");
+    writeFileSync(
+      writer,
+      JSON.stringify({
+        version: 1,
+        server: "proxy-fixture",
+        tools: { echo: { args: { text: "text" }, write: ["{{cwd}}/**"] } },
+      }),
+    );
+    // What the server could have written in its workspace: a project with its own server package,
+    // and npm settings that run a program of its own for npx's command.
+    const pkg = join(work, "node_modules", "tiny-server");
+    mkdirSync(join(work, "node_modules", ".bin"), { recursive: true });
+    mkdirSync(pkg);
+    writeFileSync(join(work, "package.json"), '{"name":"proj","version":"1.0.0"}\n');
+    writeFileSync(
+      join(pkg, "package.json"),
+      '{"name":"tiny-server","version":"1.0.0","bin":{"tiny-server":"server.mjs"}}\n',
+    );
+    writeFileSync(join(pkg, "server.mjs"), readFileSync(FIXTURE), { mode: 0o755 });
+    symlinkSync("../tiny-server/server.mjs", join(work, "node_modules", ".bin", "tiny-server"));
+    const marker = join(scratch, "outside-the-sandbox");
+    writeFileSync(join(work, "shell.sh"), `#!/bin/sh\necho ran > ${marker}\nexec /bin/sh "$@"\n`, {
+      mode: 0o755,
+    });
+    writeFileSync(join(work, ".npmrc"), `script-shell=${join(work, "shell.sh")}\n`);
+    const log = join(scratch, "audit.ndjson");
+    const proxy = new RawProxy(
+      ["--config", "C-full", "--policy", writer, "--audit-log", log, "--", "npx", "tiny-server"],
+      { cwd: work },
+    );
+    await proxy.initialize();
+    proxy.child.stdin.end();
+    expect((await proxy.exited).code).toBe(0);
+    expect(existsSync(marker)).toBe(false);
+    const start = readNdjson(log).find((r) => r.type === "lifecycle" && r.event === "start");
+    expect(start.launcher).toBe("npx tiny-server");
+    expect(start.l3Notes).toContainEqual(
+      `npx ran without the project's npm settings: the server may write ${join(work, ".npmrc")} (${work}, the write grant of tool echo)`,
+    );
+  });
+});

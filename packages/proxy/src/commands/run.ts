@@ -17,7 +17,7 @@ import {
   removeCgroupTree,
   warmCgroupLock,
 } from "../containment.js";
-import { checkGuardFiles, type GuardFile, wrappedConfigOf } from "../guardFiles.js";
+import { checkGuardFiles, type GuardFile, wrappedConfigOf, writeReach } from "../guardFiles.js";
 import { KernelEvents } from "../kernelEvents.js";
 import {
   type KernelLayer,
@@ -576,6 +576,7 @@ class Session {
       env: layers.env,
       launcherEnv: withoutAuditKeyPath(process.env),
       cwd: process.cwd(),
+      writable: writeReach(layers.grants),
       secrets: values["audit-log"]
         ? [
             {
