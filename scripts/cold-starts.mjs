@@ -51,7 +51,7 @@ if (audit) {
 }
 const argvOf = (path) => {
   if (path === "direct") return server;
-  if (path === "pipe") return [process.execPath, join(ROOT, "runner", "probe", "pipeRelay.mjs"), ...server];
+  if (path === "pipe") return [process.execPath, join(ROOT, "runner", "probe", "pipeRelay.cjs"), ...server];
   const at = path.lastIndexOf(":");
   const [checkout, config] = [resolve(path.slice(0, at)), path.slice(at + 1)];
   const files = ["--policy", "servers/filesystem.json", "--manifest", "agentbound/filesystem.json"];

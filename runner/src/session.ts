@@ -30,7 +30,7 @@ import type { World } from "./world/world.js";
 export const MCPGUARD_BIN = repoPath("packages", "proxy", "bin", "mcpguard.js");
 /** The latency benchmark's `pipe` path: a bare Node.js relay, the floor of any Node.js proxy. */
 export const PIPE = "pipe";
-const PIPE_RELAY = repoPath("runner", "probe", "pipeRelay.mjs");
+const PIPE_RELAY = repoPath("runner", "probe", "pipeRelay.cjs");
 /** The `pipe-c` path: a bare relay in C (`bpf/byte-relay.c`), the floor of any stdio proxy. */
 export const PIPE_C = "pipe-c";
 export const BYTE_RELAY = repoPath("bpf", ".output", "byte-relay");
