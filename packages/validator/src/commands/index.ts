@@ -16,7 +16,7 @@ import { interpreter } from "./interpreter.js";
 import { invocationsOf } from "./invocations.js";
 import { persistence } from "./persistence.js";
 import { privilege } from "./privilege.js";
-import { type CommandRule, type CommandView, fileWord, place } from "./view.js";
+import { type CommandRule, type CommandView, fileWord, place, unplaced } from "./view.js";
 
 const RULES: readonly [string, CommandRule][] = [
   ["l2.command.env-dump", envDump],
@@ -49,13 +49,21 @@ function checkUrls({ invocations, scope }: CommandView): Finding | undefined {
 }
 
 /** Files a program's code opens by literal name (python3 `open('x')`, node `fs.readFileSync('x')`, sed `r x`). */
-function codeFiles({ invocations }: CommandView): { word: string; write: boolean }[] {
-  const out: { word: string; write: boolean }[] = [];
+/** A word that may name a file, whether it is written, and the folder the shell is in when it is used. */
+interface NamedFile {
+  word: string | undefined;
+  write: boolean;
+  cwd: string | undefined;
+}
+
+function codeFiles({ invocations }: CommandView): NamedFile[] {
+  const out: NamedFile[] = [];
   for (const inv of invocations) {
     if (inv.kind !== "program" || inv.name === "\u0000") continue;
     for (const argv of inv.source.argvs) {
       const use = analyzeCode(inv.name, argv, inv.source, ALL_CONFINED);
-      for (const file of use.files) out.push({ word: file.path, write: file.access === "write" });
+      for (const file of use.files)
+        out.push({ word: file.path, write: file.access === "write", cwd: inv.cwd });
     }
   }
   return out;
@@ -64,22 +72,22 @@ function codeFiles({ invocations }: CommandView): { word: string; write: boolean
 function checkFiles(view: CommandView): Finding | undefined {
   const { invocations, redirects, scope } = view;
   if (!scope.on("l2.path.sensitive")) return undefined;
-  const named = [
+  const named: NamedFile[] = [
     ...invocations
       .filter((i) => i.kind === "program" || i.name === "." || i.name === "source")
-      .flatMap(({ args }) => args.map((arg) => ({ word: fileWord(arg), write: false }))),
-    ...redirects.map((r) => ({ word: r.target, write: r.op !== "<" })),
+      .flatMap(({ args, cwd }) => args.map((arg) => ({ word: fileWord(arg), write: false, cwd }))),
+    ...redirects.map((r) => ({ word: r.target, write: r.op !== "<", cwd: r.cwd })),
     ...codeFiles(view),
   ];
-  for (const { word, write } of named) {
+  for (const { word, write, cwd } of named) {
     if (!word) continue;
-    const path = place(word, scope);
-    const kind = sensitivity(path, write, scope);
-    if (kind) {
-      return scope.finding(
-        "l2.path.sensitive",
-        `names ${display(path, scope)}, ${describeSensitivity(kind)}`,
-      );
+    const placed = place(word, scope, cwd);
+    for (const path of placed === undefined ? unplaced(word, write) : [placed]) {
+      const kind = sensitivity(path, write, scope);
+      if (!kind) continue;
+      const shown =
+        placed === undefined ? `${word} in a folder a cd went to at run time` : display(path, scope);
+      return scope.finding("l2.path.sensitive", `names ${shown}, ${describeSensitivity(kind)}`);
     }
   }
   return undefined;
@@ -105,8 +113,8 @@ function shellContext(scope: Scope): ShellContext {
 }
 
 function redirectsOf(reading: FullReading): CommandView["redirects"] {
-  return reading.redirects.flatMap(({ redirect }) =>
-    redirect.targets.filter((t) => !t.unknown).map((t) => ({ op: redirect.op, target: t.text })),
+  return reading.redirects.flatMap(({ redirect, cwd }) =>
+    redirect.targets.filter((t) => !t.unknown).map((t) => ({ op: redirect.op, target: t.text, cwd })),
   );
 }
 

@@ -76,8 +76,12 @@ function runtimeCode(inv: Invocation): string | undefined {
 }
 
 function outsideScript(inv: Invocation, view: CommandView): string | undefined {
-  const outside = (word: string) =>
-    !word.includes("\u0000") && !view.scope.withinRoots(place(word, view.scope));
+  // A script relative to a folder known at run time only: L1 refuses it unless the kernel confines
+  // the files, and then what the script does is confined too.
+  const outside = (word: string) => {
+    const path = word.includes("\u0000") ? undefined : place(word, view.scope, inv.cwd);
+    return path !== undefined && !view.scope.withinRoots(path);
+  };
   if ((inv.name === "source" || inv.name === ".") && inv.args[0] !== undefined && outside(inv.args[0])) {
     return "sources a file from outside the allowed directories";
   }

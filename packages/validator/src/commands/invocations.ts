@@ -11,6 +11,8 @@ export interface Invocation {
   name: string;
   args: readonly string[];
   kind: Read["kind"];
+  /** The folder it runs in: undefined where a `cd` went to a folder known at run time only. */
+  cwd: string | undefined;
   /** The reading's invocation it comes from. */
   source: Read;
 }
@@ -26,7 +28,7 @@ export function invocationsOf(reading: FullReading): Invocation[] {
       const first = argv[0];
       if (!first) continue;
       const name = first.unknown ? "\u0000" : basename(first.text);
-      out.push({ name, args: argv.slice(1).map((f) => f.text), kind: inv.kind, source: inv });
+      out.push({ name, args: argv.slice(1).map((f) => f.text), kind: inv.kind, cwd: inv.cwd, source: inv });
       if (out.length >= MAX_INVOCATIONS) return out;
     }
   }

@@ -7,7 +7,7 @@ import { basename } from "node:path";
 import { gitKeyKind } from "@mcpguard/readers";
 import { SHELL_RC } from "../sensitive.js";
 import type { Invocation } from "./invocations.js";
-import { type CommandRule, type CommandView, fileWord, place } from "./view.js";
+import { type CommandRule, type CommandView, fileWord, placesOf } from "./view.js";
 
 const SCHEDULERS = new Set(["at", "batch", "launchctl", "update-rc.d", "chkconfig"]);
 const ENABLE = new Set(["enable", "link", "reenable", "preset", "preset-all", "set-default"]);
@@ -52,23 +52,26 @@ function writtenFiles({ name, args }: Invocation): readonly string[] {
 
 function startupWrite(view: CommandView): boolean {
   const targets = [
-    ...view.redirects.filter((r) => r.op !== "<").map((r) => r.target),
-    ...view.invocations.flatMap(writtenFiles),
+    ...view.redirects.filter((r) => r.op !== "<").map((r) => ({ word: r.target, cwd: r.cwd })),
+    ...view.invocations.flatMap((inv) => writtenFiles(inv).map((word) => ({ word, cwd: inv.cwd }))),
   ];
-  return targets.some((t) => {
-    const path = place(t, view.scope);
-    return SHELL_RC.test(basename(t)) || PLACES.test(path) || WRITE_PLACES.test(path);
-  });
+  return targets.some(
+    ({ word, cwd }) =>
+      SHELL_RC.test(basename(word)) ||
+      placesOf(word, view.scope, cwd, true).some((path) => PLACES.test(path) || WRITE_PLACES.test(path)),
+  );
 }
 
 export const persistence: CommandRule = (view) => {
-  for (const { name, args } of view.invocations) {
+  for (const { name, args, cwd } of view.invocations) {
     if (name === "crontab" && !args.includes("-l")) return "installs a crontab";
     if (SCHEDULERS.has(name)) return `runs ${name}, which schedules jobs or installs services`;
     if (name === "systemctl" && args.some((a) => ENABLE.has(a))) return "enables a systemd unit";
     const git = name === "git" ? gitConfigWrite(args) : undefined;
     if (git) return git;
-    const file = args.map(fileWord).find((w) => w !== undefined && PLACES.test(place(w, view.scope)));
+    const file = args
+      .map(fileWord)
+      .find((w) => w !== undefined && placesOf(w, view.scope, cwd, false).some((path) => PLACES.test(path)));
     if (file) {
       return "touches a persistence location (authorized_keys, autostart, systemd, cron or git hooks)";
     }

@@ -8,12 +8,17 @@ import type { FullReading, Redirect } from "@mcpguard/readers";
 import type { Scope } from "../context.js";
 import type { Invocation } from "./invocations.js";
 
+/** A redirect, and the folder the shell is in when it opens its file (undefined: known at run time only). */
+export interface PlacedRedirect extends Redirect {
+  cwd: string | undefined;
+}
+
 export interface CommandView {
   /** The command line (NFKC). */
   text: string;
   /** Every program and builtin it runs, through pipelines, substitutions, wrappers and nested scripts. */
   invocations: readonly Invocation[];
-  redirects: readonly Redirect[];
+  redirects: readonly PlacedRedirect[];
   reading: FullReading;
   scope: Scope;
 }
@@ -24,11 +29,35 @@ export type CommandRule = (view: CommandView) => string | undefined;
 const HOME_PREFIX = /^(?:~|\$HOME|\$\{HOME\})(?=\/|$)/;
 const URL_LIKE = /^[a-z][a-z0-9+.-]*:\/\//i;
 
-/** The absolute path a word names, `~` and `$HOME` expanded (kept as `~` when HOME is unknown). */
-export function place(word: string, scope: Scope): string {
+/**
+ * The absolute path a word names, `~` and `$HOME` expanded (kept as `~` when HOME is unknown),
+ * relative to `cwd`, the folder the shell is in when the word is used (after the line's own `cd`s:
+ * `cd .git && printf ... >> config` writes `.git/config`); the scope's folder while no `cd` moved
+ * it. Undefined for a relative word where that folder is known only at run time.
+ */
+export function place(word: string, scope: Scope, cwd: string | undefined): string | undefined {
   const home = scope.ctx.home;
   const expanded = home ? word.replace(HOME_PREFIX, home) : word.replace(HOME_PREFIX, "~");
-  return expanded.startsWith("~") ? expanded : resolve(scope.cwd, expanded);
+  if (expanded.startsWith("~")) return expanded;
+  if (expanded.startsWith("/")) return resolve(expanded);
+  if (cwd === undefined) return undefined;
+  return resolve(cwd === scope.ctx.cwd ? scope.cwd : cwd, expanded);
+}
+
+/**
+ * The paths a relative word may name where its folder is known only at run time, for the checks
+ * that judge a path by what it spells: the word in some folder (`/…/word`), and, written, in a
+ * repository's `.git` (`config`, `hooks/…`): a `cd` the line makes at run time may go there.
+ */
+export function unplaced(word: string, write: boolean): string[] {
+  const somewhere = `/\u0000/${word}`;
+  return write ? [somewhere, `/\u0000/.git/${word}`] : [somewhere];
+}
+
+/** Where a word of an invocation or a redirect may point: its place, or what unplaced() gives. */
+export function placesOf(word: string, scope: Scope, cwd: string | undefined, write: boolean): string[] {
+  const path = place(word, scope, cwd);
+  return path === undefined ? unplaced(word, write) : [path];
 }
 
 /**
