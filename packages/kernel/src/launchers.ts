@@ -18,11 +18,23 @@
  * server's own and runs confined as it is, never here; a shim whose manager lies there is refused;
  * the PATH the launcher runs with leaves out every folder the server may write; and the
  * configuration npm and uv read from the folder they run in and the folders above it (`.npmrc`,
- * `uv.toml`, `pyproject.toml`) is not read where the server may write it (`--location=global`,
- * `--no-config`), nor npm's user configuration (refused).
+ * `uv.toml`, `pyproject.toml`) is not read where the server may write it (`--prefix` of a folder
+ * of npm's own, `--no-config`), nor npm's user configuration (refused). npx runs its one command
+ * with `/bin/sh`, never a shell found on a PATH (see askNpx).
  */
 import { execFile } from "node:child_process";
-import { accessSync, constants, existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
 import { basename, delimiter, dirname, isAbsolute, join } from "node:path";
 import "@mcpguard/protocol/zodEnglish";
 import * as z from "zod/mini";
@@ -352,18 +364,36 @@ async function resolveNpx(
   options: LaunchOptions,
   viaNpm: boolean,
 ): Promise<Launch> {
-  const packages = npx.packages.length ? npx.packages : [npx.command];
   // The same question to npm itself (`npm exec`, `npm x`) needs its subcommand.
   const subcommand = viaNpm ? ["exec"] : [];
-  const { notes, settings } = npmSettings(npx, options);
+  const { notes, settings, dispose } = npmSettings(npx, options);
+  try {
+    return await askNpx(npx, npxPath, options, [...subcommand, ...settings], notes);
+  } finally {
+    dispose();
+  }
+}
+
+/** npx asked which bin it would run, from its cache first; `leading`: its subcommand and settings. */
+async function askNpx(
+  npx: NpxCommand,
+  npxPath: string,
+  options: LaunchOptions,
+  leading: string[],
+  notes: string[],
+): Promise<Launch> {
+  const packages = npx.packages.length ? npx.packages : [npx.command];
   const env = unconfinedEnv(options);
   const ask = (flags: string[]) =>
     run(
       npxPath,
       [
-        ...subcommand,
-        ...settings,
+        ...leading,
         ...flags,
+        // npm runs `-c` with a shell it looks up by name on a PATH of its own, whose first folders
+        // are the installed packages' bins: a package with a bin named `sh` ran here. And install
+        // scripts would run here too.
+        "--script-shell=/bin/sh",
         "--ignore-scripts",
         ...packages.map((p) => `--package=${p}`),
         "-c",
@@ -390,15 +420,21 @@ async function resolveNpx(
 }
 
 /**
- * What npm reads as its settings, where the server may write it: a project's `.npmrc` (in the
- * folder npm runs in or one above it, the nearest holding a package.json or node_modules, which
- * the server may make) is left out with `--location=global`, which keeps npm's user and global
- * settings and changes nothing else of what `npm exec` finds; a user configuration the server may
- * write is refused, there being no way to read the user's and not the server's.
+ * What npm reads as its settings, where the server may write it. A project's `.npmrc` (in the
+ * folder npm takes for the project: the nearest holding a package.json or node_modules, from the
+ * folder it runs in up, which the server may make) is left out by giving npm a project folder of
+ * its own (`--prefix`), a new private folder whose `node_modules` is the project's: npm then finds
+ * the same installed packages, installs the others into its cache as before, and reads its user
+ * and global settings only. A user configuration the server may write is refused, there being no
+ * way to read the user's and not the server's.
  */
-function npmSettings(npx: NpxCommand, options: LaunchOptions): { notes: string[]; settings: string[] } {
+function npmSettings(
+  npx: NpxCommand,
+  options: LaunchOptions,
+): { notes: string[]; settings: string[]; dispose: () => void } {
+  const none = { notes: [], settings: [], dispose: () => {} };
   const { writable } = options;
-  if (!writable) return { notes: [], settings: [] };
+  if (!writable) return none;
   const given = npx.flags.find((f) => f.startsWith("--userconfig="))?.slice("--userconfig=".length);
   const fromEnv = Object.entries(options.env).find(([k]) => k.toLowerCase() === "npm_config_userconfig")?.[1];
   const home = options.env.HOME;
@@ -408,15 +444,27 @@ function npmSettings(npx: NpxCommand, options: LaunchOptions): { notes: string[]
   if (userReach) {
     throw new LaunchError(
       `npx would read its user settings from ${user}, where the server may write (${userReach}): ` +
-        "they run programs outside the sandbox (script-shell); keep them out of the server's write grants",
+        "they run programs outside the sandbox (script-shell, git); keep them out of the server's write grants",
     );
   }
   const project = writableSettings(options, [".npmrc"]);
-  if (!project) return { notes: [], settings: [] };
+  if (!project) return none;
+  const own = mkdtempSync(join(tmpdir(), "mcpguard-npm-"));
+  const modules = join(npmProject(options.cwd), "node_modules");
+  if (existsSync(modules)) symlinkSync(modules, join(own, "node_modules"));
   return {
     notes: [`npx ran without the project's npm settings: the server may write ${project}`],
-    settings: ["--location=global"],
+    settings: [`--prefix=${own}`],
+    dispose: () => rmSync(own, { recursive: true, force: true }),
   };
+}
+
+/** The folder npm takes for the project: the nearest holding a package.json or node_modules, from `cwd` up. */
+function npmProject(cwd: string): string {
+  for (let dir = cwd; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "package.json")) || existsSync(join(dir, "node_modules"))) return dir;
+    if (dirname(dir) === dir) return cwd;
+  }
 }
 
 /**
@@ -510,13 +558,29 @@ async function resolveUvx(
   options: LaunchOptions,
   viaUv: boolean,
 ): Promise<Launch> {
-  const code = "import sysconfig; print(sysconfig.get_path('scripts'))";
+  // Python isolated (-I) and without site (-S): a `.pth` file the tool's packages installed would
+  // run its code here. Without site a venv's sysconfig is the base Python's, so the scripts folder
+  // is the one the environment's own python lies in (its `bin`, where uv puts console scripts).
+  const code = "import os, sys; print(os.path.dirname(sys.executable))";
   const { notes, settings } = uvSettings(options);
   const env = unconfinedEnv(options);
   const ask = (flags: string[]) =>
     run(
       uvxPath,
-      [...(viaUv ? ["tool", "run"] : []), ...settings, ...flags, "--from", uv.from, "python", "-c", code],
+      [
+        ...(viaUv ? ["tool", "run"] : []),
+        ...settings,
+        ...flags,
+        // A source distribution's build runs its code: here, that would be outside the sandbox.
+        "--no-build",
+        "--from",
+        uv.from,
+        "python",
+        "-I",
+        "-S",
+        "-c",
+        code,
+      ],
       { env, cwd: options.cwd, timeoutMs: 120_000 },
     );
   const chooses = uv.flags.includes("--offline") || uv.flags.includes("--no-offline");
@@ -575,9 +639,21 @@ export async function resolveLaunch(argv: readonly string[], options: LaunchOpti
   if (options.writable?.(exe)) return { argv: [...argv], ...splitCommand(argv) };
   const shim = await resolveShim(exe, name, options);
   const npx = parseNpx([name, ...rest]);
-  if (npx) return resolveNpx(npx, shim ?? realpathSync(exe), options, name === "npm");
-  const uvx = parseUvx([name, ...rest]);
-  if (uvx) return resolveUvx(uvx, shim ?? realpathSync(exe), options, name === "uv");
+  const uvx = npx ? undefined : parseUvx([name, ...rest]);
+  if (npx || uvx) {
+    // The launcher runs here: a shim's choice (pyenv's `npx`) the server may write is the server's.
+    const launcher = shim ?? realpathSync(exe);
+    const reach = options.writable?.(launcher);
+    if (reach) {
+      throw new LaunchError(
+        `${name} is ${launcher} here, where the server may write (${reach}): it would run outside the sandbox; ` +
+          "give the server's installed entry point",
+      );
+    }
+    return npx
+      ? resolveNpx(npx, launcher, options, name === "npm")
+      : resolveUvx(uvx as UvCommand, launcher, options, name === "uv");
+  }
   if (
     UNRESOLVED.has(name) ||
     (name === "pnpm" && rest[0] === "dlx") ||

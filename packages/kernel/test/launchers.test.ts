@@ -186,7 +186,7 @@ describe("resolveLaunch", () => {
     // The environment's interpreter, as the script names it: started as the link, it is the venv's.
     expect(launch.argv).toEqual([join(env, "bin", "python"), script, "--local-timezone", "UTC"]);
     expect(readFileSync(log, "utf8").split("\n")[0]).toBe(
-      "--python 3.11 --offline --from mcp-server-time@2025.1.1 python -c import sysconfig; print(sysconfig.get_path('scripts'))",
+      "--python 3.11 --offline --no-build --from mcp-server-time@2025.1.1 python -I -S -c import os, sys; print(os.path.dirname(sys.executable))",
     );
     expect(parseUvx(["uv", "tool", "run", "--from", "git+https://x/y", "serve", "-v"])).toEqual({
       from: "git+https://x/y",
@@ -236,13 +236,16 @@ describe("resolveLaunch, where the server may write", () => {
   }
 
   it.skipIf(!npx)(
-    "leaves out a project's .npmrc the server may write (script-shell would run its program)",
+    "leaves out a project's .npmrc the server may write (its script-shell, its folders: none is read)",
     async () => {
       const { dir, marker, writable } = project("npmrc");
       planted(join(dir, "shell.sh"), marker, "/bin/sh");
-      writeFileSync(join(dir, ".npmrc"), `script-shell=${join(dir, "shell.sh")}\n`);
+      // Settings npm acts on here: a shell for the command, and a folder it writes its log to.
+      const logs = join(root, "npmrc-logs");
+      writeFileSync(join(dir, ".npmrc"), `script-shell=${join(dir, "shell.sh")}\nlogs-dir=${logs}\n`);
       const launch = await resolveLaunch(["npx", "tiny-server", "/a"], { env: base, cwd: dir, writable });
       expect(existsSync(marker)).toBe(false);
+      expect(existsSync(logs)).toBe(false);
       expect(launch.argv.slice(-2)).toEqual([
         realpathSync(join(dir, "node_modules", "tiny-server", "index.js")),
         "/a",
@@ -250,10 +253,52 @@ describe("resolveLaunch, where the server may write", () => {
       expect(launch.notes).toEqual([
         `npx ran without the project's npm settings: the server may write ${join(dir, ".npmrc")} (the workspace's write grant)`,
       ]);
-      // The control: without the grants, npm reads the project's settings and runs the server's shell.
+      // The control: without the grants npm reads the project's settings (its shell is never taken).
       const control = await resolveLaunch(["npx", "tiny-server", "/a"], { env: base, cwd: dir });
-      expect(existsSync(marker)).toBe(true);
+      expect(existsSync(logs)).toBe(true);
+      expect(existsSync(marker)).toBe(false);
       expect(control.argv).toEqual(launch.argv);
+    },
+  );
+
+  it.skipIf(!npx)(
+    "runs npx's command with /bin/sh, not a package's bin named sh, granted or not",
+    async () => {
+      const { dir, marker, writable } = project("shbin");
+      // The server's own package (or one it depends on) links a bin named `sh`, which npm's PATH
+      // for the command puts first.
+      planted(join(dir, "node_modules", "tiny-server", "sh.js"), marker, "/bin/sh");
+      symlinkSync("../tiny-server/sh.js", join(dir, "node_modules", ".bin", "sh"));
+      await resolveLaunch(["npx", "tiny-server"], { env: base, cwd: dir, writable });
+      await resolveLaunch(["npx", "tiny-server"], { env: base, cwd: dir });
+      expect(existsSync(marker)).toBe(false);
+    },
+  );
+
+  it.skipIf(!npx)(
+    "installs a package npm has not cached where the project's settings are left out",
+    async () => {
+      const { dir, marker, writable } = project("uncached");
+      planted(join(dir, "shell.sh"), marker, "/bin/sh");
+      writeFileSync(join(dir, ".npmrc"), `script-shell=${join(dir, "shell.sh")}\n`);
+      // A package from a tarball: npx installs it into its cache, as one from the registry.
+      const pkg = join(root, "tarball", "package");
+      mkdirSync(pkg, { recursive: true });
+      writeFileSync(
+        join(pkg, "package.json"),
+        '{"name":"other-server","version":"1.0.0","bin":{"other-server":"main.js"}}\n',
+      );
+      writeFileSync(join(pkg, "main.js"), "#!/usr/bin/env node\n", { mode: 0o755 });
+      const tgz = join(root, "other-server-1.0.0.tgz");
+      execFileSync("tar", ["-czf", tgz, "-C", dirname(pkg), "package"]);
+      const env = { ...base, npm_config_cache: join(root, "npm-cache") };
+      const launch = await resolveLaunch(["npx", "-y", "-p", tgz, "other-server"], {
+        env,
+        cwd: dir,
+        writable,
+      });
+      expect(launch.argv.at(-1)).toMatch(/\/_npx\/[0-9a-f]+\/node_modules\/other-server\/main\.js$/);
+      expect(existsSync(marker)).toBe(false);
     },
   );
 
@@ -296,6 +341,29 @@ describe("resolveLaunch, where the server may write", () => {
     ).rejects.toThrow(
       /python3 is a pyenv shim .* whose pyenv, .*libexec\/pyenv, lies where the server may write \(a grant\)/,
     );
+    // A shim's choice the server may write (a pip-installable interpreter's folder) is not run here.
+    const target = join(pyenv, "versions", "9.9", "bin", "npx");
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, "#!/bin/sh\n", { mode: 0o755 });
+    const shimmed = join(root, "pyenv-npx");
+    mkdirSync(shimmed, { recursive: true });
+    writeFileSync(join(shimmed, "npx"), readFileSync(join(shims, "python3")), { mode: 0o755 });
+    const manager = join(pyenv, "libexec", "pyenv");
+    const answers = readFileSync(manager, "utf8");
+    writeFileSync(
+      manager,
+      `#!/bin/sh\n[ "$1" = which ] && [ "$2" = npx ] && echo ${target} && exit 0\nexit 127\n`,
+    );
+    const versions = (p: string) =>
+      p.startsWith(`${pyenv}/versions/`) ? "the interpreter's grant" : undefined;
+    await expect(
+      resolveLaunch(["npx", "tiny-server"], {
+        env: { PATH: `${shimmed}:${base.PATH}` },
+        cwd: root,
+        writable: versions,
+      }),
+    ).rejects.toThrow(`npx is ${target} here, where the server may write (the interpreter's grant)`);
+    writeFileSync(manager, answers);
     const home = (p: string) => (p === join(base.HOME, ".npmrc") ? "the home grant" : undefined);
     await expect(
       resolveLaunch(["npx", "tiny-server"], { env: base, cwd: root, writable: home }),
@@ -327,7 +395,9 @@ describe("resolveLaunch, where the server may write", () => {
       cwd: sub,
       writable,
     });
-    expect(readFileSync(log, "utf8").split("\n")[0]).toMatch(/^--no-config --offline --from srv python -c /);
+    expect(readFileSync(log, "utf8").split("\n")[0]).toMatch(
+      /^--no-config --offline --no-build --from srv python -I -S -c /,
+    );
     expect(launch.notes).toEqual([
       `uvx ran without uv's settings files: the server may write ${join(dir, "pyproject.toml")} (the workspace's write grant)`,
     ]);
