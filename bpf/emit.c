@@ -105,6 +105,46 @@ static const char *syscall_name(unsigned int nr)
 		return "sendto";
 	case MCPGUARD_NR_SENDMSG:
 		return "sendmsg";
+	case MCPGUARD_NR_CHMOD:
+		return "chmod";
+	case MCPGUARD_NR_FCHMOD:
+		return "fchmod";
+	case MCPGUARD_NR_FCHMODAT:
+		return "fchmodat";
+	case MCPGUARD_NR_FCHMODAT2:
+		return "fchmodat2";
+	case MCPGUARD_NR_CHOWN:
+		return "chown";
+	case MCPGUARD_NR_FCHOWN:
+		return "fchown";
+	case MCPGUARD_NR_LCHOWN:
+		return "lchown";
+	case MCPGUARD_NR_FCHOWNAT:
+		return "fchownat";
+	case MCPGUARD_NR_UTIME:
+		return "utime";
+	case MCPGUARD_NR_UTIMES:
+		return "utimes";
+	case MCPGUARD_NR_FUTIMESAT:
+		return "futimesat";
+	case MCPGUARD_NR_UTIMENSAT:
+		return "utimensat";
+	case MCPGUARD_NR_SETXATTR:
+		return "setxattr";
+	case MCPGUARD_NR_LSETXATTR:
+		return "lsetxattr";
+	case MCPGUARD_NR_FSETXATTR:
+		return "fsetxattr";
+	case MCPGUARD_NR_SETXATTRAT:
+		return "setxattrat";
+	case MCPGUARD_NR_REMOVEXATTR:
+		return "removexattr";
+	case MCPGUARD_NR_LREMOVEXATTR:
+		return "lremovexattr";
+	case MCPGUARD_NR_FREMOVEXATTR:
+		return "fremovexattr";
+	case MCPGUARD_NR_REMOVEXATTRAT:
+		return "removexattrat";
 	default:
 		return "unknown";
 	}

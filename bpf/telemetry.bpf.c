@@ -5,7 +5,7 @@
  * mostly Landlock refusing them) or with EROFS (a write outside the write grants, where the
  * launcher made the server's mounts read-only), and renames and links that failed with EXDEV
  * (Landlock refusing to reparent a file, or a move between two write grants' mounts; the loader
- * drops those that really crossed filesystems). Observation only: a tracepoint runs beside the syscall and
+ * drops those that really crossed filesystems), and a change of a file's metadata refused with EROFS. Observation only: a tracepoint runs beside the syscall and
  * cannot stop it, so nothing here enforces.
  *
  * The argument worth reporting (a path or a destination) is copied from user memory at
@@ -83,7 +83,7 @@ static __always_inline bool watched(long nr)
 	case MCPGUARD_NR_SENDMSG:
 		return true;
 	default:
-		return false;
+		return MCPGUARD_NR_METADATA(nr);
 	}
 }
 
@@ -199,7 +199,27 @@ int BPF_PROG(mcpguard_sys_enter, struct pt_regs *regs, long nr)
 	case MCPGUARD_NR_MKDIR:
 	case MCPGUARD_NR_RMDIR:
 	case MCPGUARD_NR_UNLINK:
+	case MCPGUARD_NR_CHMOD:
+	case MCPGUARD_NR_CHOWN:
+	case MCPGUARD_NR_LCHOWN:
+	case MCPGUARD_NR_UTIME:
+	case MCPGUARD_NR_UTIMES:
+	case MCPGUARD_NR_SETXATTR:
+	case MCPGUARD_NR_LSETXATTR:
+	case MCPGUARD_NR_REMOVEXATTR:
+	case MCPGUARD_NR_LREMOVEXATTR:
 		read_path(p, (const void *)PT_REGS_PARM1_CORE_SYSCALL(regs));
+		break;
+	case MCPGUARD_NR_FCHOWNAT:
+	case MCPGUARD_NR_FUTIMESAT:
+	case MCPGUARD_NR_FCHMODAT:
+	case MCPGUARD_NR_FCHMODAT2:
+	case MCPGUARD_NR_UTIMENSAT:
+	case MCPGUARD_NR_SETXATTRAT:
+	case MCPGUARD_NR_REMOVEXATTRAT:
+		/* utimensat's path may be NULL: the file of its descriptor, as fchmod's, has none here. */
+		if (PT_REGS_PARM2_CORE_SYSCALL(regs))
+			read_path(p, (const void *)PT_REGS_PARM2_CORE_SYSCALL(regs));
 		break;
 	case MCPGUARD_NR_OPENAT:
 	case MCPGUARD_NR_OPENAT2:
@@ -251,7 +271,8 @@ int BPF_PROG(mcpguard_sys_exit, struct pt_regs *regs, long ret)
 	if (ret != -EACCES && ret != -EPERM && ret != -EXDEV && ret != -EROFS)
 		return 0;
 	nr = SYSCALL_NR(regs);
-	if (!watched(nr) || (ret == -EXDEV && !MCPGUARD_NR_TWO_PATHS(nr)))
+	if (!watched(nr) || (ret == -EXDEV && !MCPGUARD_NR_TWO_PATHS(nr)) ||
+	    (ret != -EROFS && MCPGUARD_NR_METADATA(nr)))
 		return 0;
 	p = bpf_task_storage_get(&mcpguard_pending, bpf_get_current_task_btf(), NULL, 0);
 	if (!p || p->nr != nr)

@@ -4,7 +4,9 @@
  * names them). They are the calls Landlock refuses for a guarded server: opening, creating, removing,
  * renaming, linking and executing files, and connecting or sending to an address. A rename or
  * link is also reported when it fails with EXDEV, which is how Landlock refuses to move a file to
- * a directory where it would gain rights, or to one without the refer right.
+ * a directory where it would gain rights, or to one without the refer right. A call that changes a
+ * file's metadata (mode, owner, times, extended attributes), which Landlock does not mediate, is
+ * reported when it fails with EROFS: the server's mounts are read-only outside its write grants.
  */
 #ifndef MCPGUARD_TELEMETRY_H
 #define MCPGUARD_TELEMETRY_H
@@ -31,6 +33,37 @@
 #define MCPGUARD_NR_RENAMEAT2 316
 #define MCPGUARD_NR_EXECVEAT 322
 #define MCPGUARD_NR_OPENAT2 437
+
+#define MCPGUARD_NR_CHMOD 90
+#define MCPGUARD_NR_FCHMOD 91
+#define MCPGUARD_NR_CHOWN 92
+#define MCPGUARD_NR_FCHOWN 93
+#define MCPGUARD_NR_LCHOWN 94
+#define MCPGUARD_NR_UTIME 132
+#define MCPGUARD_NR_SETXATTR 188
+#define MCPGUARD_NR_LSETXATTR 189
+#define MCPGUARD_NR_FSETXATTR 190
+#define MCPGUARD_NR_REMOVEXATTR 197
+#define MCPGUARD_NR_LREMOVEXATTR 198
+#define MCPGUARD_NR_FREMOVEXATTR 199
+#define MCPGUARD_NR_UTIMES 235
+#define MCPGUARD_NR_FCHOWNAT 260
+#define MCPGUARD_NR_FUTIMESAT 261
+#define MCPGUARD_NR_FCHMODAT 268
+#define MCPGUARD_NR_UTIMENSAT 280
+#define MCPGUARD_NR_FCHMODAT2 452
+#define MCPGUARD_NR_SETXATTRAT 463
+#define MCPGUARD_NR_REMOVEXATTRAT 466
+
+/* The calls that change a file's metadata: reported for EROFS only (another errno is not the guard's). */
+#define MCPGUARD_NR_METADATA(nr)                                                                      \
+	((nr) == MCPGUARD_NR_CHMOD || (nr) == MCPGUARD_NR_FCHMOD || (nr) == MCPGUARD_NR_CHOWN ||        \
+	 (nr) == MCPGUARD_NR_FCHOWN || (nr) == MCPGUARD_NR_LCHOWN || (nr) == MCPGUARD_NR_UTIME ||       \
+	 (nr) == MCPGUARD_NR_SETXATTR || (nr) == MCPGUARD_NR_LSETXATTR || (nr) == MCPGUARD_NR_FSETXATTR || \
+	 (nr) == MCPGUARD_NR_REMOVEXATTR || (nr) == MCPGUARD_NR_LREMOVEXATTR ||                         \
+	 (nr) == MCPGUARD_NR_FREMOVEXATTR || (nr) == MCPGUARD_NR_UTIMES || (nr) == MCPGUARD_NR_FCHOWNAT || \
+	 (nr) == MCPGUARD_NR_FUTIMESAT || (nr) == MCPGUARD_NR_FCHMODAT || (nr) == MCPGUARD_NR_UTIMENSAT || \
+	 (nr) == MCPGUARD_NR_FCHMODAT2 || (nr) == MCPGUARD_NR_SETXATTRAT || (nr) == MCPGUARD_NR_REMOVEXATTRAT)
 
 /* The calls that name two paths: a source and a destination. */
 #define MCPGUARD_NR_TWO_PATHS(nr)                                                                 \

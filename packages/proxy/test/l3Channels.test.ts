@@ -270,6 +270,14 @@ describe.skipIf(!l3Ready)(
           .filter(Boolean)
           .map((line) => JSON.parse(line));
         expect(records.filter((r) => r.event === "denied" && r.errno === 18)).toEqual([]);
+        // Each change refused outside them is in the log, as the file writes refused are.
+        const metadata = records.filter((r) => r.event === "denied" && r.errno === 30 && r.path === outside);
+        expect(metadata.map((r) => r.syscall).sort()).toEqual(["chmod", "chown", "setxattr", "utimensat"]);
+        expect(
+          metadata.every(
+            (r) => r.decision === "deny" && r.access === "w" && r.backend === "read-only-mounts",
+          ),
+        ).toBe(true);
       });
     }
   },
