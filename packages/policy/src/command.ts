@@ -31,6 +31,7 @@ import type { PathResolver } from "./paths.js";
 import { canonicalPath } from "./paths.js";
 import {
   CAPABILITY_BUILTINS,
+  CWD_WITHOUT_OPERANDS,
   codeVariable,
   GIT_COMMANDS,
   GIT_NETWORK,
@@ -174,6 +175,16 @@ function checkProgram(argv: Field[], inv: Invocation, c: CommandCheck): Decision
   const files = checkOptionFiles(name, argv, inv, c);
   if (!files.allow) return files;
   if (NO_FILE_OPERANDS.has(name)) return ALLOW;
+  if (CWD_WITHOUT_OPERANDS.has(name) && argv.slice(1).every((f) => !f.unknown && f.text.startsWith("-"))) {
+    const folder = checkField(
+      { text: "." },
+      "touch",
+      inv.cwd,
+      c,
+      `the folder ${name} reads (its own, given no operand)`,
+    );
+    if (!folder.allow) return folder;
+  }
   const links = name === "ln" ? symlinkTargets(argv, inv.cwd) : undefined;
   if (!links) return checkOperands(argv, inv, c, use.codeOperands);
   for (const { field, dir } of links.targets) {

@@ -34,6 +34,12 @@ export const NO_FILE_OPERANDS = new Set([
   "numfmt",
 ]);
 
+/**
+ * Programs that read the folder they run in when no operand names one (GNU ls, du, find, tree, fd):
+ * given options only, they read `.`, wherever the line's `cd` went (`cd /etc && ls`).
+ */
+export const CWD_WITHOUT_OPERANDS = new Set(["ls", "dir", "vdir", "du", "find", "tree", "fd", "fdfind"]);
+
 /** Builtins with an effect outside the shell: the policy must list them like programs. */
 export const CAPABILITY_BUILTINS = new Map([
   ["kill", "signals other processes"],

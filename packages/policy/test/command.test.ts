@@ -52,6 +52,7 @@ describe("L1 on shell commands, by config", () => {
     "greet() { printf 'Hello, %s!\\n' \"$1\"; }; greet Ada",
     'echo "release day: `date -u +%A`"',
     "(cd src && ls) && pwd",
+    "ls -la && du -sh && find -name '*.py' && cd src && ls -1 --",
     "find src -type f -exec sha256sum {} \\;",
     "mkdir -p out && cat > out/notes.md <<'EOF'\n# $USER\nEOF",
     "git log --oneline | head -3 && git rev-parse HEAD && git tag v1 && git stash list",
@@ -142,6 +143,11 @@ describe("L1 on shell commands, by config", () => {
     ["kill -9 1", "l1.exec"],
     ["cat ~/.ssh/id_rsa", "l1.path.read"],
     ["cd /etc && cat passwd", "l1.path.read"],
+    // Given no operand, ls, du and find read the folder the line's cd went to.
+    ["cd /etc && ls", "l1.path.read"],
+    ["cd /etc && ls -la --", "l1.path.read"],
+    ["cd / && find -maxdepth 1", "l1.path.read"],
+    ["cd .. && du -sh", "l1.path.read"],
     ['ls "$HOME"', "l1.path.read"],
     ["GIT_DIR=/etc/.git git log", "l1.path.read"],
   ])("refuses under every config what it can see outside the policy: %s", (command, rule) => {
