@@ -53,8 +53,13 @@ export interface Query {
 
 export type ReadQuery = { ok: true; query: Query } | { ok: false; why: string; query?: Partial<Query> };
 
-/** The labels of a name at `offset` without compression (a query has nothing to point back to). */
-function readName(msg: Buffer, offset: number): { name: string; end: number } | undefined {
+/**
+ * The labels of a name at `offset` without compression (a query has nothing to point back to).
+ * A label that holds a dot is refused: joined with dots, `api.example` and `com` would read as
+ * `api.example.com`, the three labels the policy grants, where the upstream resolver is asked for
+ * the two it was sent.
+ */
+function readName(msg: Buffer, offset: number): { name: string; end: number } | "dotted" | undefined {
   const labels: string[] = [];
   let at = offset;
   for (;;) {
@@ -65,6 +70,7 @@ function readName(msg: Buffer, offset: number): { name: string; end: number } | 
     if (length > 63) return undefined;
     const label = msg.subarray(at + 1, at + 1 + length);
     if (label.length !== length) return undefined;
+    if (label.includes(0x2e)) return "dotted";
     labels.push(label.toString("latin1"));
     at += 1 + length;
   }
@@ -89,6 +95,7 @@ export function readQuery(msg: Buffer): ReadQuery {
   if (qr !== 0 || opcode !== 0 || qd !== 1 || an !== 0 || ns !== 0 || ar > 1)
     return { ok: false, why: "not a DNS query (header)" };
   const q = readName(msg, HEADER);
+  if (q === "dotted") return { ok: false, why: "a label of the name holds a dot" };
   if (!q || q.end + 4 > msg.length) return { ok: false, why: "not a DNS query (question)" };
   const type = msg.readUInt16BE(q.end);
   const klass = msg.readUInt16BE(q.end + 2);
@@ -117,11 +124,16 @@ export function readQuery(msg: Buffer): ReadQuery {
   return { ok: true, query };
 }
 
+/** DNS compares names without regard to ASCII case only (RFC 4343): other letters stay as they are. */
+function asciiLower(text: string): string {
+  return text.replace(/[A-Z]+/g, (upper) => upper.toLowerCase());
+}
+
 /** Whether `name` is granted by `names` (exact, or `*.suffix` for any name below the suffix). */
 export function nameGranted(name: string, names: readonly string[]): boolean {
-  const asked = name.toLowerCase().replace(/\.$/, "");
+  const asked = asciiLower(name).replace(/\.$/, "");
   return names.some((granted) => {
-    const g = granted.toLowerCase().replace(/\.$/, "");
+    const g = asciiLower(granted).replace(/\.$/, "");
     return g.startsWith("*.") ? asked.endsWith(g.slice(1)) && asked.length > g.length - 1 : asked === g;
   });
 }
@@ -190,8 +202,8 @@ export function clientAnswer(
   if (flags >> 15 !== 1 || answer.readUInt16BE(4) !== 1) return undefined;
   const qEnd = HEADER + query.wireName.length;
   if (qEnd + 4 > answer.length) return undefined;
-  const asked = answer.subarray(HEADER, qEnd).toString("latin1").toLowerCase();
-  if (asked !== query.wireName.toString("latin1").toLowerCase()) return undefined;
+  const asked = asciiLower(answer.subarray(HEADER, qEnd).toString("latin1"));
+  if (asked !== asciiLower(query.wireName.toString("latin1"))) return undefined;
   if (answer.readUInt16BE(qEnd) !== query.type || answer.readUInt16BE(qEnd + 2) !== CLASS_IN)
     return undefined;
   const counts = [6, 8, 10].map((at) => answer.readUInt16BE(at)) as [number, number, number];

@@ -103,6 +103,23 @@ describe("reading a query", () => {
       why: "not a DNS query (too long)",
     });
   });
+
+  it("refuses a label that holds a dot: joined, `api.example` + `com` would read as a granted name", () => {
+    const header = query(9, "x", 1).subarray(0, 12);
+    const dotted = Buffer.concat([
+      header,
+      Buffer.from([11]),
+      Buffer.from("api.example", "latin1"),
+      Buffer.from([3]),
+      Buffer.from("com", "latin1"),
+      Buffer.from([0, 0, 1, 0, 1]),
+    ]);
+    expect(readQuery(dotted)).toEqual({ ok: false, why: "a label of the name holds a dot" });
+    expect(readQuery(query(9, "api.example.com", 1))).toMatchObject({
+      ok: true,
+      query: { name: "api.example.com" },
+    });
+  });
 });
 
 describe("names", () => {
@@ -113,6 +130,8 @@ describe("names", () => {
     expect(nameGranted("cdn.example", names)).toBe(false);
     expect(nameGranted("api.example.com.evil.example", names)).toBe(false);
     expect(nameGranted("evilcdn.example", names)).toBe(false);
+    // RFC 4343: ASCII letters only; the byte 0xC0 is not 0xE0 to a name server.
+    expect(nameGranted("\u00c0pi.example.com", ["\u00e0pi.example.com"])).toBe(false);
   });
 
   it("records a refused name by where it would go, never by what its labels carry", () => {
