@@ -192,6 +192,8 @@ describe("l2.command.persistence", () => {
     // A folder known at run time only: `config` or `hooks/...` written there may be a repository's.
     'cd "$(git rev-parse --git-dir)" && echo x >> config',
     'cd "$(git rev-parse --git-dir)" && cp output/hook hooks/pre-commit',
+    'cd "$(git rev-parse --git-path hooks)" && printf "sh x" > pre-commit',
+    'cd "$(git rev-parse --show-toplevel)" && echo x > ../../../../../../../../etc/cron.d/evil',
   ])("refuses %s", (line) => {
     expect(command(line)).toBe("l2.command.persistence");
   });
@@ -223,6 +225,9 @@ describe("l2.path.sensitive, where the line's cd went", () => {
     "cd /etc && cat shadow",
     "cd ~ && cat .aws/credentials",
     'cd "$(mktemp -d)" && cat id_ed25519',
+    // Placed where it was judged before the cd was followed, and at the root: `..` may climb there.
+    'cd "$(git rev-parse --show-toplevel)" && cat ../../../../../../../../etc/shadow',
+    "cd - >/dev/null; cat ../../../../../../../etc/shadow",
   ])("refuses %s", (line) => {
     expect(command(line)).toBe("l2.path.sensitive");
   });

@@ -82,7 +82,7 @@ function checkFiles(view: CommandView): Finding | undefined {
   for (const { word, write, cwd } of named) {
     if (!word) continue;
     const placed = place(word, scope, cwd);
-    for (const path of placed === undefined ? unplaced(word, write) : [placed]) {
+    for (const path of placed === undefined ? unplaced(word, scope, write) : [placed]) {
       const kind = sensitivity(path, write, scope);
       if (!kind) continue;
       const shown =

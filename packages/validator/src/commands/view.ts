@@ -3,7 +3,7 @@
  * helpers they share: where a word points on disk once `~` and `$HOME` are expanded, and which
  * file a word may name.
  */
-import { resolve } from "node:path";
+import { basename, resolve } from "node:path";
 import type { FullReading, Redirect } from "@mcpguard/readers";
 import type { Scope } from "../context.js";
 import type { Invocation } from "./invocations.js";
@@ -46,18 +46,56 @@ export function place(word: string, scope: Scope, cwd: string | undefined): stri
 
 /**
  * The paths a relative word may name where its folder is known only at run time, for the checks
- * that judge a path by what it spells: the word in some folder (`/…/word`), and, written, in a
- * repository's `.git` (`config`, `hooks/…`): a `cd` the line makes at run time may go there.
+ * that judge a path by what it spells: the word placed in the call's folder (where it was judged
+ * before the line's cd was followed: `../../etc/shadow` from any folder deep enough), at the root
+ * (`..` climbing as far as it can), and in some folder (`/…/word`); written, also in a
+ * repository's `.git` and its hooks (`config`, `pre-commit`): a `cd` the line makes at run time
+ * may go there.
  */
-export function unplaced(word: string, write: boolean): string[] {
+export function unplaced(word: string, scope: Scope, write: boolean): string[] {
   const somewhere = `/\u0000/${word}`;
-  return write ? [somewhere, `/\u0000/.git/${word}`] : [somewhere];
+  const places = [resolve(scope.cwd, word), resolve("/", word), somewhere];
+  if (!write) return places;
+  const hook = GIT_HOOKS.has(basename(word)) ? [`/\u0000/.git/hooks/${basename(word)}`] : [];
+  return [...places, `/\u0000/.git/${word}`, ...hook];
 }
+
+/** The names git runs as hooks (githooks(5), git 2.47): another file in `.git/hooks` never runs. */
+const GIT_HOOKS = new Set([
+  "applypatch-msg",
+  "pre-applypatch",
+  "post-applypatch",
+  "pre-commit",
+  "pre-merge-commit",
+  "prepare-commit-msg",
+  "commit-msg",
+  "post-commit",
+  "pre-rebase",
+  "post-checkout",
+  "post-merge",
+  "pre-push",
+  "pre-receive",
+  "update",
+  "proc-receive",
+  "post-receive",
+  "post-update",
+  "reference-transaction",
+  "push-to-checkout",
+  "pre-auto-gc",
+  "post-rewrite",
+  "sendemail-validate",
+  "fsmonitor-watchman",
+  "p4-changelist",
+  "p4-prepare-changelist",
+  "p4-post-changelist",
+  "p4-pre-submit",
+  "post-index-change",
+]);
 
 /** Where a word of an invocation or a redirect may point: its place, or what unplaced() gives. */
 export function placesOf(word: string, scope: Scope, cwd: string | undefined, write: boolean): string[] {
   const path = place(word, scope, cwd);
-  return path === undefined ? unplaced(word, write) : [path];
+  return path === undefined ? unplaced(word, scope, write) : [path];
 }
 
 /**
