@@ -366,7 +366,7 @@ async function resolveNpx(
 ): Promise<Launch> {
   // The same question to npm itself (`npm exec`, `npm x`) needs its subcommand.
   const subcommand = viaNpm ? ["exec"] : [];
-  const { notes, settings, dispose } = npmSettings(npx, options);
+  const { notes, settings, dispose } = await npmSettings(npx, npxPath, options);
   try {
     return await askNpx(npx, npxPath, options, [...subcommand, ...settings], notes);
   } finally {
@@ -421,17 +421,19 @@ async function askNpx(
 
 /**
  * What npm reads as its settings, where the server may write it. A project's `.npmrc` (in the
- * folder npm takes for the project: the nearest holding a package.json or node_modules, from the
- * folder it runs in up, which the server may make) is left out by giving npm a project folder of
- * its own (`--prefix`), a new private folder whose `node_modules` is the project's: npm then finds
- * the same installed packages, installs the others into its cache as before, and reads its user
- * and global settings only. A user configuration the server may write is refused, there being no
- * way to read the user's and not the server's.
+ * folder npm takes for the project, which the server may make by writing a package.json) is left
+ * out by giving npm a project folder of its own (`--prefix`): a new private folder, outside every
+ * write grant, whose `node_modules` is the project's, so that npm finds the same installed packages
+ * and installs the others into its cache as before. `--prefix` also moves npm's global settings
+ * file, so the one npm would read is named to it (`--globalconfig`, as npm itself says it is). A
+ * user configuration the server may write is refused, there being no way to read the user's and
+ * not the server's.
  */
-function npmSettings(
+async function npmSettings(
   npx: NpxCommand,
+  npxPath: string,
   options: LaunchOptions,
-): { notes: string[]; settings: string[]; dispose: () => void } {
+): Promise<{ notes: string[]; settings: string[]; dispose: () => void }> {
   const none = { notes: [], settings: [], dispose: () => {} };
   const { writable } = options;
   if (!writable) return none;
@@ -449,21 +451,113 @@ function npmSettings(
   }
   const project = writableSettings(options, [".npmrc"]);
   if (!project) return none;
-  const own = mkdtempSync(join(tmpdir(), "mcpguard-npm-"));
-  const modules = join(npmProject(options.cwd), "node_modules");
-  if (existsSync(modules)) symlinkSync(modules, join(own, "node_modules"));
-  return {
-    notes: [`npx ran without the project's npm settings: the server may write ${project}`],
-    settings: [`--prefix=${own}`],
-    dispose: () => rmSync(own, { recursive: true, force: true }),
-  };
+  const own = privateFolder(options);
+  const dispose = () => rmSync(own, { recursive: true, force: true });
+  try {
+    const modules = join(await npmProject(options.cwd), "node_modules");
+    if (existsSync(modules)) symlinkSync(modules, join(own, "node_modules"));
+    // npm's own answer, asked in the private folder (no project there): what it reads by default.
+    const npm = join(dirname(npxPath), "npm-cli.js");
+    const asked = await run(existsSync(npm) ? npm : npxPath, ["config", "get", "globalconfig"], {
+      env: unconfinedEnv(options),
+      cwd: own,
+      timeoutMs: 30_000,
+    });
+    const globalconfig = asked.stdout.trim();
+    if (!asked.ok || !isAbsolute(globalconfig))
+      throw new LaunchError(`npm could not say where its global settings are: ${lastLine(asked.stderr)}`);
+    return {
+      notes: [`npx ran without the project's npm settings: the server may write ${project}`],
+      settings: [`--prefix=${own}`, `--globalconfig=${globalconfig}`],
+      dispose,
+    };
+  } catch (error) {
+    dispose();
+    throw error;
+  }
 }
 
-/** The folder npm takes for the project: the nearest holding a package.json or node_modules, from `cwd` up. */
-function npmProject(cwd: string): string {
+/**
+ * A new folder of this process's own (mkdtemp: 0700) where the server may write nothing: the
+ * first place of the temporary folders the server's write grants do not reach (a server granted
+ * the temporary folder could otherwise write a `.npmrc` into it while npx runs).
+ */
+export function privateFolder(options: LaunchOptions): string {
+  const candidates = [tmpdir(), "/tmp", "/var/tmp", "/run", "/dev/shm"];
+  for (const base of candidates) {
+    if (!isAbsolute(base) || options.writable?.(join(base, "mcpguard-npm-probe")) || !existsSync(base))
+      continue;
+    try {
+      return mkdtempSync(join(base, "mcpguard-npm-"));
+    } catch {
+      // Not writable here (a read-only /run): the next place.
+    }
+  }
+  throw new LaunchError(
+    `npx needs a folder of its own outside the server's write grants, and every temporary folder (${candidates.join(", ")}) is in one`,
+  );
+}
+
+/** The part of a package.json that names a workspace root's members (npm's `workspaces`). */
+const WorkspacesManifest = z.looseObject({
+  workspaces: z.optional(
+    z.union([z.array(z.string()), z.looseObject({ packages: z.optional(z.array(z.string())) })]),
+  ),
+});
+
+/**
+ * The folder npm takes for the project, as @npmcli/config's loadLocalPrefix finds it: the nearest
+ * holding a package.json or node_modules, from `cwd` up; or, above it, the nearest whose package.json
+ * lists it among its workspaces, where npm hoists their packages.
+ */
+async function npmProject(cwd: string): Promise<string> {
+  let found: string | undefined;
   for (let dir = cwd; ; dir = dirname(dir)) {
-    if (existsSync(join(dir, "package.json")) || existsSync(join(dir, "node_modules"))) return dir;
-    if (dirname(dir) === dir) return cwd;
+    const manifest = join(dir, "package.json");
+    const hasManifest = isFile(manifest);
+    if (!found) {
+      if (hasManifest || isDirectory(join(dir, "node_modules"))) found = dir;
+    } else if (hasManifest && (await listsWorkspace(manifest, found))) return dir;
+    if (dirname(dir) === dir) return found ?? cwd;
+  }
+}
+
+/** Whether the package.json `manifest` lists `member` (a folder with a package.json) as a workspace. */
+async function listsWorkspace(manifest: string, member: string): Promise<boolean> {
+  let parsed: ReturnType<typeof WorkspacesManifest.safeParse>;
+  try {
+    parsed = WorkspacesManifest.safeParse(JSON.parse(readFileSync(manifest, "utf8")));
+  } catch {
+    // npm moves on past a package.json it cannot read.
+    return false;
+  }
+  const listed = parsed.success ? parsed.data.workspaces : undefined;
+  const patterns = Array.isArray(listed) ? listed : (listed?.packages ?? []);
+  if (patterns.length === 0 || !isFile(join(member, "package.json"))) return false;
+  const { globMatcher } = await import("@mcpguard/readers");
+  const root = dirname(manifest);
+  let inside = false;
+  for (const pattern of patterns) {
+    const negated = pattern.startsWith("!");
+    const matches = globMatcher(join(root, negated ? pattern.slice(1) : pattern), "path");
+    if (matches?.(member)) inside = !negated;
+  }
+  return inside;
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
   }
 }
 

@@ -19,6 +19,7 @@ import {
   packageName,
   parseNpx,
   parseUvx,
+  privateFolder,
   resolveLaunch,
   splitCommand,
 } from "../src/launchers.ts";
@@ -301,6 +302,55 @@ describe("resolveLaunch, where the server may write", () => {
       expect(existsSync(marker)).toBe(false);
     },
   );
+
+  it.skipIf(!npx)(
+    "keeps npm's global settings, and a workspace root's packages, where the project's are left out",
+    async () => {
+      const mono = join(root, "mono");
+      const member = join(mono, "packages", "a");
+      mkdirSync(member, { recursive: true });
+      writeFileSync(
+        join(mono, "package.json"),
+        '{"name":"mono","private":true,"workspaces":["packages/*"]}\n',
+      );
+      writeFileSync(join(member, "package.json"), '{"name":"a","version":"1.0.0"}\n');
+      const pkg = join(mono, "node_modules", "hoisted-server");
+      mkdirSync(pkg, { recursive: true });
+      mkdirSync(join(mono, "node_modules", ".bin"), { recursive: true });
+      writeFileSync(
+        join(pkg, "package.json"),
+        '{"name":"hoisted-server","version":"1.0.0","bin":"main.js"}\n',
+      );
+      writeFileSync(join(pkg, "main.js"), "#!/usr/bin/env node\n", { mode: 0o755 });
+      symlinkSync("../hoisted-server/main.js", join(mono, "node_modules", ".bin", "hoisted-server"));
+      writeFileSync(join(member, ".npmrc"), "registry=http://127.0.0.1:9/\n");
+      // npm's global settings file (PREFIX/etc/npmrc), naming a folder for its logs: read or not.
+      const prefix = join(root, "global-prefix");
+      const logs = join(root, "global-logs");
+      mkdirSync(join(prefix, "etc"), { recursive: true });
+      writeFileSync(join(prefix, "etc", "npmrc"), `logs-dir=${logs}\n`);
+      const writable = (p: string) =>
+        p === mono || p.startsWith(`${mono}/`) ? "the workspace's write grant" : undefined;
+      const launch = await resolveLaunch(["npx", "hoisted-server"], {
+        env: { ...base, PREFIX: prefix },
+        cwd: member,
+        writable,
+      });
+      expect(launch.argv.at(-1)).toBe(realpathSync(join(pkg, "main.js")));
+      expect(existsSync(logs)).toBe(true);
+    },
+  );
+
+  it("makes npx's own folder where the server's grants do not reach, never in a granted temporary folder", () => {
+    const granted = (p: string) =>
+      p.startsWith("/tmp/") || p.startsWith(`${tmpdir()}/`) ? "the tmp grant" : undefined;
+    const own = privateFolder({ env: {}, cwd: root, writable: granted });
+    try {
+      expect(granted(join(own, "x"))).toBeUndefined();
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
+  });
 
   it.skipIf(!npx)("runs npx without the PATH folders the server may write (its `node` first)", async () => {
     const { dir, marker, writable } = project("pathnode");
