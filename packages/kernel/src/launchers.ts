@@ -694,23 +694,41 @@ async function resolveUvx(
 
 /**
  * uv reads its settings from `uv.toml` or a `pyproject.toml` in the folder it runs in or one above
- * it, and from the user's `uv.toml`: its indexes and build settings decide what it downloads and
- * builds (a source distribution's build runs its code here). Where the server may write one of
- * them, uv runs with `--no-config`, which reads none.
+ * it: their indexes and build settings decide what it downloads and builds. Where the server may
+ * write one of them, uv runs with `--no-config`, which reads none. What is the user's own (uv's
+ * settings folder, with its `uv.toml` and its `.python-version` pin; its cache, where the tool's
+ * environment and the Python uv runs here live; its tools folder) the server must not be able to
+ * write at all: uv would run what it put there, here. That is refused.
  */
 function uvSettings(options: LaunchOptions): { notes: string[]; settings: string[] } {
   const { writable } = options;
   if (!writable) return { notes: [], settings: [] };
-  const { HOME, XDG_CONFIG_HOME, UV_CONFIG_FILE } = options.env;
-  const configHome = XDG_CONFIG_HOME || (HOME ? join(HOME, ".config") : undefined);
-  const user = [UV_CONFIG_FILE, configHome && join(configHome, "uv", "uv.toml")]
-    .filter((f): f is string => Boolean(f) && isAbsolute(f as string))
-    .map((f) => {
-      const reach = writable(f);
-      return reach ? `${f} (${reach})` : undefined;
-    })
-    .find(Boolean);
-  const found = user ?? writableSettings(options, ["uv.toml", "pyproject.toml"]);
+  const env = options.env;
+  const under = (base: string | undefined, ...rest: string[]) =>
+    base && isAbsolute(base) ? join(base, ...rest) : undefined;
+  const home = env.HOME;
+  const userFolders = [
+    env.UV_CONFIG_FILE,
+    under(env.XDG_CONFIG_HOME || under(home, ".config"), "uv", "uv.toml"),
+    under(env.XDG_CONFIG_HOME || under(home, ".config"), "uv", ".python-version"),
+    under(env.UV_CACHE_DIR || under(env.XDG_CACHE_HOME || under(home, ".cache"), "uv"), "x"),
+    under(env.UV_TOOL_DIR || under(env.XDG_DATA_HOME || under(home, ".local", "share"), "uv", "tools"), "x"),
+    under(
+      env.UV_PYTHON_INSTALL_DIR || under(env.XDG_DATA_HOME || under(home, ".local", "share"), "uv", "python"),
+      "x",
+    ),
+  ];
+  for (const file of userFolders) {
+    if (!file || !isAbsolute(file)) continue;
+    const reach = writable(file);
+    if (reach) {
+      throw new LaunchError(
+        `uvx would use ${file.endsWith("/x") ? dirname(file) : file}, where the server may write (${reach}): ` +
+          "uv runs what lies there outside the sandbox; keep uv's settings, cache and tools out of the server's write grants",
+      );
+    }
+  }
+  const found = writableSettings(options, ["uv.toml", "pyproject.toml"]);
   if (!found) return { notes: [], settings: [] };
   return {
     notes: [`uvx ran without uv's settings files: the server may write ${found}`],

@@ -451,5 +451,15 @@ describe("resolveLaunch, where the server may write", () => {
     expect(launch.notes).toEqual([
       `uvx ran without uv's settings files: the server may write ${join(dir, "pyproject.toml")} (the workspace's write grant)`,
     ]);
+    // uv's cache, where the tool's environment and the Python uv runs here live: refused.
+    const cache = join(root, "uv-cache-granted");
+    const cached = (p: string) => (p.startsWith(`${cache}/`) ? "a grant of uv's cache" : undefined);
+    await expect(
+      resolveLaunch(["uvx", "srv"], {
+        env: { PATH: `${bin}:/usr/bin:/bin`, UV_CACHE_DIR: cache },
+        cwd: sub,
+        writable: cached,
+      }),
+    ).rejects.toThrow(`uvx would use ${cache}, where the server may write (a grant of uv's cache)`);
   });
 });
