@@ -13,6 +13,7 @@ import {
   analyzeCode,
   type CodeUse,
   type Confinement,
+  enterableDirectory,
   envPrefixCommand,
   type Field,
   gitKeyKind,
@@ -67,7 +68,14 @@ export function shellContext(vars: Variables, keepEnv: ReadonlySet<string>): She
       ...WORLD_VARIABLES.filter((n) => !["HOME", "TMPDIR", "PWD"].includes(n)),
       ...keepEnv,
     ]);
-    ctx = { cwd: vars.cwd, home: vars.home, tmp: vars.tmp, present, environmentKnown: true };
+    ctx = {
+      cwd: vars.cwd,
+      home: vars.home,
+      tmp: vars.tmp,
+      present,
+      environmentKnown: true,
+      isDirectory: enterableDirectory,
+    };
     byKeep.set(keepEnv, ctx);
   }
   return ctx;
@@ -97,11 +105,13 @@ export function checkCommand(value: string, c: CommandCheck): Decision {
     const d = checkInvocation(inv, c);
     if (!d.allow) return d;
   }
-  for (const { redirect, cwd } of reading.redirects) {
+  for (const { redirect, cwd, cwdElse } of reading.redirects) {
     const access: Access = redirect.op === "<" ? "read" : "write";
     for (const target of redirect.targets) {
-      const d = checkField(target, access, cwd, c, "the file it redirects to");
-      if (!d.allow) return d;
+      for (const folder of cwdElse === undefined ? [cwd] : [cwd, cwdElse]) {
+        const d = checkField(target, access, folder, c, "the file it redirects to");
+        if (!d.allow) return d;
+      }
     }
   }
   for (const dynamic of reading.dynamics) {
@@ -123,7 +133,15 @@ export function checkCommand(value: string, c: CommandCheck): Decision {
   return ALLOW;
 }
 
+/**
+ * One invocation, in the folder it runs in, and in the other one it may run in when a `cd` before
+ * it may have failed (`cd /etc; cd x; cat passwd` may read `/etc/passwd`): allowed in both, or not.
+ */
 function checkInvocation(inv: Invocation, c: CommandCheck): Decision {
+  if (inv.cwdElse !== undefined) {
+    const d = checkInvocation({ ...inv, cwd: inv.cwdElse, cwdElse: undefined }, c);
+    if (!d.allow) return d;
+  }
   if (inv.kind === "function") return ALLOW;
   for (const argv of inv.argvs) {
     const d = inv.kind === "builtin" ? checkBuiltin(argv, inv, c) : checkProgram(argv, inv, c);

@@ -53,6 +53,8 @@ describe("L1 on shell commands, by config", () => {
     'echo "release day: `date -u +%A`"',
     "(cd src && ls) && pwd",
     "ls -la && du -sh && find -name '*.py' && cd src && ls -1 --",
+    "cd src; cat hello.py; cd ..; ls",
+    "mkdir -p out; cd out; echo x > y.txt",
     "find src -type f -exec sha256sum {} \\;",
     "mkdir -p out && cat > out/notes.md <<'EOF'\n# $USER\nEOF",
     "git log --oneline | head -3 && git rev-parse HEAD && git tag v1 && git stash list",
@@ -143,6 +145,11 @@ describe("L1 on shell commands, by config", () => {
     ["kill -9 1", "l1.exec"],
     ["cat ~/.ssh/id_rsa", "l1.path.read"],
     ["cd /etc && cat passwd", "l1.path.read"],
+    // A cd that fails leaves the shell where it was: then /etc/passwd is read.
+    ["cd /etc; cd src/missing; cat passwd", "l1.path.read"],
+    ["cd /etc; cd src; cat passwd", "l1.path.read"],
+    ["HOME=/etc; cat ~/passwd", "l1.path.read"],
+    ["HOME=/etc; cd && cat passwd", "l1.path.read"],
     // Given no operand, ls, du and find read the folder the line's cd went to.
     ["cd /etc && ls", "l1.path.read"],
     ["cd /etc && ls -la --", "l1.path.read"],

@@ -10,6 +10,7 @@ export { configurePythonReader, type HelperLauncher, warmPythonReader } from "./
 export { type Confinement, UNCONFINED } from "./confinement.js";
 export { globFiles, globMatcher } from "./glob.js";
 export {
+  enterableDirectory,
   envPrefixCommand,
   type Field,
   type FullReading,

@@ -65,14 +65,43 @@ describe("the shell reading: commands and lists", () => {
     expect(inv.map((i) => i.cwd)).toEqual(["/w/src", "/w"]);
   });
 
+  const where = (src: string, context?: ShellContext) =>
+    reading(src, context).invocations.map(
+      (i) => `${i.argvs[0]?.[0]?.text}@${i.cwd}${i.cwdElse === undefined ? "" : `|${i.cwdElse}`}`,
+    );
+
   it("runs each command of an && chain where the ones before it succeeded", () => {
-    const inv = reading("mkdir -p out && cd out && touch a; ls").invocations;
-    expect(inv.map((i) => `${i.argvs[0]?.[0]?.text}@${i.cwd}`)).toEqual([
+    // After the chain, the shell is where it stopped: in /w, or in /w/out.
+    expect(where("mkdir -p out && cd out && touch a; ls")).toEqual([
       "mkdir@/w",
       "cd@/w",
       "touch@/w/out",
-      "ls@undefined",
+      "ls@/w|/w/out",
     ]);
+  });
+
+  it("runs a command after a cd that may have failed (`;`, `||`, a glob, pushd) in either folder", () => {
+    // bash stays where it was when there is no such folder: /etc/passwd is read then.
+    expect(where("cd /etc; cd /w/missing; cat passwd").at(-1)).toBe("cat@undefined");
+    expect(where("cd /etc; cat passwd").at(-1)).toBe("cat@/etc|/w");
+    expect(where("cd sub; cat x").at(-1)).toBe("cat@/w/sub|/w");
+    expect(where("cd sub && cat x").at(-1)).toBe("cat@/w/sub");
+    expect(where("cd sub || cat x").at(-1)).toBe("cat@/w/sub|/w");
+    expect(where("(cd sub; cat x); cat y")).toEqual(["cd@/w", "cat@/w/sub|/w", "cat@/w"]);
+    expect(where("cd .g*; cat config").at(-1)).toBe("cat@undefined");
+    expect(where("cd sub; pushd -n /tmp; cat x").at(-1)).toBe("cat@/w/sub|/w");
+    expect(where("pushd sub && pushd +1 && cat x").at(-1)).toBe("cat@undefined");
+    expect(where("cd /tmp && cd /etc && pwd").at(-1)).toBe("pwd@/etc");
+  });
+
+  it("takes HOME as the line sets it, for a bare cd and for ~", () => {
+    expect(where("HOME=/etc; cd && cat passwd").at(-1)).toBe("cat@/etc");
+    expect(where("HOME=/etc cd && cat passwd").at(-1)).toBe("cat@/etc");
+    expect(where("HOME=.git; cd && cat config").at(-1)).toBe("cat@undefined");
+    const words = reading("HOME=/etc; cat ~/passwd")
+      .invocations.at(-1)
+      ?.argvs[0]?.map((f) => f.text);
+    expect(words).toEqual(["cat", "/etc/passwd"]);
   });
 
   it("does not know where cd went along CDPATH, or with -P through `..`", () => {

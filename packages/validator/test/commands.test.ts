@@ -189,6 +189,9 @@ describe("l2.command.persistence", () => {
     "cd .git/hooks && cp ../../output/hook pre-commit",
     "mkdir -p x && cd x && cd ../.git && tee -a config",
     "(cd .git; echo x >> config)",
+    // A cd that fails leaves the shell in .git, where the next command runs anyway.
+    "cd .git; cd zzz; printf '[core]\\n\\tfsmonitor = sh x\\n' >> config",
+    "HOME=$PWD/.git; cd; printf x >> config",
     // A folder known at run time only: `config` or `hooks/...` written there may be a repository's.
     'cd "$(git rev-parse --git-dir)" && echo x >> config',
     'cd "$(git rev-parse --git-dir)" && cp output/hook hooks/pre-commit',

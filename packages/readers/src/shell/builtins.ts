@@ -5,7 +5,7 @@
  */
 import { posix } from "node:path";
 import type { Field, FileRedirect, Invocation, Stdin, Unknown } from "./model.js";
-import { positionalOf, type Scope, scalar, UNSET, unknownValue } from "./scope.js";
+import { positionalOf, type Scope, scalar, UNSET, unknownValue, waysOf } from "./scope.js";
 import type { Walker } from "./walker.js";
 
 /** Builtins of dash, and bash's own (a bash-only one is a missing program under dash: harmless). */
@@ -150,8 +150,10 @@ function readOne(
 ): void {
   switch (name) {
     case "cd":
-    case "pushd":
       changeDirectory(r, argv, scope, env);
+      return;
+    case "pushd":
+      pushDirectory(r, argv, scope, env);
       return;
     case "popd":
       scope.cwd = undefined;
@@ -259,31 +261,76 @@ function retriesPhysically(r: Walker, scope: Scope, target: Field): boolean {
   const afterName = parts.some(
     (p, i) => p === ".." && i > 0 && ![".", "..", ""].includes(parts[i - 1] as string),
   );
-  return afterName || (!target.text.startsWith("/") && scope.cwd !== r.ctx.cwd);
+  return (
+    afterName || (!target.text.startsWith("/") && (scope.cwd !== r.ctx.cwd || scope.cwdElse !== undefined))
+  );
 }
 
+/**
+ * Where `cd` goes. It may fail (no such folder, no right to enter it): the next command of an `&&`
+ * runs only where it succeeded, any other either there or where the shell was (Scope.beforeCd,
+ * settled by the reader), so `cd /etc; cd x; cat passwd` is read as `x/passwd` or `/etc/passwd`.
+ */
 function changeDirectory(r: Walker, argv: Field[], scope: Scope, env: Invocation["env"]): void {
+  scope.settle();
+  const before = scope.folders();
   const [target] = operands(argv, "");
-  if (!target) {
-    scope.cwd = r.ctx.home;
-    return;
-  }
-  // Where the shell goes is then the filesystem's to say: along CDPATH, or (`cd -P`) a `..` after
-  // a link climbing from the link's target. Later relative paths are read as unknown.
-  if (
+  let after: (string | undefined)[];
+  if (!target) after = [homeOf(r, scope, env)];
+  else if (
+    // Where the shell goes is then the filesystem's to say: along CDPATH, or (`cd -P`) a `..`
+    // after a link climbing from the link's target. Later relative paths are read as unknown.
     searchesCdpath(r, scope, target, env) ||
     (physicalCd(argv, scope) && target.text.split("/").includes("..")) ||
-    retriesPhysically(r, scope, target)
-  ) {
-    scope.cwd = undefined;
+    retriesPhysically(r, scope, target) ||
+    // A word known at run time, the previous folder, or a pattern the shell expands.
+    target.unknown ||
+    target.text === "-" ||
+    target.pattern
+  )
+    after = [undefined];
+  else if (target.text.startsWith("/")) after = [posix.resolve(target.text)];
+  else after = before.map((dir) => dir && posix.resolve(dir, target.text));
+  scope.setFolders(after);
+  // A folder that is there now is where the shell goes; elsewhere the cd may fail.
+  const check = r.ctx.isDirectory;
+  if (check) r.usedFilesystem = true;
+  const certain = check !== undefined && after.every((dir) => dir !== undefined && check(dir));
+  scope.beforeCd = certain ? undefined : before;
+}
+
+/**
+ * `pushd DIR` goes to DIR as `cd` does; with `-n` only the stack changes; without a folder, or with
+ * `+N`/`-N`, it goes to one from the stack, which the reading does not follow: unknown.
+ */
+function pushDirectory(r: Walker, argv: Field[], scope: Scope, env: Invocation["env"]): void {
+  const words = argv.slice(1);
+  if (words.some((w) => w.unknown)) {
+    scope.setFolders([undefined]);
     return;
   }
-  if (target.unknown || target.pattern || target.text === "-" || scope.cwd === undefined) {
-    scope.cwd =
-      target.unknown || target.text === "-" ? undefined : scope.cwd && posix.resolve(scope.cwd, target.text);
+  if (words.some((w) => w.text === "-n")) return;
+  const [target] = operands(argv, "");
+  if (!target || /^[+-]\d+$/.test(target.text)) {
+    scope.setFolders([undefined]);
     return;
   }
-  scope.cwd = posix.resolve(scope.cwd, target.text);
+  changeDirectory(r, argv, scope, env);
+}
+
+/**
+ * The folder a bare `cd` goes to: HOME as the line has it at that point (its own `HOME=` before
+ * `cd`, an assignment earlier in the line, else the server's); unknown unless one absolute path.
+ */
+function homeOf(r: Walker, scope: Scope, env: Invocation["env"]): string | undefined {
+  const prefixed = env.filter((e) => e.name === "HOME").at(-1)?.value;
+  const assigned = scope.vars.get("HOME");
+  const ways = prefixed ? [prefixed] : assigned ? waysOf(assigned) : undefined;
+  if (!ways) return r.ctx.home;
+  const [only] = ways;
+  return ways.length === 1 && only && !only.unknown && !only.pattern && only.text.startsWith("/")
+    ? only.text
+    : undefined;
 }
 
 /** `set -P`, `set +P`, `set -o physical` (a word known only at run time may be any of them). */

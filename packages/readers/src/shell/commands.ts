@@ -6,7 +6,7 @@
 import { BUILTINS, readBuiltin } from "./builtins.js";
 import type { ShNode } from "./grammar.js";
 import type { Field, FileRedirect, Invocation, Stdin } from "./model.js";
-import { MAX_WAYS, type Scope, scalar, unknownValue, type Value } from "./scope.js";
+import { MAX_WAYS, placeOf, type Scope, scalar, unknownValue, type Value } from "./scope.js";
 import type { Dispatch, Walker } from "./walker.js";
 import { wordValues } from "./words.js";
 import { innerRuns } from "./wrappers.js";
@@ -125,7 +125,7 @@ function readDecl(r: Walker, cmd: ShNode, scope: Scope, stdin: Stdin, files: Fil
     env: [],
     redirects: files,
     stdin,
-    cwd: scope.cwd,
+    ...placeOf(scope),
     dialect: scope.dialect,
   });
 }
@@ -183,13 +183,13 @@ export function dispatch(
     const key = first.unknown ? "\u0000" : first.text;
     byName.set(key, [...(byName.get(key) ?? []), argv]);
   }
-  const cwd = how.cwd === undefined && !("cwd" in how) ? scope.cwd : how.cwd;
+  const place = how.cwd === undefined && !("cwd" in how) ? placeOf(scope) : { cwd: how.cwd };
   for (const [name, lines] of byName) {
     const base = {
       env,
       redirects: files,
       stdin,
-      cwd,
+      ...place,
       dialect: scope.dialect,
       ...(how.via ? { via: how.via } : {}),
     };
@@ -213,14 +213,17 @@ export function dispatch(
 
 /** What a program runs in its turn: a shell's script, a wrapper's command. */
 function programRuns(r: Walker, inv: Invocation, scope: Scope, stdin: Stdin): void {
+  // In one of two folders (a cd that may have failed): what it runs in its turn is read as
+  // running in a folder known at run time only.
+  const folder = inv.cwdElse === undefined ? inv.cwd : undefined;
   for (const argv of inv.argvs) {
-    const runs = innerRuns(argv, stdin, inv.cwd, r.ctx);
+    const runs = innerRuns(argv, stdin, folder, r.ctx);
     for (const run of runs.argvs) {
       // Set for the command it runs, so judged as the shell's own `NAME=value cmd` would be; the
       // wrapper's own environment goes on to it too (`F=x nice sh -c 'cat "$F"'`).
       for (const setting of run.env ?? []) r.environment.push(setting);
       const env = [...inv.env, ...(run.env ?? [])];
-      const cwd = run.cwd === null ? undefined : (run.cwd ?? inv.cwd);
+      const cwd = run.cwd === null ? undefined : (run.cwd ?? folder);
       const how: Dispatch = { programOnly: true, via: run.via, cwd };
       r.wrapped(() => dispatch(r, [run.argv], env, scope, run.stdin ?? stdin, [], how));
     }
@@ -239,7 +242,7 @@ function programRuns(r: Walker, inv: Invocation, scope: Scope, stdin: Stdin): vo
       const child = scope.child(
         script.dialect,
         script.positional ?? [],
-        runCwd(script.cwd, inv.cwd),
+        runCwd(script.cwd, folder),
         script.arg0,
       );
       withEnvironment(child, inv.env);

@@ -3,6 +3,7 @@
  * the line runs and touches, or why it cannot be read ("the command does not parse as shell: ...").
  */
 
+import { accessSync, constants, statSync } from "node:fs";
 import { NestedParseError, ReadLimit } from "./limits.js";
 import type { ReadResult, ShellContext, ShellReading } from "./model.js";
 import { Reader, type RedirectAt } from "./reader.js";
@@ -24,6 +25,22 @@ export {
 export { envPrefixCommand } from "./wrappers.js";
 
 export type FullReading = ShellReading & { redirects: RedirectAt[] };
+
+/**
+ * ShellContext.isDirectory as the layers give it: a folder that exists now and that this process
+ * (the server's user) may enter. The server may remove it before its line runs: a race the
+ * kernel layer, not the reading, closes.
+ */
+export function enterableDirectory(path: string): boolean {
+  try {
+    if (!statSync(path).isDirectory()) return false;
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    // Not there, not a folder, or not to be entered.
+    return false;
+  }
+}
 
 /** A few readings of the last lines, so that L1 and L2 read a call's command once. */
 const recent = new Map<string, ReadResult & { reading?: FullReading }>();
@@ -55,17 +72,21 @@ export function readShell(
   const k = key(src, ctx);
   const hit = recent.get(k);
   if (hit) return hit as { ok: true; reading: FullReading };
-  const result = readUncached(src, ctx);
+  const { result, usedFilesystem } = readUncached(src, ctx);
+  if (usedFilesystem) return result;
   if (recent.size >= RECENT) recent.delete(recent.keys().next().value as string);
   recent.set(k, result);
   return result;
 }
 
-function readUncached(
-  src: string,
-  ctx: ShellContext,
-): { ok: true; reading: FullReading } | { ok: false; reason: string; rule: string } {
+function readUncached(src: string, ctx: ShellContext): { result: ReadOutcome; usedFilesystem: boolean } {
   const reader = new Reader(ctx);
+  return { result: readWith(reader, src, ctx), usedFilesystem: reader.usedFilesystem };
+}
+
+type ReadOutcome = { ok: true; reading: FullReading } | { ok: false; reason: string; rule: string };
+
+function readWith(reader: Reader, src: string, ctx: ShellContext): ReadOutcome {
   try {
     reader.script(src, Scope.top(ctx.cwd, "posix"), { kind: "inherit" }, "the command");
   } catch (error) {

@@ -69,6 +69,11 @@ export interface Invocation {
   stdin: Stdin;
   /** The directory it runs in, when known. */
   cwd: string | undefined;
+  /**
+   * The other directory it may run in, when a `cd` before it may have failed and the line went on
+   * (`cd x; cat y`): each use of a relative path is judged in both.
+   */
+  cwdElse?: string;
   dialect: Dialect;
   /** The wrapper that runs it (`xargs`, `find`, `timeout`, ...), if any. */
   via?: string;
@@ -114,6 +119,12 @@ export interface ShellContext {
    * policy's, so an unset variable is known to be empty. Without it every variable is unknown.
    */
   environmentKnown?: boolean;
+  /**
+   * Whether `path` is a folder the shell can enter now. A `cd` to one is taken to succeed; to any
+   * other (or without this) it may fail, and a command after it that runs either way (`cd x; cat
+   * y`) is judged in both folders. A reading that asks is not kept for the next call.
+   */
+  isDirectory?: (path: string) => boolean;
 }
 
 export const UNKNOWN_MARK = "\u0000";

@@ -70,7 +70,7 @@ export function outputShape(
   const args = argv.slice(1);
   if (numberOutput(name, args)) return { kind: "number", origin: `the number ${name} prints` };
   if (name === "mktemp") {
-    const dir = mktempDir(args, last.cwd, ctx);
+    const dir = mktempDir(args, last.cwdElse === undefined ? last.cwd : undefined, ctx);
     if (dir) return { kind: "within", dir, origin: `the file mktemp makes in ${dir}` };
   }
   return undefined;

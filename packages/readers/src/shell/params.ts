@@ -50,7 +50,9 @@ function lookup(r: Walker, scope: Scope, name: string): Value {
   if (assigned) return assigned;
   if (name === "HOME" && r.ctx.home) return scalar({ text: r.ctx.home });
   if (name === "PWD")
-    return scope.cwd ? scalar({ text: scope.cwd }) : unknownValue(text("the directory a cd went to"));
+    return scope.cwd && scope.cwdElse === undefined
+      ? scalar({ text: scope.cwd })
+      : unknownValue(text("the directory a cd went to"));
   if (name === "TMPDIR" && r.ctx.tmp) return scalar({ text: r.ctx.tmp });
   if (name === "IFS") return scalar({ text: " \t\n" });
   if (name === "-" || r.ctx.present?.has(name))

@@ -58,7 +58,13 @@ function passesLines(argv: readonly Field[]): boolean {
  */
 export function pathStream(writers: readonly Invocation[]): string[] | undefined {
   const [find, ...filters] = writers;
-  if (find?.kind !== "program" || find.cwd === undefined || find.argvs.length !== 1) return undefined;
+  if (
+    find?.kind !== "program" ||
+    find.cwd === undefined ||
+    find.cwdElse !== undefined ||
+    find.argvs.length !== 1
+  )
+    return undefined;
   const argv = find.argvs[0] as Field[];
   if (!known(argv[0]) || posix.basename(argv[0].text) !== "find") return undefined;
   const starts = findStarts(argv, find.cwd);

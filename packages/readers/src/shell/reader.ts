@@ -25,13 +25,15 @@ import type {
 import { outputShape } from "./output.js";
 import { expandParam } from "./params.js";
 import { pathStream } from "./pathStream.js";
-import { positionalOf, type Scope, scalar, unknownValue, widen } from "./scope.js";
+import { placeOf, positionalOf, type Scope, scalar, unknownValue, widen } from "./scope.js";
 import type { Dispatch, Walker } from "./walker.js";
 import { braceTargets, expandWord, literalWord, partsWays, wordValues } from "./words.js";
 
 export interface RedirectAt {
   redirect: FileRedirect;
   cwd: string | undefined;
+  /** The other folder the shell may be in (Scope.cwdElse), when there is one. */
+  cwdElse?: string;
 }
 
 export class Reader implements Walker {
@@ -40,6 +42,7 @@ export class Reader implements Walker {
   readonly dynamics: Dynamic[] = [];
   readonly environment: EnvSetting[] = [];
   readonly redirects: RedirectAt[] = [];
+  usedFilesystem = false;
   readonly expanded = new Set<string>();
   listsNames = false;
   #steps = 0;
@@ -99,7 +102,11 @@ export class Reader implements Walker {
   }
 
   stmts(list: ShNode[], scope: Scope, stdin: Stdin): void {
-    for (const node of list) this.stmt(node, scope, stdin);
+    list.forEach((node, i) => {
+      // The next command runs whether a cd just before it succeeded or not.
+      if (i > 0) scope.settle();
+      this.stmt(node, scope, stdin);
+    });
   }
 
   stmt(node: ShNode, scope: Scope, stdin: Stdin): void {
@@ -196,6 +203,7 @@ export class Reader implements Walker {
       return;
     }
     this.stmt(cmd.X, scope, stdin);
+    scope.settle();
     const maybe = scope.fork();
     this.stmt(cmd.Y, maybe, stdin);
     scope.merge(maybe);
@@ -216,12 +224,15 @@ export class Reader implements Walker {
       states = [scope];
     }
     const next = (states.at(-1) as Scope).fork();
+    // It runs only where the command before it succeeded: a cd there went where it was told.
+    next.beforeCd = undefined;
     this.stmt(cmd.Y, next, stdin);
     return [...states.filter((s) => s !== scope), next];
   }
 
   private ifClause(cmd: ShNode, scope: Scope, stdin: Stdin): void {
     this.stmts(cmd.Cond as ShNode[], scope, stdin);
+    scope.settle();
     const then = scope.fork();
     this.stmts(cmd.Then as ShNode[], then, stdin);
     if (cmd.Else) {
@@ -497,7 +508,7 @@ export class Reader implements Walker {
       const fileOp = op === ">&" ? "&>" : (op as FileRedirect["op"]);
       const redirect: FileRedirect = { op: fileOp, targets: values };
       files.push(redirect);
-      this.redirects.push({ redirect, cwd: scope.cwd });
+      this.redirects.push({ redirect, ...placeOf(scope) });
       if (fileOp === "<" && (fd === undefined || fd === 0)) stdin = { kind: "file" };
     }
     return { stdin, files };

@@ -20,6 +20,11 @@ export type Value =
 
 export const UNSET: Value = { kind: "unset" };
 
+/** The folder (and the other one it may be) of what the shell runs or opens now. */
+export function placeOf(scope: Scope): { cwd: string | undefined; cwdElse?: string } {
+  return scope.cwdElse === undefined ? { cwd: scope.cwd } : { cwd: scope.cwd, cwdElse: scope.cwdElse };
+}
+
 export function scalar(...ways: Field[]): Value {
   return { kind: "scalar", ways };
 }
@@ -57,6 +62,39 @@ export class Scope {
   /** bash's `set -P` (`set -o physical`): cd walks links, so a `..` climbs from a link's target. */
   physical = false;
 
+  /**
+   * The other folder the shell may be in (a `cd` that may have failed, in a list that goes on
+   * either way: `cd /etc; cd x; cat passwd` reads `x/passwd`, or `/etc/passwd` when there is no x),
+   * beside `cwd`; undefined when there is none. More than two makes the folder unknown.
+   */
+  cwdElse: string | undefined;
+
+  /**
+   * Where the shell was before its last `cd`, until what follows shows whether it matters: the
+   * next command of an `&&` runs only where the cd succeeded; any other goes on either way (settle).
+   */
+  beforeCd: readonly (string | undefined)[] | undefined;
+
+  /** The folders the shell may be in: one, two, or [undefined] (unknown). */
+  folders(): (string | undefined)[] {
+    return this.cwdElse === undefined ? [this.cwd] : [this.cwd, this.cwdElse];
+  }
+
+  /** Set the folders the shell may be in: more than two, or one unknown, is unknown. */
+  setFolders(folders: readonly (string | undefined)[]): void {
+    const distinct = [...new Set(folders)];
+    const unknown = distinct.includes(undefined) || distinct.length > 2 || distinct.length === 0;
+    this.cwd = unknown ? undefined : distinct[0];
+    this.cwdElse = unknown ? undefined : distinct[1];
+  }
+
+  /** After a `cd` the next command follows whether or not it succeeded: either folder. */
+  settle(): void {
+    if (!this.beforeCd) return;
+    this.setFolders([...this.folders(), ...this.beforeCd]);
+    this.beforeCd = undefined;
+  }
+
   static top(cwd: string, dialect: Dialect, positional: Field[] = []): Scope {
     return new Scope(new Map(), new Map(), cwd, positional, dialect, new Set());
   }
@@ -73,6 +111,8 @@ export class Scope {
     );
     copy.arg0 = this.arg0;
     copy.physical = this.physical;
+    copy.cwdElse = this.cwdElse;
+    copy.beforeCd = this.beforeCd;
     return copy;
   }
 
@@ -90,6 +130,8 @@ export class Scope {
 
   /** After a branch that may or may not have run: each variable may hold what either left. */
   merge(other: Scope): void {
+    this.settle();
+    other.settle();
     for (const name of new Set([...this.vars.keys(), ...other.vars.keys()])) {
       const a = this.vars.get(name);
       const b = other.vars.get(name);
@@ -98,14 +140,20 @@ export class Scope {
     }
     for (const [name, body] of other.functions) if (!this.functions.has(name)) this.functions.set(name, body);
     for (const name of other.exported) this.exported.add(name);
-    if (this.cwd !== other.cwd) this.cwd = undefined;
+    this.setFolders([...this.folders(), ...other.folders()]);
     if (this.positional !== other.positional) this.positional = undefined;
     this.physical ||= other.physical;
   }
 
   /** Whether every variable holds what it holds in `other` (a loop has nothing new to give). */
   same(other: Scope): boolean {
-    if (this.cwd !== other.cwd || this.vars.size !== other.vars.size || this.physical !== other.physical)
+    if (
+      this.cwd !== other.cwd ||
+      this.cwdElse !== other.cwdElse ||
+      this.beforeCd !== other.beforeCd ||
+      this.vars.size !== other.vars.size ||
+      this.physical !== other.physical
+    )
       return false;
     for (const [name, value] of this.vars) {
       if (!sameValue(value, other.vars.get(name) ?? UNSET)) return false;

@@ -36,6 +36,8 @@ export interface Walker {
   readonly environment: EnvSetting[];
   readonly expanded: Set<string>;
   listsNames: boolean;
+  /** The reading asked the filesystem (ShellContext.isDirectory): it holds for this call only. */
+  usedFilesystem: boolean;
   /** One step of the reading's budget. */
   step(): void;
   /** Read a script nested in the line in `scope`. */

@@ -8,7 +8,7 @@ import type { ShNode } from "./grammar.js";
 import { NestedParseError } from "./limits.js";
 import type { Field, Seg, Unknown, Ways } from "./model.js";
 import { UNKNOWN_MARK } from "./model.js";
-import { MAX_WAYS, type Scope } from "./scope.js";
+import { MAX_WAYS, type Scope, waysOf } from "./scope.js";
 import { decodeAnsiC, doubleQuoted, expandBraces, MAX_BRACE_WORDS, unquoted } from "./text.js";
 import type { Walker } from "./walker.js";
 
@@ -233,8 +233,21 @@ function litSegs(r: Walker, raw: string, scope: Scope, quote: Quote, first: bool
 }
 
 function tildeValue(r: Walker, user: string, scope: Scope): Seg {
+  // `~` is HOME as the line has it: its own assignment (`HOME=/etc; cat ~/passwd`) when it made one.
+  const assigned = scope.vars.get("HOME");
+  if (user === "" && assigned) {
+    const ways = waysOf(assigned);
+    const only = ways.length === 1 ? ways[0] : undefined;
+    if (only && !only.unknown && !only.pattern && only.text.startsWith("/"))
+      return { text: only.text, quoted: true };
+    return {
+      text: UNKNOWN_MARK,
+      quoted: true,
+      unknown: { kind: "text", origin: "HOME as the line sets it" },
+    };
+  }
   if (user === "" && r.ctx.home) return { text: r.ctx.home, quoted: true };
-  if (user === "+" && scope.cwd) return { text: scope.cwd, quoted: true };
+  if (user === "+" && scope.cwd && scope.cwdElse === undefined) return { text: scope.cwd, quoted: true };
   return {
     text: UNKNOWN_MARK,
     quoted: true,

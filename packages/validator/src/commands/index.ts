@@ -6,7 +6,13 @@
  * Constructs only the shell knows at run time are L1's business, by config; L2 refuses the
  * techniques visible in the arguments whatever the config.
  */
-import { analyzeCode, type FullReading, readShell, type ShellContext } from "@mcpguard/readers";
+import {
+  analyzeCode,
+  enterableDirectory,
+  type FullReading,
+  readShell,
+  type ShellContext,
+} from "@mcpguard/readers";
 import type { Finding, Scope } from "../context.js";
 import { describeSensitivity, display, sensitivity } from "../sensitive.js";
 import { checkCommandUrl } from "../urls.js";
@@ -105,6 +111,7 @@ function shellContext(scope: Scope): ShellContext {
     ctx = {
       cwd: scope.ctx.cwd,
       home: scope.ctx.home,
+      isDirectory: enterableDirectory,
       ...(env ? { tmp: env.tmp, present: new Set(env.present), environmentKnown: true } : {}),
     };
     contexts.set(owner, ctx);
@@ -113,8 +120,16 @@ function shellContext(scope: Scope): ShellContext {
 }
 
 function redirectsOf(reading: FullReading): CommandView["redirects"] {
-  return reading.redirects.flatMap(({ redirect, cwd }) =>
-    redirect.targets.filter((t) => !t.unknown).map((t) => ({ op: redirect.op, target: t.text, cwd })),
+  return reading.redirects.flatMap(({ redirect, cwd, cwdElse }) =>
+    redirect.targets
+      .filter((t) => !t.unknown)
+      .flatMap((t) =>
+        (cwdElse === undefined ? [cwd] : [cwd, cwdElse]).map((folder) => ({
+          op: redirect.op,
+          target: t.text,
+          cwd: folder,
+        })),
+      ),
   );
 }
 

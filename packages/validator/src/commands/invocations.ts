@@ -28,7 +28,10 @@ export function invocationsOf(reading: FullReading): Invocation[] {
       const first = argv[0];
       if (!first) continue;
       const name = first.unknown ? "\u0000" : basename(first.text);
-      out.push({ name, args: argv.slice(1).map((f) => f.text), kind: inv.kind, cwd: inv.cwd, source: inv });
+      const args = argv.slice(1).map((f) => f.text);
+      // In the other folder it may run in too, when a cd before it may have failed.
+      for (const cwd of inv.cwdElse === undefined ? [inv.cwd] : [inv.cwd, inv.cwdElse])
+        out.push({ name, args, kind: inv.kind, cwd, source: inv });
       if (out.length >= MAX_INVOCATIONS) return out;
     }
   }
