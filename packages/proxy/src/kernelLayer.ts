@@ -184,6 +184,20 @@ function secretsOutOfReach(
   }
 }
 
+/** What the start record's `l3Notes` say: the ruleset's notes, the launcher's, and what a network grant leaves open. */
+function startNotes(
+  options: KernelLayerOptions,
+  compiled: readonly string[],
+  launcher: readonly string[] | undefined,
+): string[] {
+  const notes = [...compiled, ...(launcher ?? [])];
+  if (options.needs.network.length > 0 && options.prepared.backends["abstract-unix-bind"].backend !== null)
+    notes.push(
+      "the policy grants network, so the server shares the host's network namespace: the abstract unix socket names it binds are the host's",
+    );
+  return notes;
+}
+
 export async function startKernelLayer(options: KernelLayerOptions): Promise<KernelLayer> {
   const { kernel, probe, backends, loader } = options.prepared;
   const { containment } = options;
@@ -237,11 +251,7 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
         `the BPF loader attached to cgroup ${guard.cgroupId}, not to the server's (${containment.cgroupId} at ${cgroup})`,
       );
     }
-    const notes = [...guard.compiled.notes, ...(resolved.notes ?? [])];
-    if (options.needs.network.length > 0 && backends["abstract-unix-bind"].backend !== null)
-      notes.push(
-        "the policy grants network, so the server shares the host's network namespace: the abstract unix socket names it binds are the host's",
-      );
+    const notes = startNotes(options, guard.compiled.notes, resolved.notes);
     return {
       launch: () => guard.launch(resolved.argv, cgroup, containment.v1Paths),
       ruleset: guard.ruleset,

@@ -9,7 +9,7 @@ import type { Scope } from "../context.js";
 import type { Invocation } from "./invocations.js";
 
 /** A redirect, and the folder the shell is in when it opens its file (undefined: known at run time only). */
-export interface PlacedRedirect extends Redirect {
+interface PlacedRedirect extends Redirect {
   cwd: string | undefined;
 }
 
