@@ -185,6 +185,39 @@ describe("L1 on shell commands, by config", () => {
     }
   });
 
+  it("follows where bash is when a cd may fail, runs elsewhere or later, or HOME changes (C-app)", () => {
+    // Each was allowed while bash read a file outside the workspace (a review, checked in bash and dash).
+    for (const command of [
+      "! cd sub && cat ../outside.txt",
+      "cd /etc; ! cd src/zz && cat passwd",
+      "until cd src/missing; do cat ../../outside.txt; break; done",
+      "cd /etc; cd src & cat passwd",
+      "mv data d2; cd data; cat ../../outside.txt",
+      "trap 'cd src' EXIT; cat ../outside.txt",
+      "cd /etc; cd src nothing; cat passwd",
+      "cd /etc; cd -x; cat passwd",
+      "shopt -s cdable_vars; for etc in /etc; do :; done; cd etc; cat passwd",
+      "declare -n r=CDPATH; r=/; cd etc; cat passwd",
+      "x=CDPATH; : ${!x:=/}; cd etc; cat passwd",
+      "bash -c 'shopt -s lastpipe; true | cd /etc; cat passwd'",
+      "coproc cd src; cat ../outside.txt",
+      "for HOME in src; do :; done; git log",
+      "read HOME <<< src; git log",
+    ]) {
+      expect(app(command), command).toMatchObject({ allow: false });
+    }
+    // The guards people write: what follows runs where the cd succeeded.
+    for (const command of [
+      "mkdir -p build; cd build || exit 1; cat ../src/hello.py",
+      "cd src || { echo no; exit 1; }; cat hello.py",
+      "if cd src; then cat hello.py; fi",
+      "set -e; mkdir -p build; cd build; cat ../src/hello.py",
+      "cd src & cat src/hello.py; wait",
+    ]) {
+      expect(app(command), command).toEqual({ allow: true });
+    }
+  });
+
   it("takes the lines of a find that prints only paths as files under its start directories", () => {
     for (const command of [
       "find src -type f -name '*.py' -print0 | xargs -0 wc -l",

@@ -98,7 +98,11 @@ function assignUnknown(scope: Scope, names: Field[], unknown: Unknown, r?: Walke
   for (const name of names) {
     if (r && (name.unknown || name.text.includes("[")))
       r.subscriptName(name.unknown ? "a name known only at run time" : name.text);
-    if (!name.unknown) scope.vars.set(name.text, unknownValue(unknown));
+    if (name.unknown) continue;
+    const value = unknownValue(unknown);
+    scope.vars.set(name.text, value);
+    // Set before what follows, as `NAME=value; cmd` sets it (`read HOME`, then git reads its config).
+    for (const way of waysOf(value)) r?.environment.push({ name: name.text, value: way });
   }
 }
 
@@ -156,7 +160,9 @@ function readOne(
       pushDirectory(r, argv, scope, env);
       return;
     case "popd":
-      scope.cwd = undefined;
+      // Back to a folder of the stack, which the reading does not follow.
+      scope.setFolders([undefined]);
+      scope.beforeCd = undefined;
       return;
     case "read":
       assignUnknown(scope, withDefault(operands(argv, "adinNptu"), "REPLY"), readInput(stdin), r);
@@ -174,6 +180,9 @@ function readOne(
       return;
     case "set":
       setBuiltin(argv, scope);
+      return;
+    case "shopt":
+      shoptBuiltin(argv, scope);
       return;
     case "shift": {
       const n = Number(argv[1]?.text ?? "1");
@@ -274,9 +283,14 @@ function retriesPhysically(r: Walker, scope: Scope, target: Field): boolean {
 function changeDirectory(r: Walker, argv: Field[], scope: Scope, env: Invocation["env"]): void {
   scope.settle();
   const before = scope.folders();
-  const [target] = operands(argv, "");
+  const given = operands(argv, "");
+  const [target] = given;
+  // Options bash and dash know; another fails the cd (both), as several folders do in bash.
+  const options = argv.slice(1, argv.length - given.length).filter((f) => f.text !== "--");
+  const fails = options.some((f) => f.unknown || !/^-[LPe@]+$/.test(f.text)) || given.length > 1;
   let after: (string | undefined)[];
-  if (!target) after = [homeOf(r, scope, env)];
+  if (options.some((f) => f.unknown)) after = [undefined];
+  else if (!target) after = [homeOf(r, scope, env)];
   else if (
     // Where the shell goes is then the filesystem's to say: along CDPATH, or (`cd -P`) a `..`
     // after a link climbing from the link's target. Later relative paths are read as unknown.
@@ -286,16 +300,21 @@ function changeDirectory(r: Walker, argv: Field[], scope: Scope, env: Invocation
     // A word known at run time, the previous folder, or a pattern the shell expands.
     target.unknown ||
     target.text === "-" ||
-    target.pattern
+    target.pattern ||
+    // `shopt -s cdable_vars`: a NAME that is no folder is the variable NAME's value.
+    (scope.cdableVars && !target.text.startsWith("/") && !target.text.startsWith("."))
   )
     after = [undefined];
   else if (target.text.startsWith("/")) after = [posix.resolve(target.text)];
   else after = before.map((dir) => dir && posix.resolve(dir, target.text));
   scope.setFolders(after);
-  // A folder that is there now is where the shell goes; elsewhere the cd may fail.
+  // A folder that is there now is where the shell goes, unless a program the line ran before may
+  // have moved it (`mv data d2; cd data`); elsewhere the cd may fail.
   const check = r.ctx.isDirectory;
   if (check) r.usedFilesystem = true;
-  const certain = check !== undefined && after.every((dir) => dir !== undefined && check(dir));
+  const programBefore = r.invocations.some((i) => i.kind === "program");
+  const certain =
+    !fails && !programBefore && check !== undefined && after.every((dir) => dir !== undefined && check(dir));
   scope.beforeCd = certain ? undefined : before;
 }
 
@@ -349,8 +368,42 @@ function physicalOption(argv: Field[], scope: Scope): void {
   }
 }
 
+/** `set -e`, `set +e`, `set -o errexit` (a word known only at run time leaves it off: the safe side). */
+function errexitOption(argv: Field[], scope: Scope): void {
+  for (let i = 1; i < argv.length; i++) {
+    const f = argv[i] as Field;
+    if (f.unknown) scope.errexit = false;
+    if (f.unknown || f.text === "--" || !/^[-+]/.test(f.text)) return;
+    if (/^[-+]o$/.test(f.text)) {
+      const option = argv[++i];
+      if (option?.unknown) scope.errexit = false;
+      else if (option?.text === "errexit") scope.errexit = f.text === "-o";
+      continue;
+    }
+    if (f.text.includes("e")) scope.errexit = f.text.startsWith("-");
+  }
+}
+
+/** bash's `shopt -s`/`-u` of the options that change where `cd` and a pipeline run (unknown: on). */
+function shoptBuiltin(argv: Field[], scope: Scope): void {
+  const words = argv.slice(1);
+  const on = words.some((f) => f.text === "-s");
+  const off = words.some((f) => f.text === "-u");
+  for (const f of words) {
+    if (f.unknown) {
+      scope.cdableVars = true;
+      scope.lastpipe = true;
+      continue;
+    }
+    if (f.text.startsWith("-")) continue;
+    if (f.text === "cdable_vars") scope.cdableVars = on || (scope.cdableVars && !off);
+    if (f.text === "lastpipe") scope.lastpipe = on || (scope.lastpipe && !off);
+  }
+}
+
 function setBuiltin(argv: Field[], scope: Scope): void {
   physicalOption(argv, scope);
+  errexitOption(argv, scope);
   const dashdash = argv.findIndex((f) => f.text === "--");
   if (dashdash !== -1) {
     scope.positional = positionalOf(argv.slice(dashdash + 1));
@@ -405,7 +458,8 @@ function runsCode(
       const [action, ...signals] = operands(argv, "");
       if (!action || signals.length === 0 || action.text === "-" || action.text === "") return;
       const what = "sets a trap whose command is known only at run time";
-      evalText(r, [action], scope, stdin, "the command given to trap", what);
+      // It runs later (at a signal, or as the shell exits): read where it is set, changing nothing after.
+      evalText(r, [action], scope.fork(), stdin, "the command given to trap", what);
       return;
     }
     case ".":

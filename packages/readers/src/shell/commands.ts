@@ -115,6 +115,13 @@ function readDecl(r: Walker, cmd: ShNode, scope: Scope, stdin: Stdin, files: Fil
       continue;
     }
     argv.push({ text: assign.Name.Value + (assign.Value || assign.Array ? "=..." : "") });
+    // `declare -n ref=x`: every later use of ref reads and sets x, which the reading does not follow.
+    if (argv.some((f) => f.unknown || /^-[a-zA-Z]*n/.test(f.text))) {
+      r.dynamics.push({
+        what: `makes ${assign.Name.Value} a name reference, through which a variable known at run time may change`,
+        escapes: ["exec", "files"],
+      });
+    }
     if (assign.Value || assign.Array) assignVar(r, assign, scope, true);
     if (variant === "export" || argv.some((f) => /^-[a-z]*x/.test(f.text)))
       scope.exported.add(assign.Name.Value);

@@ -89,6 +89,13 @@ export function expandParam(r: Walker, pe: ShNode, scope: Scope, quoted: boolean
         if (way.unknown || way.text.includes("[")) r.subscriptName(`\${!${name}}`);
       }
     }
+    // `${!x:=v}` sets the variable x names: any, for the reading.
+    const op = pe.Exp ? r.g.ops.param.get(pe.Exp.Op) : undefined;
+    if (op === "=" || op === ":=")
+      r.dynamics.push({
+        what: `assigns the variable \${!${name}} names, which only the shell knows at run time`,
+        escapes: ["exec", "files"],
+      });
     return unknownWays(text(`an indirect expansion (\${!${name}...})`), quoted);
   }
   if (pe.Index) {

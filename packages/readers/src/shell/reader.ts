@@ -25,7 +25,7 @@ import type {
 import { outputShape } from "./output.js";
 import { expandParam } from "./params.js";
 import { pathStream } from "./pathStream.js";
-import { placeOf, positionalOf, type Scope, scalar, unknownValue, widen } from "./scope.js";
+import { placeOf, positionalOf, type Scope, scalar, unknownValue, waysOf, widen } from "./scope.js";
 import type { Dispatch, Walker } from "./walker.js";
 import { braceTargets, expandWord, literalWord, partsWays, wordValues } from "./words.js";
 
@@ -119,7 +119,10 @@ export class Reader implements Walker {
       const snapshot = simple ? scope.fork() : undefined;
       const own = this.redirections(redirs, scope);
       const input = own.stdin ?? stdin;
-      if (node.Cmd) this.command(node.Cmd, scope, input, own.files);
+      // `cmd &` runs in a subshell of its own: its cd stays there.
+      if (node.Cmd) this.command(node.Cmd, node.Background ? scope.fork() : scope, input, own.files);
+      // `! cmd` succeeds where cmd failed: a cd in it may have gone or not.
+      if (node.Negated) scope.settle();
       // A simple command's words (and, in bash, its prefixes) are expanded before its
       // redirections: a `${v=x}` among them changes what a redirection names.
       if (snapshot && !scope.same(snapshot)) this.redirections(redirs, scope);
@@ -148,6 +151,8 @@ export class Reader implements Walker {
       case "WhileClause":
         this.loop(scope, (s) => {
           this.stmts(cmd.Cond as ShNode[], s, stdin);
+          // `until` runs its body where the condition failed: a cd in it may have gone or not.
+          s.settle();
           this.stmts(cmd.Do as ShNode[], s, stdin);
         });
         return;
@@ -178,7 +183,8 @@ export class Reader implements Walker {
         if (cmd.Stmt) this.stmt(cmd.Stmt, scope, stdin);
         return;
       case "CoprocClause":
-        if (cmd.Stmt) this.stmt(cmd.Stmt, scope, stdin);
+        // A coprocess is a subshell running beside the shell.
+        if (cmd.Stmt) this.stmt(cmd.Stmt, scope.fork(), stdin);
         return;
       default:
         throw new ReadLimit(`the command uses a construct the reader does not know (${this.g.type(cmd)})`);
@@ -194,7 +200,9 @@ export class Reader implements Walker {
       const writers = this.invocations.slice(before);
       const producers = writers.map(programName).filter((n) => n !== "");
       const paths = pathStream(writers);
-      this.stmt(cmd.Y, scope.fork(), { kind: "pipe", producers, ...(paths ? { paths } : {}) });
+      // bash's lastpipe runs the last command in this shell (no job control in a script).
+      const last = scope.lastpipe && scope.dialect === "bash" ? scope : scope.fork();
+      this.stmt(cmd.Y, last, { kind: "pipe", producers, ...(paths ? { paths } : {}) });
       return;
     }
     if (op === "&&") {
@@ -203,10 +211,31 @@ export class Reader implements Walker {
       return;
     }
     this.stmt(cmd.X, scope, stdin);
-    scope.settle();
     const maybe = scope.fork();
+    maybe.settle();
     this.stmt(cmd.Y, maybe, stdin);
+    if (op === "||" && this.alwaysExits(cmd.Y)) {
+      // `cd x || exit 1`: what follows runs only where X succeeded.
+      scope.beforeCd = undefined;
+      return;
+    }
     scope.merge(maybe);
+  }
+
+  /** A command after which the shell never goes on: `exit`, `return`, or a group that ends with one. */
+  private alwaysExits(node: ShNode): boolean {
+    if (node.Negated || node.Background || !node.Cmd) return false;
+    const type = this.g.type(node.Cmd);
+    if (type === "Block") {
+      const last = (node.Cmd.Stmts as ShNode[]).at(-1);
+      return last !== undefined && this.alwaysExits(last);
+    }
+    if (type !== "CallExpr") return false;
+    const first = (node.Cmd.Args as ShNode[])[0];
+    const parts = first?.Parts as ShNode[] | undefined;
+    const word =
+      parts?.length === 1 && this.g.type(parts[0] as ShNode) === "Lit" ? (parts[0] as ShNode).Value : "";
+    return word === "exit" || word === "return";
   }
 
   /** The states an `a && b && c` chain may stop in: after each command that ran. */
@@ -232,8 +261,11 @@ export class Reader implements Walker {
 
   private ifClause(cmd: ShNode, scope: Scope, stdin: Stdin): void {
     this.stmts(cmd.Cond as ShNode[], scope, stdin);
-    scope.settle();
+    // The body runs where the condition succeeded (a cd in it went where it was told); the
+    // rest, where it failed or either.
     const then = scope.fork();
+    then.beforeCd = undefined;
+    scope.settle();
     this.stmts(cmd.Then as ShNode[], then, stdin);
     if (cmd.Else) {
       const otherwise = scope.fork();
@@ -291,6 +323,8 @@ export class Reader implements Walker {
           : scalar(...fields);
     // The variable holds one of the items in every round, and the last one after the loop.
     scope.vars.set(name, value);
+    // Set before the commands of the loop, as `NAME=value; cmd` sets it (a HOME or PATH).
+    for (const way of waysOf(value)) this.environment.push({ name, value: way });
     this.loop(scope, (s) => {
       s.vars.set(name, value);
       this.stmts(cmd.Do as ShNode[], s, stdin);

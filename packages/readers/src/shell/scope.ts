@@ -62,6 +62,15 @@ export class Scope {
   /** bash's `set -P` (`set -o physical`): cd walks links, so a `..` climbs from a link's target. */
   physical = false;
 
+  /** `set -e`: a command that fails (a cd) ends the shell, so what follows runs where it succeeded. */
+  errexit = false;
+
+  /** bash's `shopt -s cdable_vars`: `cd NAME` goes to the value of the variable NAME when no folder NAME is there. */
+  cdableVars = false;
+
+  /** bash's `shopt -s lastpipe`: the last command of a pipeline runs in this shell, not a subshell. */
+  lastpipe = false;
+
   /**
    * The other folder the shell may be in (a `cd` that may have failed, in a list that goes on
    * either way: `cd /etc; cd x; cat passwd` reads `x/passwd`, or `/etc/passwd` when there is no x),
@@ -88,10 +97,13 @@ export class Scope {
     this.cwdElse = unknown ? undefined : distinct[1];
   }
 
-  /** After a `cd` the next command follows whether or not it succeeded: either folder. */
+  /**
+   * After a `cd` the next command follows whether or not it succeeded: either folder. Under
+   * `set -e` a failed one ends the shell: the next runs only where it succeeded.
+   */
   settle(): void {
     if (!this.beforeCd) return;
-    this.setFolders([...this.folders(), ...this.beforeCd]);
+    if (!this.errexit) this.setFolders([...this.folders(), ...this.beforeCd]);
     this.beforeCd = undefined;
   }
 
@@ -111,6 +123,9 @@ export class Scope {
     );
     copy.arg0 = this.arg0;
     copy.physical = this.physical;
+    copy.errexit = this.errexit;
+    copy.cdableVars = this.cdableVars;
+    copy.lastpipe = this.lastpipe;
     copy.cwdElse = this.cwdElse;
     copy.beforeCd = this.beforeCd;
     return copy;
@@ -143,6 +158,10 @@ export class Scope {
     this.setFolders([...this.folders(), ...other.folders()]);
     if (this.positional !== other.positional) this.positional = undefined;
     this.physical ||= other.physical;
+    this.cdableVars ||= other.cdableVars;
+    this.lastpipe ||= other.lastpipe;
+    // A branch may have turned errexit off: only where both keep it on is it on.
+    this.errexit &&= other.errexit;
   }
 
   /** Whether every variable holds what it holds in `other` (a loop has nothing new to give). */
