@@ -198,6 +198,7 @@ describe("L1 on shell commands, by config", () => {
       "cd /etc; cd -x; cat passwd",
       "shopt -s cdable_vars; for etc in /etc; do :; done; cd etc; cat passwd",
       "declare -n r=CDPATH; r=/; cd etc; cat passwd",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: shell expansion, not a template
       "x=CDPATH; : ${!x:=/}; cd etc; cat passwd",
       "bash -c 'shopt -s lastpipe; true | cd /etc; cat passwd'",
       "coproc cd src; cat ../outside.txt",
