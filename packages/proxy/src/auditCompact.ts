@@ -5,7 +5,7 @@
  * - Compacting the oldest rotated file: it is rewritten (beside it, then renamed over it) with its
  *   first line (files are known by their first line's MAC, which `from` and `anchorHead` name),
  *   every record that is not a kernel event, every kernel record that starts a session or that a
- *   session's start anchors on (one in that file, or among the first lines of the next), and every
+ *   session's start anchors on (one in that file, or in any later one, the live log included), and every
  *   line whose MAC does not check out (so verify still reports it). A sealed
  *   `{"type":"audit","event":"compact","file","dropped":{"<session>":"a-b,c"},"count"}` record goes
  *   to the live log first, naming the sequence numbers dropped, each run of them only as far as
@@ -64,8 +64,6 @@ export interface LogEvent {
 export const SETTLE_MS = 200;
 /** A compaction lock older than this was left by a writer that died. */
 const STALE_LOCK_MS = 60_000;
-/** Lines of the next file read for session starts anchored in the file being compacted. */
-const NEXT_LINES = 16;
 
 const ROTATED_NAME = /^(\d{8}T\d+Z)-(\d+)-(\d+)(\.compact)?$/;
 
@@ -155,21 +153,35 @@ function anchorsIn(lines: Iterable<string>, into: Set<string>): void {
   }
 }
 
-/** The first `n` lines of a file (fewer when it has fewer). */
-function firstLines(file: string, n: number): string[] {
-  let fd: number;
-  try {
-    fd = openSync(file, "r");
-  } catch {
-    // Gone (pruned by another writer): no lines.
-    return [];
+/**
+ * The session starts of the files after the one being compacted, the live log included: each may
+ * anchor on any of its lines. A session reads its anchor (the last line of the file it holds open)
+ * and writes its start in one call, but the start lands after whatever other writers appended
+ * meanwhile, and in the next file, or one after it, when the log rotated in between (four writers
+ * rotating every few kilobytes put a start past the next file's first lines, a test found).
+ */
+function laterStarts(files: readonly string[]): string[] {
+  const starts: string[] = [];
+  for (const file of files) {
+    let fd: number;
+    try {
+      fd = openSync(file, "r");
+    } catch {
+      // Compacted meanwhile by another writer (compaction keeps every start), or pruned.
+      try {
+        fd = openSync(`${file}.compact`, "r");
+      } catch {
+        continue;
+      }
+    }
+    try {
+      const text = readAll(fd, fstatSync(fd).size).toString("utf8");
+      for (const line of text.split("\n")) if (line.includes('"seq":0,')) starts.push(line);
+    } finally {
+      closeSync(fd);
+    }
   }
-  try {
-    const size = Math.min(fstatSync(fd).size, 256 * 1024);
-    return readAll(fd, size).toString("utf8").split("\n").slice(0, n);
-  } finally {
-    closeSync(fd);
-  }
+  return starts;
 }
 
 /** A line's chain fields as sealed: `,"session":"...","seq":N,` (a `prior` names sessions as `{"session"`). */
@@ -205,7 +217,7 @@ interface Compaction {
 
 /**
  * What compacting a file's text keeps and drops: see the module's comment. `nextLines` are the
- * first lines of the next file, whose session starts may anchor in this one.
+ * session starts of the later files (laterStarts), which may anchor in this one.
  */
 function compaction(text: string, key: Buffer, nextLines: string[] = []): Compaction {
   const lines = text.split("\n");
@@ -336,13 +348,13 @@ export function maintain(ctx: MaintainContext): void {
   for (let i = 0; i < plain.length - ctx.keep; i++) {
     const file = plain[i] as RotatedFile;
     const at = order.indexOf(join(dirname(ctx.path), file.name));
-    compact(ctx, file, order[at + 1] ?? ctx.path);
+    compact(ctx, file, order.slice(at + 1));
   }
   prune(ctx);
 }
 
 /** Compact one rotated file, unless another writer is at it or a writer may still append to it. */
-function compact(ctx: MaintainContext, file: RotatedFile, next: string): void {
+function compact(ctx: MaintainContext, file: RotatedFile, later: readonly string[]): void {
   const dir = dirname(ctx.path);
   const path = join(dir, file.name);
   const lock = join(dir, `.${file.name}.lock`);
@@ -369,7 +381,7 @@ function compact(ctx: MaintainContext, file: RotatedFile, next: string): void {
       // Date.now() counts whole milliseconds and mtimeMs has a fraction: a file changed within the
       // current millisecond read as changed in the future, so a settle time of 0 sometimes waited.
       if (ctx.settleMs > 0 && Date.now() - st.mtimeMs < ctx.settleMs) return;
-      const plan = compaction(readAll(fd, st.size).toString("utf8"), ctx.key, firstLines(next, NEXT_LINES));
+      const plan = compaction(readAll(fd, st.size).toString("utf8"), ctx.key, laterStarts(later));
       ctx.write({
         type: "audit",
         event: "compact",
