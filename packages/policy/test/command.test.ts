@@ -204,6 +204,10 @@ describe("L1 on shell commands, by config", () => {
       "coproc cd src; cat ../outside.txt",
       "for HOME in src; do :; done; git log",
       "read HOME <<< src; git log",
+      // set -e does not end the shell where a failure is tested for.
+      "cd /etc; set -e; cd src/missing || cat passwd",
+      "cd /etc; set -e; if cd src/missing; cat passwd; then :; fi",
+      "cd /etc; set -e; ! cd src/missing; cat passwd",
     ]) {
       expect(app(command), command).toMatchObject({ allow: false });
     }

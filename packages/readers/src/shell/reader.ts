@@ -101,10 +101,13 @@ export class Reader implements Walker {
     }
   }
 
-  stmts(list: ShNode[], scope: Scope, stdin: Stdin): void {
+  /**
+   * A list of commands. The next one runs whether a cd just before it succeeded or not, unless
+   * `set -e` ends the shell at a failure, which it does not in a condition (`condition`).
+   */
+  stmts(list: ShNode[], scope: Scope, stdin: Stdin, condition = false): void {
     list.forEach((node, i) => {
-      // The next command runs whether a cd just before it succeeded or not.
-      if (i > 0) scope.settle();
+      if (i > 0) scope.settle(scope.errexit && !condition);
       this.stmt(node, scope, stdin);
     });
   }
@@ -150,7 +153,7 @@ export class Reader implements Walker {
         return;
       case "WhileClause":
         this.loop(scope, (s) => {
-          this.stmts(cmd.Cond as ShNode[], s, stdin);
+          this.stmts(cmd.Cond as ShNode[], s, stdin, true);
           // `until` runs its body where the condition failed: a cd in it may have gone or not.
           s.settle();
           this.stmts(cmd.Do as ShNode[], s, stdin);
@@ -260,7 +263,7 @@ export class Reader implements Walker {
   }
 
   private ifClause(cmd: ShNode, scope: Scope, stdin: Stdin): void {
-    this.stmts(cmd.Cond as ShNode[], scope, stdin);
+    this.stmts(cmd.Cond as ShNode[], scope, stdin, true);
     // The body runs where the condition succeeded (a cd in it went where it was told); the
     // rest, where it failed or either.
     const then = scope.fork();

@@ -98,12 +98,13 @@ export class Scope {
   }
 
   /**
-   * After a `cd` the next command follows whether or not it succeeded: either folder. Under
-   * `set -e` a failed one ends the shell: the next runs only where it succeeded.
+   * After a `cd` the next command follows whether or not it succeeded: either folder. With
+   * `exits` (the next command of a list under `set -e`, outside a condition, where a failed cd
+   * ends the shell) it runs only where the cd succeeded.
    */
-  settle(): void {
+  settle(exits = false): void {
     if (!this.beforeCd) return;
-    if (!this.errexit) this.setFolders([...this.folders(), ...this.beforeCd]);
+    if (!exits) this.setFolders([...this.folders(), ...this.beforeCd]);
     this.beforeCd = undefined;
   }
 
