@@ -352,35 +352,34 @@ function homeOf(r: Walker, scope: Scope, env: Invocation["env"]): string | undef
     : undefined;
 }
 
-/** `set -P`, `set +P`, `set -o physical` (a word known only at run time may be any of them). */
-function physicalOption(argv: Field[], scope: Scope): void {
+/**
+ * The options of `set` that change where the shell goes and whether it goes on: `-P` (`-o
+ * physical`: cd walks links, so a `..` climbs from a link's target) and `-e` (`-o errexit`). A word
+ * known only at run time may be any option: physical on, errexit off (each the safe side).
+ */
+function setOptions(argv: Field[], scope: Scope): void {
+  const apply = (letter: "P" | "e", on: boolean) => {
+    if (letter === "P") scope.physical = on;
+    else scope.errexit = on;
+  };
   for (let i = 1; i < argv.length; i++) {
     const f = argv[i] as Field;
-    if (f.unknown) scope.physical = true;
+    if (f.unknown) {
+      scope.physical = true;
+      scope.errexit = false;
+    }
     if (f.unknown || f.text === "--" || !/^[-+]/.test(f.text)) return;
     if (/^[-+]o$/.test(f.text)) {
       const option = argv[++i];
-      if (option?.unknown) scope.physical = true;
-      else if (option?.text === "physical") scope.physical = f.text === "-o";
+      if (option?.unknown) {
+        scope.physical = true;
+        scope.errexit = false;
+      } else if (option?.text === "physical") apply("P", f.text === "-o");
+      else if (option?.text === "errexit") apply("e", f.text === "-o");
       continue;
     }
-    if (f.text.includes("P")) scope.physical = f.text.startsWith("-");
-  }
-}
-
-/** `set -e`, `set +e`, `set -o errexit` (a word known only at run time leaves it off: the safe side). */
-function errexitOption(argv: Field[], scope: Scope): void {
-  for (let i = 1; i < argv.length; i++) {
-    const f = argv[i] as Field;
-    if (f.unknown) scope.errexit = false;
-    if (f.unknown || f.text === "--" || !/^[-+]/.test(f.text)) return;
-    if (/^[-+]o$/.test(f.text)) {
-      const option = argv[++i];
-      if (option?.unknown) scope.errexit = false;
-      else if (option?.text === "errexit") scope.errexit = f.text === "-o";
-      continue;
-    }
-    if (f.text.includes("e")) scope.errexit = f.text.startsWith("-");
+    for (const letter of ["P", "e"] as const)
+      if (f.text.includes(letter)) apply(letter, f.text.startsWith("-"));
   }
 }
 
@@ -402,8 +401,7 @@ function shoptBuiltin(argv: Field[], scope: Scope): void {
 }
 
 function setBuiltin(argv: Field[], scope: Scope): void {
-  physicalOption(argv, scope);
-  errexitOption(argv, scope);
+  setOptions(argv, scope);
   const dashdash = argv.findIndex((f) => f.text === "--");
   if (dashdash !== -1) {
     scope.positional = positionalOf(argv.slice(dashdash + 1));
