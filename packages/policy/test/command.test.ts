@@ -208,6 +208,7 @@ describe("L1 on shell commands, by config", () => {
       "cd /etc; set -e; cd src/missing || cat passwd",
       "cd /etc; set -e; if cd src/missing; cat passwd; then :; fi",
       "cd /etc; set -e; ! cd src/missing; cat passwd",
+      "exit() { :; }; cd /etc; cd src/missing || exit 1; cat passwd",
     ]) {
       expect(app(command), command).toMatchObject({ allow: false });
     }

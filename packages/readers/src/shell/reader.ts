@@ -217,7 +217,7 @@ export class Reader implements Walker {
     const maybe = scope.fork();
     maybe.settle();
     this.stmt(cmd.Y, maybe, stdin);
-    if (op === "||" && this.alwaysExits(cmd.Y)) {
+    if (op === "||" && this.alwaysExits(cmd.Y, scope)) {
       // `cd x || exit 1`: what follows runs only where X succeeded.
       scope.beforeCd = undefined;
       return;
@@ -225,20 +225,23 @@ export class Reader implements Walker {
     scope.merge(maybe);
   }
 
-  /** A command after which the shell never goes on: `exit`, `return`, or a group that ends with one. */
-  private alwaysExits(node: ShNode): boolean {
+  /**
+   * A command after which the shell never goes on: `exit`, `return` (the builtins, not a function
+   * the line names so), or a group that ends with one.
+   */
+  private alwaysExits(node: ShNode, scope: Scope): boolean {
     if (node.Negated || node.Background || !node.Cmd) return false;
     const type = this.g.type(node.Cmd);
     if (type === "Block") {
       const last = (node.Cmd.Stmts as ShNode[]).at(-1);
-      return last !== undefined && this.alwaysExits(last);
+      return last !== undefined && this.alwaysExits(last, scope);
     }
     if (type !== "CallExpr") return false;
     const first = (node.Cmd.Args as ShNode[])[0];
     const parts = first?.Parts as ShNode[] | undefined;
     const word =
       parts?.length === 1 && this.g.type(parts[0] as ShNode) === "Lit" ? (parts[0] as ShNode).Value : "";
-    return word === "exit" || word === "return";
+    return (word === "exit" || word === "return") && !scope.functions.has(word);
   }
 
   /** The states an `a && b && c` chain may stop in: after each command that ran. */
