@@ -25,6 +25,7 @@ import {
   type ShellContext,
   UNKNOWN_MARK,
 } from "@mcpguard/readers";
+import { proxyDestination, readCurl } from "./curl.js";
 import { ALLOW, type Decision, destinationAllowed, destinationOf, type Need } from "./decision.js";
 import { WORLD_VARIABLES } from "./env.js";
 import type { ResolvedTool, Variables } from "./load.js";
@@ -119,6 +120,10 @@ export function checkCommand(value: string, c: CommandCheck): Decision {
     return deny("l1.command.dynamic", `the command ${dynamic.what}, which only the shell knows at run time`);
   }
   for (const { name, value: field } of reading.environment) {
+    if (/^(?:https?|ftp|all|socks)_proxy$/i.test(name)) {
+      const d = checkProxyVariable(name, field, c);
+      if (!d.allow) return d;
+    }
     if (PATH_VARIABLES.has(name)) {
       const d = checkField(field, "touch", c.vars.cwd, c, `the directory ${name} names`);
       if (!d.allow) return d;
@@ -186,6 +191,12 @@ function checkProgram(argv: Field[], inv: Invocation, c: CommandCheck): Decision
     const d = checkGit(argv, inv, c);
     if (!d.allow) return d;
   }
+  let urlWords: Set<number> | undefined;
+  if (name === "curl") {
+    const d = checkCurl(argv, c);
+    if (!d.decision.allow) return d.decision;
+    urlWords = d.urls;
+  }
   const use = analyzeCode(name, argv, inv, c.confined);
   if (use.refusal) return deny("l1.code", use.refusal);
   const d = checkCodeUse(use, inv, c);
@@ -204,7 +215,7 @@ function checkProgram(argv: Field[], inv: Invocation, c: CommandCheck): Decision
     if (!folder.allow) return folder;
   }
   const links = name === "ln" ? symlinkTargets(argv, inv.cwd) : undefined;
-  if (!links) return checkOperands(argv, inv, c, use.codeOperands);
+  if (!links) return checkOperands(argv, inv, c, new Set([...use.codeOperands, ...(urlWords ?? [])]));
   for (const { field, dir } of links.targets) {
     const target = checkField(field, "touch", dir, c, `the target of the link "${shown(field)}"`);
     if (!target.allow) return target;
@@ -236,6 +247,57 @@ function checkCodeUse(use: CodeUse, inv: Invocation, c: CommandCheck): Decision 
     if (!d.allow) return d;
   }
   return ALLOW;
+}
+
+/**
+ * curl's destinations, read with its own grammar (curl.ts): each must be one the tool may reach.
+ * What only the run knows (a URL from a variable) is left to the kernel where it confines the
+ * network. The URLs' places in `argv`, which are no files.
+ */
+function checkCurl(argv: Field[], c: CommandCheck): { decision: Decision; urls: Set<number> } {
+  const read = readCurl(argv.slice(1));
+  if (!read.ok) {
+    if (read.unknown && c.confined.network) return { decision: ALLOW, urls: new Set() };
+    return {
+      decision: deny(read.unknown ? "l1.command.dynamic" : "l1.network", `curl: ${read.reason}`),
+      urls: new Set(),
+    };
+  }
+  for (const to of read.destinations) {
+    if (destinationAllowed(to.host, to.port, c.tool.network)) continue;
+    return {
+      decision: deny(
+        "l1.network",
+        `${to.host}:${to.port} (${to.what}) is not a destination ${c.tool.name} may reach`,
+        {
+          capability: "network",
+          value: destinationOf(to.host, to.port),
+        },
+      ),
+      urls: new Set(),
+    };
+  }
+  return { decision: ALLOW, urls: new Set(read.urls.map((f) => argv.indexOf(f)).filter((i) => i > 0)) };
+}
+
+/** A proxy the line sets for the programs it runs (`https_proxy=... curl ...`): where they connect. */
+function checkProxyVariable(name: string, field: Field, c: CommandCheck): Decision {
+  if (field.unknown) {
+    if (c.confined.network) return ALLOW;
+    return deny("l1.command.dynamic", `the command sets ${name} to a proxy known only at run time`);
+  }
+  if (field.text === "") return ALLOW;
+  const to = proxyDestination(field.text);
+  if (typeof to === "string") return deny("l1.network", `${name}: ${to}`);
+  if (destinationAllowed(to.host, to.port, c.tool.network)) return ALLOW;
+  return deny(
+    "l1.network",
+    `${to.host}:${to.port} (the proxy ${name} names) is not a destination ${c.tool.name} may reach`,
+    {
+      capability: "network",
+      value: destinationOf(to.host, to.port),
+    },
+  );
 }
 
 /** Every operand that may name a file or a destination: known ones are checked, unknown ones refused unless confined. */

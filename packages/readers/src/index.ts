@@ -19,6 +19,7 @@ export {
   type Invocation,
   optionUses,
   PROGRAM_FACTS,
+  programWords,
   readShell,
   type ShellContext,
   UNKNOWN_MARK,

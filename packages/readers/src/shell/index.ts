@@ -17,7 +17,7 @@ export {
   type ShellContext,
   UNKNOWN_MARK,
 } from "./model.js";
-export { optionUses } from "./options.js";
+export { optionUses, programWords } from "./options.js";
 export {
   PROGRAM_FACTS,
   VARIABLE_FACTS,

@@ -204,6 +204,37 @@ function settingKey(value: Field): { name: string; value: Field } | undefined {
   return { name: m[1] as string, value: slice(value, m[0].length) };
 }
 
+/**
+ * A program's words by its table: the options with their values (long names as `--name`, short
+ * ones as `-x`), and the operands (every word that is neither an option nor an option's value,
+ * all words after `--` included). Undefined for a program the table does not know.
+ */
+export function programWords(
+  name: string,
+  args: readonly Field[],
+): { options: { option: string; value: Field | undefined }[]; operands: Field[] } | undefined {
+  const facts = Object.hasOwn(PROGRAM_FACTS, name) ? PROGRAM_FACTS[name] : undefined;
+  if (!facts) return undefined;
+  const options: { option: string; value: Field | undefined }[] = [];
+  const taken = new Set<number>();
+  const { operands: end } = readOptions(facts, args, (option, value, valued, at) => {
+    options.push({ option, value });
+    if (valued && value !== undefined && args[at] === value) taken.add(at);
+  });
+  const operands: Field[] = [];
+  let dashdash = -1;
+  args.forEach((f, i) => {
+    if (taken.has(i)) return;
+    if (dashdash === -1 && f.text === "--" && !f.unknown) {
+      dashdash = i;
+      return;
+    }
+    const option = dashdash === -1 && i < end && !f.unknown && f.text.length > 1 && f.text.startsWith("-");
+    if (!option) operands.push(f);
+  });
+  return { options, operands };
+}
+
 /** Whether the table says `name` has an option that runs something. */
 export function runsThroughOptions(name: string): boolean {
   const facts = Object.hasOwn(PROGRAM_FACTS, name) ? PROGRAM_FACTS[name] : undefined;

@@ -1,0 +1,166 @@
+/**
+ * Where curl connects, read as curl reads its command line (curl 7.88's URL parser and options):
+ * every word that is neither an option nor an option's value is a URL, a bare host included
+ * (`curl evil.example` fetches http://evil.example/); the host is what follows the scheme's `//`
+ * up to the first `/`, `?` or `#`, after the last `@` (a backslash is no separator to curl:
+ * `http://a.example\@b.example/` goes to b.example, where a WHATWG parser reads a.example); `{a,b}`
+ * and `[1-3]` are globs curl expands unless `-g`; a proxy (`-x`, `--preproxy`, `--socks5`, ...) is
+ * where it connects, and `--resolve`/`--connect-to` send a host's connection to another address.
+ * curl.test.ts holds the parser to the host and port the real curl tries, over a corpus.
+ */
+import { type Field, programWords } from "@mcpguard/readers";
+
+/** The ports curl uses for a scheme without one. */
+const DEFAULT_PORTS: Readonly<Record<string, string>> = {
+  http: "80",
+  https: "443",
+  ftp: "21",
+  ftps: "990",
+  ws: "80",
+  wss: "443",
+  gopher: "70",
+  gophers: "70",
+  dict: "2628",
+  ldap: "389",
+  ldaps: "636",
+  imap: "143",
+  imaps: "993",
+  pop3: "110",
+  pop3s: "995",
+  smtp: "25",
+  smtps: "465",
+  rtsp: "554",
+  scp: "22",
+  sftp: "22",
+  smb: "445",
+  smbs: "445",
+  telnet: "23",
+  tftp: "69",
+  mqtt: "1883",
+};
+
+/** The schemes curl guesses from a bare host's first label (`ftp.example` is ftp://). */
+const GUESSED = ["ftp", "dict", "ldap", "imap", "smtp", "pop3"];
+
+/** Options whose value is a proxy curl connects to first. */
+const PROXIES = new Set([
+  "-x",
+  "--proxy",
+  "--preproxy",
+  "--socks4",
+  "--socks4a",
+  "--socks5",
+  "--socks5-hostname",
+]);
+
+export interface CurlDestination {
+  host: string;
+  port: string;
+  /** What the command names it as: "the URL x", "the proxy y", ... */
+  what: string;
+}
+
+export type CurlReading =
+  | { ok: true; destinations: CurlDestination[]; urls: Field[] }
+  | { ok: false; reason: string; unknown: boolean };
+
+/**
+ * The host and port curl connects to for `url` (scheme `defaultScheme` when it names none), or a
+ * reason it cannot be told.
+ */
+export function curlHost(url: string, defaultScheme = "http"): { host: string; port: string } | string {
+  const m = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(url);
+  let rest = m ? url.slice(m[0].length) : url;
+  let scheme = m ? (m[1] as string).toLowerCase() : defaultScheme;
+  if (!m) {
+    const label = /^([a-z0-9]+)\./i.exec(rest)?.[1]?.toLowerCase();
+    if (label && GUESSED.includes(label)) scheme = label;
+  }
+  const end = rest.search(/[/?#]/);
+  rest = end === -1 ? rest : rest.slice(0, end);
+  const at = rest.lastIndexOf("@");
+  const hostPort = at === -1 ? rest : rest.slice(at + 1);
+  let host: string;
+  let port: string | undefined;
+  if (hostPort.startsWith("[")) {
+    const close = hostPort.indexOf("]");
+    if (close === -1) return `${url} has an unclosed [ in its host`;
+    host = hostPort.slice(1, close);
+    const after = hostPort.slice(close + 1);
+    if (after !== "" && !/^:\d*$/.test(after)) return `${url} has text after its IPv6 address`;
+    port = after.slice(1) || undefined;
+  } else {
+    const colon = hostPort.lastIndexOf(":");
+    host = colon === -1 ? hostPort : hostPort.slice(0, colon);
+    port = colon === -1 ? undefined : hostPort.slice(colon + 1) || undefined;
+  }
+  if (host === "") return `${url} names no host`;
+  if (port !== undefined && !/^\d{1,5}$/.test(port)) return `${url} has a port that is not a number`;
+  const fallback = DEFAULT_PORTS[scheme];
+  return { host: host.toLowerCase(), port: port ?? fallback ?? "" };
+}
+
+/** A proxy's host and port: curl's default proxy port is 1080 (443 for an https:// proxy). */
+export function proxyDestination(value: string): { host: string; port: string } | string {
+  const to = curlHost(value);
+  if (typeof to === "string" || /:\d+(?:[/?#]|$)/.test(value.replace(/^[a-z0-9+.-]*:\/\//i, ""))) return to;
+  return { host: to.host, port: /^https:\/\//i.test(value) ? "443" : "1080" };
+}
+
+/** Whether curl expands `text` as a glob: braces, or brackets that are not an IPv6 address. */
+function globbed(text: string): boolean {
+  if (/[{}]/.test(text)) return true;
+  const withoutV6 = text.replace(/\[[0-9A-Fa-f:.%]+\]/g, "");
+  return /[[\]]/.test(withoutV6);
+}
+
+/** `host:port:address` (--resolve) or `host:port:host2:port2` (--connect-to): where it really goes. */
+function redirected(option: string, value: string): { host: string; port: string } | string {
+  const parts = value.replace(/^\+/, "").split(":");
+  if (option === "--resolve") {
+    const address = parts.slice(2).join(":").split(",")[0] ?? "";
+    const port = parts[1] ?? "";
+    return address
+      ? { host: address.replace(/^\[|\]$/g, "").toLowerCase(), port }
+      : `${value} names no address`;
+  }
+  // --connect-to HOST1:PORT1:HOST2:PORT2, HOST2 possibly an [IPv6].
+  const m = /^[^:]*:[^:]*:(\[[^\]]*\]|[^:]*):(\d*)$/.exec(value);
+  if (!m) return `${value} is not HOST1:PORT1:HOST2:PORT2`;
+  const host = (m[1] as string).replace(/^\[|\]$/g, "").toLowerCase();
+  return host ? { host, port: m[2] as string } : `${value} leaves the host as asked`;
+}
+
+/** Every destination curl's command line names, or why one cannot be told before it runs. */
+export function readCurl(args: readonly Field[]): CurlReading {
+  const words = programWords("curl", args);
+  if (!words) return { ok: false, reason: "curl's options are not known", unknown: false };
+  const destinations: CurlDestination[] = [];
+  const urls: Field[] = [...words.operands];
+  const globoff = words.options.some((o) => o.option === "-g" || o.option === "--globoff");
+  for (const { option, value } of words.options) {
+    if (!value) continue;
+    if (option === "--url") urls.push(value);
+    if (!PROXIES.has(option) && option !== "--resolve" && option !== "--connect-to") continue;
+    if (value.unknown)
+      return { ok: false, reason: `the value of ${option} is known only at run time`, unknown: true };
+    const to = PROXIES.has(option) ? proxyDestination(value.text) : redirected(option, value.text);
+    if (typeof to === "string") return { ok: false, reason: to, unknown: false };
+    if (to.host === "" && option === "--connect-to") continue;
+    destinations.push({ ...to, what: `the ${PROXIES.has(option) ? "proxy" : "address"} ${option} names` });
+  }
+  for (const url of urls) {
+    if (url.unknown)
+      return { ok: false, reason: "a URL curl fetches is known only at run time", unknown: true };
+    if (!globoff && globbed(url.text))
+      return {
+        ok: false,
+        reason: `curl expands ${url.text} as a glob ({a,b}, [1-3]); give -g or each URL`,
+        unknown: false,
+      };
+    const to = curlHost(url.text);
+    if (typeof to === "string") return { ok: false, reason: to, unknown: false };
+    destinations.push({ ...to, what: `the URL ${url.text}` });
+  }
+  return { ok: true, destinations, urls };
+}

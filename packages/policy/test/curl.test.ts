@@ -1,0 +1,113 @@
+/**
+ * curl's command line as curl reads it (src/curl.ts): the host of each URL as the real curl tries
+ * it, and L1's verdicts on the words a WHATWG URL parser and a file check read otherwise.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { UNCONFINED } from "@mcpguard/readers";
+import { afterAll, describe, expect, it } from "vitest";
+import { curlHost } from "../src/curl.ts";
+import { decide } from "../src/decide.ts";
+import { resolvePolicy } from "../src/load.ts";
+import { Policy } from "../src/schema.ts";
+
+const curl = spawnSync("curl", ["--version"], { encoding: "utf8" }).status === 0;
+if (!curl) console.warn("curl differential test skipped: no curl on PATH");
+
+/**
+ * URLs of every shape that moves a host: with and without a scheme, userinfo (a backslash before
+ * the `@` included), IP and IPv6 hosts, ports, and `?@`, `#@`, `\` after the host. A sample of
+ * 1,800 combinations (all of which agreed when this was written), so the test stays short.
+ */
+function corpus(): string[] {
+  const urls: string[] = [];
+  for (const scheme of ["", "http://", "https://", "ftp://", "HTTP://"])
+    for (const user of ["", "u@", "u:p@", "a.example\\@", "x@y@"])
+      for (const host of ["h.example", "127.0.0.1", "[::1]", "ftp.example"])
+        for (const port of ["", ":9", ":8080"])
+          for (const tail of ["", "/", "/p?q#f", "?@e.example", "#@e.example", "\\e.example/"])
+            urls.push(`${scheme}${user}${host}${port}${tail}`);
+  return urls.filter((_, i) => i % 13 === 0);
+}
+
+describe.skipIf(!curl)("curl's hosts, against the real curl", () => {
+  it("names the host (and port) curl tries for every URL curl accepts", () => {
+    // No proxy from the environment, no .curlrc (-q): the host the URL names is the one tried.
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/proxy/i.test(k)));
+    const differ: string[] = [];
+    for (const url of corpus()) {
+      const run = spawnSync("curl", ["-q", "-sv", "--max-time", "5", url], { encoding: "utf8", env });
+      const m = /Could not resolve host: (\S+)|Trying \[?([^\]\s]+?)\]?:(\d+)\.\.\./.exec(run.stderr);
+      if (!m) continue; // curl refused the URL: it connects nowhere.
+      const ours = curlHost(url);
+      const host = (m[1] ?? m[2] ?? "").toLowerCase();
+      const agrees =
+        typeof ours !== "string" && ours.host === host && (m[3] === undefined || ours.port === m[3]);
+      if (!agrees) differ.push(`${url}: curl ${host}:${m[3] ?? "?"}, ours ${JSON.stringify(ours)}`);
+    }
+    expect(differ).toEqual([]);
+  });
+});
+
+describe("L1 on curl's command line", () => {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), "mcpguard-curl-")));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  const policy = resolvePolicy(
+    Policy.parse({
+      version: 1,
+      server: "fetcher",
+      tools: {
+        fetch: {
+          args: { command: "command" },
+          exec: ["curl"],
+          network: ["api.example:443", "api.example:80"],
+          read: ["{{cwd}}/**"],
+          write: ["{{cwd}}/**"],
+        },
+      },
+    }),
+    undefined,
+    { cwd: join(root, "work"), home: join(root, "home"), tmp: join(root, "tmp") },
+  );
+  const run = (command: string) => decide(policy, "fetch", { command }, undefined, { confined: UNCONFINED });
+
+  it.each([
+    "curl -sS https://api.example/v1/items -o items.json",
+    "curl -H 'Accept: application/json' -H 'X-Id: 7' https://api.example/v1",
+    "curl api.example/v1",
+    "curl -d @body.json -X POST https://api.example/v1",
+    "curl --url https://api.example/ --max-time 5",
+    "curl -g 'https://api.example/q?[x]=1'",
+    "curl 'https://user:pw@api.example/'",
+  ])("allows %s", (command) => {
+    expect(run(command)).toEqual({ allow: true });
+  });
+
+  it.each([
+    // A bare host is a URL to curl, not a file.
+    ["curl evil.example", "evil.example:80"],
+    // curl reads the authority to the last @: a backslash does not end it.
+    ["curl 'http://api.example\\@evil.example/'", "evil.example:80"],
+    ["curl -x evil.example:8080 https://api.example/", "evil.example:8080"],
+    ["curl --preproxy socks5://evil.example https://api.example/", "evil.example:1080"],
+    ["curl -x https://evil.example https://api.example/", "evil.example:443"],
+    ["curl --resolve api.example:443:203.0.113.7 https://api.example/", "203.0.113.7:443"],
+    ["curl --connect-to api.example:443:evil.example:443 https://api.example/", "evil.example:443"],
+    ["curl --url evil.example", "evil.example:80"],
+    ["https_proxy=http://evil.example:3128 curl https://api.example/", "evil.example:3128"],
+    ["export ALL_PROXY=evil.example; curl https://api.example/", "evil.example:1080"],
+  ])("refuses %s", (command, value) => {
+    expect(run(command)).toMatchObject({
+      allow: false,
+      rule: "l1.network",
+      need: { capability: "network", value },
+    });
+  });
+
+  it("refuses a URL curl expands as a glob, and one only the run knows", () => {
+    expect(run("curl 'https://{api,evil}.example/'")).toMatchObject({ allow: false, rule: "l1.network" });
+    expect(run('read -r u < url.txt; curl "$u"')).toMatchObject({ allow: false, rule: "l1.command.dynamic" });
+  });
+});
