@@ -53,7 +53,7 @@ const PROXIES = new Set([
   "--socks5-hostname",
 ]);
 
-export interface CurlDestination {
+interface CurlDestination {
   host: string;
   port: string;
   /** What the command names it as: "the URL x", "the proxy y", ... */
