@@ -120,7 +120,7 @@ export function checkCommand(value: string, c: CommandCheck): Decision {
     return deny("l1.command.dynamic", `the command ${dynamic.what}, which only the shell knows at run time`);
   }
   for (const { name, value: field } of reading.environment) {
-    if (/^(?:https?|ftp|all|socks)_proxy$/i.test(name)) {
+    if (/^[a-z0-9]+_proxy$/i.test(name) && !/^no_proxy$/i.test(name)) {
       const d = checkProxyVariable(name, field, c);
       if (!d.allow) return d;
     }
@@ -191,11 +191,11 @@ function checkProgram(argv: Field[], inv: Invocation, c: CommandCheck): Decision
     const d = checkGit(argv, inv, c);
     if (!d.allow) return d;
   }
-  let urlWords: Set<number> | undefined;
+  let curlWords: { urls: Set<number>; values: Set<number> } | undefined;
   if (name === "curl") {
     const d = checkCurl(argv, c);
     if (!d.decision.allow) return d.decision;
-    urlWords = d.urls;
+    curlWords = d;
   }
   const use = analyzeCode(name, argv, inv, c.confined);
   if (use.refusal) return deny("l1.code", use.refusal);
@@ -215,7 +215,14 @@ function checkProgram(argv: Field[], inv: Invocation, c: CommandCheck): Decision
     if (!folder.allow) return folder;
   }
   const links = name === "ln" ? symlinkTargets(argv, inv.cwd) : undefined;
-  if (!links) return checkOperands(argv, inv, c, new Set([...use.codeOperands, ...(urlWords ?? [])]));
+  if (!links)
+    return checkOperands(
+      argv,
+      inv,
+      c,
+      new Set([...use.codeOperands, ...(curlWords?.urls ?? [])]),
+      curlWords?.values,
+    );
   for (const { field, dir } of links.targets) {
     const target = checkField(field, "touch", dir, c, `the target of the link "${shown(field)}"`);
     if (!target.allow) return target;
@@ -254,14 +261,32 @@ function checkCodeUse(use: CodeUse, inv: Invocation, c: CommandCheck): Decision 
  * What only the run knows (a URL from a variable) is left to the kernel where it confines the
  * network. The URLs' places in `argv`, which are no files.
  */
-function checkCurl(argv: Field[], c: CommandCheck): { decision: Decision; urls: Set<number> } {
+function checkCurl(
+  argv: Field[],
+  c: CommandCheck,
+): { decision: Decision; urls: Set<number>; values: Set<number> } {
+  const none = { urls: new Set<number>(), values: new Set<number>() };
   const read = readCurl(argv.slice(1));
   if (!read.ok) {
-    if (read.unknown && c.confined.network) return { decision: ALLOW, urls: new Set() };
+    if (read.unknown && c.confined.network) return { decision: ALLOW, ...none };
     return {
       decision: deny(read.unknown ? "l1.command.dynamic" : "l1.network", `curl: ${read.reason}`),
-      urls: new Set(),
+      ...none,
     };
+  }
+  // Where curl reads its settings unless -q comes first: not a file the tool may write.
+  const home = c.vars.home;
+  const first = argv[1];
+  if (home && !(first && !first.unknown && (first.text === "-q" || first.text === "--disable"))) {
+    const rc = `${home}/.curlrc`;
+    if (checkPath(rc, "write", c.vars.cwd, c).allow)
+      return {
+        decision: deny(
+          "l1.network",
+          `curl would read its settings from ${rc}, which ${c.tool.name} may write; give -q first`,
+        ),
+        ...none,
+      };
   }
   for (const to of read.destinations) {
     if (destinationAllowed(to.host, to.port, c.tool.network)) continue;
@@ -274,10 +299,16 @@ function checkCurl(argv: Field[], c: CommandCheck): { decision: Decision; urls: 
           value: destinationOf(to.host, to.port),
         },
       ),
-      urls: new Set(),
+      ...none,
     };
   }
-  return { decision: ALLOW, urls: new Set(read.urls.map((f) => argv.indexOf(f)).filter((i) => i > 0)) };
+  const at = (fields: Field[]) =>
+    new Set(
+      fields
+        .map((f) => argv.findIndex((g) => g.text === f.text && g.unknown === f.unknown))
+        .filter((i) => i > 0),
+    );
+  return { decision: ALLOW, urls: at(read.urls), values: at(read.values) };
 }
 
 /** A proxy the line sets for the programs it runs (`https_proxy=... curl ...`): where they connect. */
@@ -301,7 +332,13 @@ function checkProxyVariable(name: string, field: Field, c: CommandCheck): Decisi
 }
 
 /** Every operand that may name a file or a destination: known ones are checked, unknown ones refused unless confined. */
-function checkOperands(argv: Field[], inv: Invocation, c: CommandCheck, skip: ReadonlySet<number>): Decision {
+function checkOperands(
+  argv: Field[],
+  inv: Invocation,
+  c: CommandCheck,
+  skip: ReadonlySet<number>,
+  noUrls?: ReadonlySet<number>,
+): Decision {
   for (let i = 1; i < argv.length; i++) {
     if (skip.has(i)) continue;
     const field = argv[i] as Field;
@@ -311,6 +348,8 @@ function checkOperands(argv: Field[], inv: Invocation, c: CommandCheck, skip: Re
       continue;
     }
     if (URL_WORD.test(field.text)) {
+      // A value of an option that names no destination (curl's `-e URL`, a header): no file either.
+      if (noUrls?.has(i)) continue;
       const d = checkUrlWord(field.text, c);
       if (!d.allow) return d;
       continue;

@@ -46,12 +46,26 @@ const GUESSED = ["ftp", "dict", "ldap", "imap", "smtp", "pop3"];
 const PROXIES = new Set([
   "-x",
   "--proxy",
+  "--proxy1.0",
   "--preproxy",
   "--socks4",
   "--socks4a",
   "--socks5",
   "--socks5-hostname",
 ]);
+
+/**
+ * Options that make curl connect where no URL of the line says: a settings file (its lines are
+ * options), an alt-svc cache (its entries move a host's connection elsewhere), a unix socket
+ * (no network grant names one). Refused: their effect is read from files or sockets at run time.
+ */
+const ELSEWHERE: Readonly<Record<string, string>> = {
+  "-K": "reads more options from a file",
+  "--config": "reads more options from a file",
+  "--alt-svc": "reads an alt-svc cache, whose entries move a host's connection elsewhere",
+  "--unix-socket": "connects through a unix socket, which no network grant names",
+  "--abstract-unix-socket": "connects through a unix socket, which no network grant names",
+};
 
 interface CurlDestination {
   host: string;
@@ -61,7 +75,7 @@ interface CurlDestination {
 }
 
 export type CurlReading =
-  | { ok: true; destinations: CurlDestination[]; urls: Field[] }
+  | { ok: true; destinations: CurlDestination[]; urls: Field[]; values: Field[] }
   | { ok: false; reason: string; unknown: boolean };
 
 /**
@@ -94,16 +108,21 @@ export function curlHost(url: string, defaultScheme = "http"): { host: string; p
     host = colon === -1 ? hostPort : hostPort.slice(0, colon);
     port = colon === -1 ? undefined : hostPort.slice(colon + 1) || undefined;
   }
+  // A trailing dot names the same host; a port is a number (`0443` is 443).
+  host = host.replace(/\.$/, "");
   if (host === "") return `${url} names no host`;
   if (port !== undefined && !/^\d{1,5}$/.test(port)) return `${url} has a port that is not a number`;
   const fallback = DEFAULT_PORTS[scheme];
-  return { host: host.toLowerCase(), port: port ?? fallback ?? "" };
+  return { host: host.toLowerCase(), port: port !== undefined ? String(Number(port)) : (fallback ?? "") };
 }
 
 /** A proxy's host and port: curl's default proxy port is 1080 (443 for an https:// proxy). */
 export function proxyDestination(value: string): { host: string; port: string } | string {
   const to = curlHost(value);
-  if (typeof to === "string" || /:\d+(?:[/?#]|$)/.test(value.replace(/^[a-z0-9+.-]*:\/\//i, ""))) return to;
+  if (typeof to === "string") return to;
+  // A port is the authority's own: what follows a `/` is not one.
+  const authority = value.replace(/^[a-z0-9+.-]*:\/\//i, "").split(/[/?#]/)[0] ?? "";
+  if (/:\d+$/.test(authority.replace(/^.*@/, ""))) return to;
   return { host: to.host, port: /^https:\/\//i.test(value) ? "443" : "1080" };
 }
 
@@ -132,15 +151,40 @@ function redirected(option: string, value: string): { host: string; port: string
 }
 
 /** Every destination curl's command line names, or why one cannot be told before it runs. */
-export function readCurl(args: readonly Field[]): CurlReading {
+export function readCurl(given: readonly Field[]): CurlReading {
+  // curl matches a long option's name whatever its letter case (`--PROXY`).
+  const args = given.map((f) =>
+    !f.unknown && /^--[^=]/.test(f.text)
+      ? { ...f, text: f.text.replace(/^--[^=]+/, (n) => n.toLowerCase()) }
+      : f,
+  );
   const words = programWords("curl", args);
   if (!words) return { ok: false, reason: "curl's options are not known", unknown: false };
   const destinations: CurlDestination[] = [];
   const urls: Field[] = [...words.operands];
   const globoff = words.options.some((o) => o.option === "-g" || o.option === "--globoff");
+  const protoDefault = words.options.find((o) => o.option === "--proto-default")?.value;
+  if (protoDefault?.unknown)
+    return { ok: false, reason: "its --proto-default is known only at run time", unknown: true };
+  const scheme = protoDefault?.text.toLowerCase() ?? "http";
   for (const { option, value } of words.options) {
+    const elsewhere = ELSEWHERE[option];
+    if (elsewhere)
+      return {
+        ok: false,
+        reason: `${option} ${elsewhere}`,
+        unknown: option === "-K" || option === "--config",
+      };
     if (!value) continue;
     if (option === "--url") urls.push(value);
+    if (option === "--doh-url") {
+      if (value.unknown)
+        return { ok: false, reason: "its --doh-url is known only at run time", unknown: true };
+      const doh = curlHost(value.text);
+      if (typeof doh === "string") return { ok: false, reason: doh, unknown: false };
+      destinations.push({ ...doh, what: "the DNS-over-HTTPS server --doh-url names" });
+      continue;
+    }
     if (!PROXIES.has(option) && option !== "--resolve" && option !== "--connect-to") continue;
     if (value.unknown)
       return { ok: false, reason: `the value of ${option} is known only at run time`, unknown: true };
@@ -158,9 +202,11 @@ export function readCurl(args: readonly Field[]): CurlReading {
         reason: `curl expands ${url.text} as a glob ({a,b}, [1-3]); give -g or each URL`,
         unknown: false,
       };
-    const to = curlHost(url.text);
+    const to = curlHost(url.text, scheme);
     if (typeof to === "string") return { ok: false, reason: to, unknown: false };
     destinations.push({ ...to, what: `the URL ${url.text}` });
   }
-  return { ok: true, destinations, urls };
+  // Every option value (a referer, a header, data) is no destination of curl's: judged as files only.
+  const values = words.options.flatMap((o) => (o.value ? [o.value] : []));
+  return { ok: true, destinations, urls, values };
 }

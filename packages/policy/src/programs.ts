@@ -65,6 +65,8 @@ const CODE_VARIABLES = new Set([
   "LOCPATH",
   "NLSPATH",
   "HOSTALIASES",
+  // curl's settings file (`$CURL_HOME/.curlrc`): its lines are options, proxies and URLs among them.
+  "CURL_HOME",
   "BASH_ENV",
   "ENV",
   "SHELLOPTS",

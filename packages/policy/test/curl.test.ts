@@ -81,6 +81,9 @@ describe("L1 on curl's command line", () => {
     "curl --url https://api.example/ --max-time 5",
     "curl -g 'https://api.example/q?[x]=1'",
     "curl 'https://user:pw@api.example/'",
+    "curl -e https://www.example.org/ -A 'agent/1.0' https://api.example./",
+    "curl https://api.example:0443/",
+    "curl --HEAD https://api.example/",
   ])("allows %s", (command) => {
     expect(run(command)).toEqual({ allow: true });
   });
@@ -98,12 +101,34 @@ describe("L1 on curl's command line", () => {
     ["curl --url evil.example", "evil.example:80"],
     ["https_proxy=http://evil.example:3128 curl https://api.example/", "evil.example:3128"],
     ["export ALL_PROXY=evil.example; curl https://api.example/", "evil.example:1080"],
+    // A review's: a flag taken for an abbreviation, DoH, upper case, a scheme's own proxy variable.
+    ["curl --head evil.example", "evil.example:80"],
+    ["curl --netrc evil.example", "evil.example:80"],
+    [
+      "curl --doh-url 'https://api.example\\@evil.example/dns-query' https://api.example/",
+      "evil.example:443",
+    ],
+    ["curl --PROXY evil.example https://api.example/", "evil.example:1080"],
+    ["curl --proxy1.0 api.example http://api.example/", "api.example:1080"],
+    ["curl -x 'api.example/:80' http://api.example/", "api.example:1080"],
+    ["curl --proto-default ftp api.example", "api.example:21"],
+    ["gopher_proxy=evil.example:1 curl gopher://api.example:80/", "evil.example:1"],
   ])("refuses %s", (command, value) => {
     expect(run(command)).toMatchObject({
       allow: false,
       rule: "l1.network",
       need: { capability: "network", value },
     });
+  });
+
+  it.each([
+    "curl --alt-svc alt.txt https://api.example/",
+    "curl --abstract-unix-socket foo http://api.example/",
+    "curl --unix-socket ./docker.sock http://api.example/",
+    "curl --CONFIG api.example https://api.example/",
+    "CURL_HOME=. curl https://api.example/",
+  ])("refuses what moves curl's connection at run time: %s", (command) => {
+    expect(run(command)).toMatchObject({ allow: false });
   });
 
   it("refuses a URL curl expands as a glob, and one only the run knows", () => {
