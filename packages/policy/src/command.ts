@@ -25,7 +25,7 @@ import {
   type ShellContext,
   UNKNOWN_MARK,
 } from "@mcpguard/readers";
-import { proxyDestination, readCurl } from "./curl.js";
+import { proxyDestination, readCurl, readWget } from "./curl.js";
 import { ALLOW, type Decision, destinationAllowed, destinationOf, type Need } from "./decision.js";
 import { WORLD_VARIABLES } from "./env.js";
 import type { ResolvedTool, Variables } from "./load.js";
@@ -191,18 +191,18 @@ function checkProgram(argv: Field[], inv: Invocation, c: CommandCheck): Decision
     const d = checkGit(argv, inv, c);
     if (!d.allow) return d;
   }
-  let curlWords: { urls: Set<number>; values: Set<number> } | undefined;
-  if (name === "curl") {
-    const d = checkCurl(argv, c);
-    if (!d.decision.allow) return d.decision;
-    curlWords = d;
-  }
   const use = analyzeCode(name, argv, inv, c.confined);
   if (use.refusal) return deny("l1.code", use.refusal);
   const d = checkCodeUse(use, inv, c);
   if (!d.allow) return d;
   const files = checkOptionFiles(name, argv, inv, c);
   if (!files.allow) return files;
+  let curlWords: { urls: Set<number>; values: Set<number> } | undefined;
+  if (name === "curl" || name === "wget") {
+    const d = checkCurl(name, argv, c);
+    if (!d.decision.allow) return d.decision;
+    curlWords = d;
+  }
   if (NO_FILE_OPERANDS.has(name)) return ALLOW;
   if (CWD_WITHOUT_OPERANDS.has(name) && argv.slice(1).every((f) => !f.unknown && f.text.startsWith("-"))) {
     const folder = checkField(
@@ -262,28 +262,34 @@ function checkCodeUse(use: CodeUse, inv: Invocation, c: CommandCheck): Decision 
  * network. The URLs' places in `argv`, which are no files.
  */
 function checkCurl(
+  name: "curl" | "wget",
   argv: Field[],
   c: CommandCheck,
 ): { decision: Decision; urls: Set<number>; values: Set<number> } {
   const none = { urls: new Set<number>(), values: new Set<number>() };
-  const read = readCurl(argv.slice(1));
+  const read = name === "curl" ? readCurl(argv.slice(1)) : readWget(argv.slice(1));
   if (!read.ok) {
     if (read.unknown && c.confined.network) return { decision: ALLOW, ...none };
     return {
-      decision: deny(read.unknown ? "l1.command.dynamic" : "l1.network", `curl: ${read.reason}`),
+      decision: deny(read.unknown ? "l1.command.dynamic" : "l1.network", `${name}: ${read.reason}`),
       ...none,
     };
   }
-  // Where curl reads its settings unless -q comes first: not a file the tool may write.
+  // Where it reads its settings (unless curl's -q comes first, or wget's --no-config is given):
+  // not a file the tool may write.
   const home = c.vars.home;
   const first = argv[1];
-  if (home && !(first && !first.unknown && (first.text === "-q" || first.text === "--disable"))) {
-    const rc = `${home}/.curlrc`;
+  const skips =
+    name === "curl"
+      ? first !== undefined && !first.unknown && (first.text === "-q" || first.text === "--disable")
+      : argv.some((f) => f.text === "--no-config");
+  if (home && !skips) {
+    const rc = `${home}/${name === "curl" ? ".curlrc" : ".wgetrc"}`;
     if (checkPath(rc, "write", c.vars.cwd, c).allow)
       return {
         decision: deny(
           "l1.network",
-          `curl would read its settings from ${rc}, which ${c.tool.name} may write; give -q first`,
+          `${name} would read its settings from ${rc}, which ${c.tool.name} may write; give ${name === "curl" ? "-q first" : "--no-config"}`,
         ),
         ...none,
       };

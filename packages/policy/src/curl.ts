@@ -210,3 +210,52 @@ export function readCurl(given: readonly Field[]): CurlReading {
   const values = words.options.flatMap((o) => (o.value ? [o.value] : []));
   return { ok: true, destinations, urls, values };
 }
+
+/** wget's options that fetch where no URL of the line says, or read settings or URLs that may. */
+const WGET_ELSEWHERE: Readonly<Record<string, { why: string; unknown: boolean }>> = {
+  "-e": { why: "runs a .wgetrc command (a proxy or a URL list among them)", unknown: true },
+  "--execute": { why: "runs a .wgetrc command (a proxy or a URL list among them)", unknown: true },
+  "--config": { why: "reads its settings from a file", unknown: true },
+  "-i": { why: "reads the URLs it fetches from a file", unknown: true },
+  "--input-file": { why: "reads the URLs it fetches from a file", unknown: true },
+  "-H": { why: "follows links to any host", unknown: false },
+  "--span-hosts": { why: "follows links to any host", unknown: false },
+};
+
+/**
+ * A URL in the one form whose host wget (1.21's own parser) and curl read alike, held to both in
+ * curl.test.ts: a scheme wget fetches, `//`, a host, a port, and a path that starts with `/` and
+ * holds no `@` or backslash (for ftp:// wget reads a `?` right after the host as part of it).
+ */
+export const WGET_PLAIN =
+  /^(?:https?|ftps?):\/\/(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?(?:\/[^@\\]*)?$/i;
+
+/**
+ * Every destination of wget's command line. wget reads a URL by rules of its own (a word without
+ * a scheme may be FTP, `u:p@host` may go to `u`): only the plain form both parsers agree on is
+ * judged; another is refused, with the form to give.
+ */
+export function readWget(args: readonly Field[]): CurlReading {
+  const words = programWords("wget", args);
+  if (!words) return { ok: false, reason: "wget's options are not known", unknown: false };
+  for (const { option } of words.options) {
+    const elsewhere = WGET_ELSEWHERE[option];
+    if (elsewhere) return { ok: false, reason: `${option} ${elsewhere.why}`, unknown: elsewhere.unknown };
+  }
+  const destinations: CurlDestination[] = [];
+  for (const url of words.operands) {
+    if (url.unknown)
+      return { ok: false, reason: "a URL wget fetches is known only at run time", unknown: true };
+    if (!WGET_PLAIN.test(url.text))
+      return {
+        ok: false,
+        reason: `wget reads ${url.text} by rules of its own; give it as scheme://host[:port]/path`,
+        unknown: false,
+      };
+    const to = curlHost(url.text);
+    if (typeof to === "string") return { ok: false, reason: to, unknown: false };
+    destinations.push({ ...to, what: `the URL ${url.text}` });
+  }
+  const values = words.options.flatMap((o) => (o.value ? [o.value] : []));
+  return { ok: true, destinations, urls: words.operands, values };
+}

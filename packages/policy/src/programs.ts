@@ -65,8 +65,9 @@ const CODE_VARIABLES = new Set([
   "LOCPATH",
   "NLSPATH",
   "HOSTALIASES",
-  // curl's settings file (`$CURL_HOME/.curlrc`): its lines are options, proxies and URLs among them.
+  // curl's and wget's settings files (`$CURL_HOME/.curlrc`, `$WGETRC`): options, proxies, URLs.
   "CURL_HOME",
+  "WGETRC",
   "BASH_ENV",
   "ENV",
   "SHELLOPTS",

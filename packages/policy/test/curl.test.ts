@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { UNCONFINED } from "@mcpguard/readers";
 import { afterAll, describe, expect, it } from "vitest";
-import { curlHost } from "../src/curl.ts";
+import { curlHost, WGET_PLAIN } from "../src/curl.ts";
 import { decide } from "../src/decide.ts";
 import { resolvePolicy } from "../src/load.ts";
 import { Policy } from "../src/schema.ts";
@@ -19,9 +19,9 @@ if (!curl) console.warn("curl differential test skipped: no curl on PATH");
 /**
  * URLs of every shape that moves a host: with and without a scheme, userinfo (a backslash before
  * the `@` included), IP and IPv6 hosts, ports, and `?@`, `#@`, `\` after the host. A sample of
- * 1,800 combinations (all of which agreed when this was written), so the test stays short.
+ * 1,800 combinations (all of which agreed with curl when this was written), so the test stays short.
  */
-function corpus(): string[] {
+function corpus(step = 13): string[] {
   const urls: string[] = [];
   for (const scheme of ["", "http://", "https://", "ftp://", "HTTP://"])
     for (const user of ["", "u@", "u:p@", "a.example\\@", "x@y@"])
@@ -29,7 +29,7 @@ function corpus(): string[] {
         for (const port of ["", ":9", ":8080"])
           for (const tail of ["", "/", "/p?q#f", "?@e.example", "#@e.example", "\\e.example/"])
             urls.push(`${scheme}${user}${host}${port}${tail}`);
-  return urls.filter((_, i) => i % 13 === 0);
+  return urls.filter((_, i) => i % step === 0);
 }
 
 describe.skipIf(!curl)("curl's hosts, against the real curl", () => {
@@ -51,6 +51,34 @@ describe.skipIf(!curl)("curl's hosts, against the real curl", () => {
   });
 });
 
+const wget = spawnSync("wget", ["--version"], { encoding: "utf8" }).status === 0;
+if (!wget) console.warn("wget differential test skipped: no wget on PATH");
+
+describe.skipIf(!wget)("wget's hosts for the one URL form L1 judges, against the real wget", () => {
+  it("names the host (and port) wget tries for every plain scheme://host URL", () => {
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/proxy/i.test(k)));
+    const differ: string[] = [];
+    const urls = corpus(1)
+      .filter((u) => WGET_PLAIN.test(u))
+      .filter((_, i) => i % 3 === 0);
+    expect(urls.length).toBeGreaterThan(20);
+    for (const url of urls) {
+      const run = spawnSync("wget", ["--no-config", "-O", "/dev/null", "-t", "1", "-T", "2", url], {
+        encoding: "utf8",
+        env,
+      });
+      const m = /Resolving ([^ ]+) \(|Connecting to \[?([^\]\s]+?)\]?:(\d+)\.\.\./.exec(run.stderr);
+      if (!m) continue;
+      const ours = curlHost(url);
+      const host = (m[1] ?? m[2] ?? "").toLowerCase();
+      const agrees =
+        typeof ours !== "string" && ours.host === host && (m[3] === undefined || ours.port === m[3]);
+      if (!agrees) differ.push(`${url}: wget ${host}:${m[3] ?? "?"}, ours ${JSON.stringify(ours)}`);
+    }
+    expect(differ).toEqual([]);
+  });
+});
+
 describe("L1 on curl's command line", () => {
   const root = realpathSync(mkdtempSync(join(tmpdir(), "mcpguard-curl-")));
   afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -61,7 +89,7 @@ describe("L1 on curl's command line", () => {
       tools: {
         fetch: {
           args: { command: "command" },
-          exec: ["curl"],
+          exec: ["curl", "wget"],
           network: ["api.example:443", "api.example:80"],
           read: ["{{cwd}}/**"],
           write: ["{{cwd}}/**"],
@@ -129,6 +157,21 @@ describe("L1 on curl's command line", () => {
     "CURL_HOME=. curl https://api.example/",
   ])("refuses what moves curl's connection at run time: %s", (command) => {
     expect(run(command)).toMatchObject({ allow: false });
+  });
+
+  it("reads wget's URLs in the plain form only, and refuses what moves its fetches", () => {
+    expect(run("wget -q -O items.json https://api.example/v1/items")).toEqual({ allow: true });
+    expect(run("wget --header='Accept: x' http://api.example/")).toEqual({ allow: true });
+    for (const command of [
+      "wget evil.example",
+      "wget 'http://api.example\\@evil.example/'",
+      "wget https://evil.example/",
+      "wget -e use_proxy=yes -e http_proxy=evil.example:1 http://api.example/",
+      "wget -i urls.txt",
+      "wget -r -H https://api.example/",
+      "WGETRC=./rc wget https://api.example/",
+    ])
+      expect(run(command), command).toMatchObject({ allow: false });
   });
 
   it("refuses a URL curl expands as a glob, and one only the run knows", () => {
