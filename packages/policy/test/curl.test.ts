@@ -32,22 +32,33 @@ function corpus(step = 13): string[] {
   return urls.filter((_, i) => i % step === 0);
 }
 
+/**
+ * Where the real `program` (run with `args` before each URL) tries to connect for each of `urls`,
+ * as `tried` finds it in its stderr (host, and port when it says one), against curlHost: the
+ * URLs on which they differ. A URL the program refuses connects nowhere, and is passed over.
+ */
+function differences(program: string, args: string[], tried: RegExp, urls: readonly string[]): string[] {
+  // No proxy from the environment: the host the URL names is the one tried.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/proxy/i.test(k)));
+  const differ: string[] = [];
+  for (const url of urls) {
+    const run = spawnSync(program, [...args, url], { encoding: "utf8", env });
+    const m = tried.exec(run.stderr);
+    if (!m) continue;
+    const ours = curlHost(url);
+    const host = (m[1] ?? m[2] ?? "").toLowerCase();
+    const agrees =
+      typeof ours !== "string" && ours.host === host && (m[3] === undefined || ours.port === m[3]);
+    if (!agrees) differ.push(`${url}: ${program} ${host}:${m[3] ?? "?"}, ours ${JSON.stringify(ours)}`);
+  }
+  return differ;
+}
+
 describe.skipIf(!curl)("curl's hosts, against the real curl", () => {
   it("names the host (and port) curl tries for every URL curl accepts", () => {
-    // No proxy from the environment, no .curlrc (-q): the host the URL names is the one tried.
-    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/proxy/i.test(k)));
-    const differ: string[] = [];
-    for (const url of corpus()) {
-      const run = spawnSync("curl", ["-q", "-sv", "--max-time", "5", url], { encoding: "utf8", env });
-      const m = /Could not resolve host: (\S+)|Trying \[?([^\]\s]+?)\]?:(\d+)\.\.\./.exec(run.stderr);
-      if (!m) continue; // curl refused the URL: it connects nowhere.
-      const ours = curlHost(url);
-      const host = (m[1] ?? m[2] ?? "").toLowerCase();
-      const agrees =
-        typeof ours !== "string" && ours.host === host && (m[3] === undefined || ours.port === m[3]);
-      if (!agrees) differ.push(`${url}: curl ${host}:${m[3] ?? "?"}, ours ${JSON.stringify(ours)}`);
-    }
-    expect(differ).toEqual([]);
+    // -q: no .curlrc.
+    const tried = /Could not resolve host: (\S+)|Trying \[?([^\]\s]+?)\]?:(\d+)\.\.\./;
+    expect(differences("curl", ["-q", "-sv", "--max-time", "5"], tried, corpus())).toEqual([]);
   });
 });
 
@@ -56,26 +67,14 @@ if (!wget) console.warn("wget differential test skipped: no wget on PATH");
 
 describe.skipIf(!wget)("wget's hosts for the one URL form L1 judges, against the real wget", () => {
   it("names the host (and port) wget tries for every plain scheme://host URL", () => {
-    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/proxy/i.test(k)));
-    const differ: string[] = [];
     const urls = corpus(1)
       .filter((u) => WGET_PLAIN.test(u))
       .filter((_, i) => i % 3 === 0);
     expect(urls.length).toBeGreaterThan(20);
-    for (const url of urls) {
-      const run = spawnSync("wget", ["--no-config", "-O", "/dev/null", "-t", "1", "-T", "2", url], {
-        encoding: "utf8",
-        env,
-      });
-      const m = /Resolving ([^ ]+) \(|Connecting to \[?([^\]\s]+?)\]?:(\d+)\.\.\./.exec(run.stderr);
-      if (!m) continue;
-      const ours = curlHost(url);
-      const host = (m[1] ?? m[2] ?? "").toLowerCase();
-      const agrees =
-        typeof ours !== "string" && ours.host === host && (m[3] === undefined || ours.port === m[3]);
-      if (!agrees) differ.push(`${url}: wget ${host}:${m[3] ?? "?"}, ours ${JSON.stringify(ours)}`);
-    }
-    expect(differ).toEqual([]);
+    const tried = /Resolving ([^ ]+) \(|Connecting to \[?([^\]\s]+?)\]?:(\d+)\.\.\./;
+    expect(
+      differences("wget", ["--no-config", "-O", "/dev/null", "-t", "1", "-T", "2"], tried, urls),
+    ).toEqual([]);
   });
 });
 
