@@ -308,13 +308,9 @@ function checkCurl(
       ...none,
     };
   }
-  const at = (fields: Field[]) =>
-    new Set(
-      fields
-        .map((f) => argv.findIndex((g) => g.text === f.text && g.unknown === f.unknown))
-        .filter((i) => i > 0),
-    );
-  return { decision: ALLOW, urls: at(read.urls), values: at(read.values) };
+  // Positions among curl's words, which follow the program's name.
+  const shift = (at: Set<number>) => new Set([...at].map((i) => i + 1));
+  return { decision: ALLOW, urls: shift(read.urls), values: shift(read.values) };
 }
 
 /** A proxy the line sets for the programs it runs (`https_proxy=... curl ...`): where they connect. */

@@ -75,7 +75,13 @@ interface CurlDestination {
 }
 
 export type CurlReading =
-  | { ok: true; destinations: CurlDestination[]; urls: Field[]; values: Field[] }
+  | {
+      ok: true;
+      destinations: CurlDestination[];
+      /** Where the URLs and the options' values stand among the words read (no file is a URL). */
+      urls: Set<number>;
+      values: Set<number>;
+    }
   | { ok: false; reason: string; unknown: boolean };
 
 /**
@@ -208,7 +214,16 @@ export function readCurl(given: readonly Field[]): CurlReading {
   }
   // Every option value (a referer, a header, data) is no destination of curl's: judged as files only.
   const values = words.options.flatMap((o) => (o.value ? [o.value] : []));
-  return { ok: true, destinations, urls, values };
+  return { ok: true, destinations, urls: positions(args, urls), values: positions(args, values) };
+}
+
+/**
+ * Where `fields` stand in `args`, by identity (the same text may be a value and a URL: `-o x x`).
+ * A value attached to its option (`-ofile`) is no word of its own, and stands nowhere.
+ */
+function positions(args: readonly Field[], fields: readonly Field[]): Set<number> {
+  const at = new Map(args.map((f, i) => [f, i]));
+  return new Set(fields.flatMap((f) => (at.has(f) ? [at.get(f) as number] : [])));
 }
 
 /** wget's options that fetch where no URL of the line says, or read settings or URLs that may. */
@@ -257,5 +272,5 @@ export function readWget(args: readonly Field[]): CurlReading {
     destinations.push({ ...to, what: `the URL ${url.text}` });
   }
   const values = words.options.flatMap((o) => (o.value ? [o.value] : []));
-  return { ok: true, destinations, urls: words.operands, values };
+  return { ok: true, destinations, urls: positions(args, words.operands), values: positions(args, values) };
 }
