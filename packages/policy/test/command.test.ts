@@ -209,6 +209,8 @@ describe("L1 on shell commands, by config", () => {
       "cd /etc; set -e; if cd src/missing; cat passwd; then :; fi",
       "cd /etc; set -e; ! cd src/missing; cat passwd",
       "exit() { :; }; cd /etc; cd src/missing || exit 1; cat passwd",
+      "for d in /etc src; do cd $d && cat passwd; done",
+      "d=/etc; for x in 1; do d=src; done; cd $d; cat passwd",
     ]) {
       expect(app(command), command).toMatchObject({ allow: false });
     }
@@ -219,6 +221,7 @@ describe("L1 on shell commands, by config", () => {
       "if cd src; then cat hello.py; fi",
       "set -e; mkdir -p build; cd build; cat ../src/hello.py",
       "cd src & cat src/hello.py; wait",
+      "for d in src notes; do (cd $d && ls); done",
     ]) {
       expect(app(command), command).toEqual({ allow: true });
     }

@@ -131,13 +131,19 @@ export function readBuiltin(
   env: Invocation["env"] = [],
 ): void {
   if (argvs.length > 1) {
-    // Several ways: each may happen; the state after is what any of them leaves.
+    // Several ways: each may happen; the state after is what any of them leaves. The folder is
+    // one of theirs (not the one before, which each way left), and where a cd may have failed,
+    // the folders before it stay pending as one cd's do (`cd $d && ls` for d in two folders).
     const branches = argvs.map((argv) => {
       const s = scope.fork();
       readOne(r, name, argv, s, stdin, files, env);
       return s;
     });
+    const folders = branches.flatMap((s) => s.folders());
+    const pending = branches.flatMap((s) => s.beforeCd ?? []);
     for (const s of branches) scope.merge(s);
+    scope.setFolders(folders);
+    scope.beforeCd = pending.length > 0 ? pending : undefined;
     return;
   }
   readOne(r, name, argvs[0] as Field[], scope, stdin, files, env);
