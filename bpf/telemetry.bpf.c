@@ -56,6 +56,36 @@ struct {
 	__type(value, struct pending);
 } mcpguard_pending SEC(".maps");
 
+/* A call that changes a file's metadata: reported for EROFS only (another errno is not the guard's). */
+static __always_inline bool metadata_call(long nr)
+{
+	switch (nr) {
+	case MCPGUARD_NR_CHMOD:
+	case MCPGUARD_NR_FCHMOD:
+	case MCPGUARD_NR_CHOWN:
+	case MCPGUARD_NR_FCHOWN:
+	case MCPGUARD_NR_LCHOWN:
+	case MCPGUARD_NR_UTIME:
+	case MCPGUARD_NR_SETXATTR:
+	case MCPGUARD_NR_LSETXATTR:
+	case MCPGUARD_NR_FSETXATTR:
+	case MCPGUARD_NR_REMOVEXATTR:
+	case MCPGUARD_NR_LREMOVEXATTR:
+	case MCPGUARD_NR_FREMOVEXATTR:
+	case MCPGUARD_NR_UTIMES:
+	case MCPGUARD_NR_FCHOWNAT:
+	case MCPGUARD_NR_FUTIMESAT:
+	case MCPGUARD_NR_FCHMODAT:
+	case MCPGUARD_NR_UTIMENSAT:
+	case MCPGUARD_NR_FCHMODAT2:
+	case MCPGUARD_NR_SETXATTRAT:
+	case MCPGUARD_NR_REMOVEXATTRAT:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static __always_inline bool watched(long nr)
 {
 	switch (nr) {
@@ -83,7 +113,7 @@ static __always_inline bool watched(long nr)
 	case MCPGUARD_NR_SENDMSG:
 		return true;
 	default:
-		return MCPGUARD_NR_METADATA(nr);
+		return metadata_call(nr);
 	}
 }
 
@@ -272,7 +302,7 @@ int BPF_PROG(mcpguard_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	nr = SYSCALL_NR(regs);
 	if (!watched(nr) || (ret == -EXDEV && !MCPGUARD_NR_TWO_PATHS(nr)) ||
-	    (ret != -EROFS && MCPGUARD_NR_METADATA(nr)))
+	    (ret != -EROFS && metadata_call(nr)))
 		return 0;
 	p = bpf_task_storage_get(&mcpguard_pending, bpf_get_current_task_btf(), NULL, 0);
 	if (!p || p->nr != nr)

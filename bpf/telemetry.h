@@ -55,15 +55,6 @@
 #define MCPGUARD_NR_SETXATTRAT 463
 #define MCPGUARD_NR_REMOVEXATTRAT 466
 
-/* The calls that change a file's metadata: reported for EROFS only (another errno is not the guard's). */
-#define MCPGUARD_NR_METADATA(nr)                                                                      \
-	((nr) == MCPGUARD_NR_CHMOD || (nr) == MCPGUARD_NR_FCHMOD || (nr) == MCPGUARD_NR_CHOWN ||        \
-	 (nr) == MCPGUARD_NR_FCHOWN || (nr) == MCPGUARD_NR_LCHOWN || (nr) == MCPGUARD_NR_UTIME ||       \
-	 (nr) == MCPGUARD_NR_SETXATTR || (nr) == MCPGUARD_NR_LSETXATTR || (nr) == MCPGUARD_NR_FSETXATTR || \
-	 (nr) == MCPGUARD_NR_REMOVEXATTR || (nr) == MCPGUARD_NR_LREMOVEXATTR ||                         \
-	 (nr) == MCPGUARD_NR_FREMOVEXATTR || (nr) == MCPGUARD_NR_UTIMES || (nr) == MCPGUARD_NR_FCHOWNAT || \
-	 (nr) == MCPGUARD_NR_FUTIMESAT || (nr) == MCPGUARD_NR_FCHMODAT || (nr) == MCPGUARD_NR_UTIMENSAT || \
-	 (nr) == MCPGUARD_NR_FCHMODAT2 || (nr) == MCPGUARD_NR_SETXATTRAT || (nr) == MCPGUARD_NR_REMOVEXATTRAT)
 
 /* The calls that name two paths: a source and a destination. */
 #define MCPGUARD_NR_TWO_PATHS(nr)                                                                 \
