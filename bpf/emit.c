@@ -2,7 +2,8 @@
 /*
  * Events from the ring buffer as JSON lines on stdout, each flushed at once:
  *   {"type":"deny","backend":"cgroup-bpf"|"bpf-lsm","op":HOOK,"pid":N,"comm":S, then for a
- *     socket "family":4|6,"addr":S,"port":N (or "af":N for another family) and "proto":S, for a
+ *     socket "family":4|6,"addr":S,"port":N (or "af":N for another family) and "proto":S (and for
+ *     a pathname unix socket "path":S), for a
  *     file "access":"rwx" (what was needed) and "path":S}
  *   {"type":"denied","backend":"landlock"|"read-only-mounts" (errno 30),"syscall":S,"errno":N,
  *     "pid":N,"comm":S, then "path":S
@@ -51,6 +52,8 @@ static const char *const op_names[] = {
 	[MCPGUARD_OP_SOCKET_CONNECT] = "socket_connect",
 	[MCPGUARD_OP_SOCKET_SENDMSG] = "socket_sendmsg",
 	[MCPGUARD_OP_SOCKET_CREATE] = "socket_create",
+	[MCPGUARD_OP_CONNECT_UNIX] = "connect_unix",
+	[MCPGUARD_OP_SENDMSG_UNIX] = "sendmsg_unix",
 };
 
 static const char *op_name(unsigned int op)

@@ -3,10 +3,11 @@
  * mcpguard-loader: MCPGuard's BPF programs for one guarded cgroup, and what they report.
  *
  *   mcpguard-loader --probe
- *   mcpguard-loader --cgroup DIR --policy FILE [--lsm] [--no-telemetry]
+ *   mcpguard-loader --cgroup DIR --policy FILE [--lsm] [--unix] [--no-telemetry]
  *
  * Loads the cgroup socket programs (always), the tracepoint telemetry (unless --no-telemetry)
- * and the BPF LSM programs (with --lsm), fills their maps for DIR's cgroup from FILE (see
+ * with the pathname unix socket programs (with --unix, where the probe found kernel 6.7's unix
+ * hooks) and the BPF LSM programs (with --lsm), fills their maps for DIR's cgroup from FILE (see
  * policy.c), attaches them, prints {"type":"ready",...} and then one JSON event a line (see
  * emit.c). Any failure before that is one line `mcpguard-loader: <what>: <reason>` on stderr and
  * exit status 1, so the proxy refuses to start the server.
@@ -36,7 +37,7 @@
 /* At the end, how long to wait for the cgroup to empty before the links go. */
 #define STOP_WAIT_MS 10000
 
-#define USAGE "usage: mcpguard-loader --probe | --cgroup DIR --policy FILE [--lsm] [--no-telemetry]"
+#define USAGE "usage: mcpguard-loader --probe | --cgroup DIR --policy FILE [--lsm] [--unix] [--no-telemetry]"
 
 /*
  * The cgroup it attached to before any policy was read: a loader that ends then (the proxy gone
@@ -129,7 +130,7 @@ static void run(struct ring_buffer *rb, const sigset_t *stop_signals)
 	}
 }
 
-/* Attach every loaded program: the net ones to the cgroup, the others where they trace. */
+/* Attach every loaded program: the cgroup ones (net, unix) to the cgroup, the others where they trace. */
 static void attach_all(struct net_bpf *net, struct telemetry_bpf *tel, struct lsm_bpf *lsm_skel, int cgroup_fd,
 		       struct links *links)
 {
@@ -137,7 +138,7 @@ static void attach_all(struct net_bpf *net, struct telemetry_bpf *tel, struct ls
 	int err;
 
 	if ((err = attach_programs(net_object(net), cgroup_fd, links, &failed)) ||
-	    (tel && (err = attach_programs(telemetry_object(tel), -1, links, &failed))) ||
+	    (tel && (err = attach_programs(telemetry_object(tel), cgroup_fd, links, &failed))) ||
 	    (lsm_skel && (err = attach_programs(lsm_object(lsm_skel), -1, links, &failed))))
 		fail("attaching %s: %s", failed, strerror(-err));
 }
@@ -145,7 +146,7 @@ static void attach_all(struct net_bpf *net, struct telemetry_bpf *tel, struct ls
 int main(int argc, char **argv)
 {
 	const char *dir = NULL, *policy_file = NULL;
-	bool probe = false, lsm = false, telemetry = true;
+	bool probe = false, lsm = false, unix_sockets = false, telemetry = true;
 	struct net_bpf *net = NULL;
 	struct telemetry_bpf *tel = NULL;
 	struct lsm_bpf *lsm_skel = NULL;
@@ -174,6 +175,8 @@ int main(int argc, char **argv)
 			policy_file = argv[++i];
 		} else if (!strcmp(argv[i], "--lsm")) {
 			lsm = true;
+		} else if (!strcmp(argv[i], "--unix")) {
+			unix_sockets = true;
 		} else if (!strcmp(argv[i], "--no-telemetry")) {
 			telemetry = false;
 		} else {
@@ -184,7 +187,7 @@ int main(int argc, char **argv)
 	libbpf_set_print(getenv("MCPGUARD_BPF_DEBUG") ? print_libbpf : NULL);
 	if (probe)
 		return probe_run();
-	if (!dir || !policy_file)
+	if (!dir || !policy_file || (unix_sockets && !telemetry))
 		fail(USAGE);
 
 	/* Blocked from here on, the stop signals are read from a signalfd. */
@@ -207,7 +210,7 @@ int main(int argc, char **argv)
 	err = net_load(&net);
 	if (err)
 		fail("loading the net programs: %s", strerror(-err));
-	if (telemetry && (err = telemetry_load(&tel, net, lsm)))
+	if (telemetry && (err = telemetry_load(&tel, net, lsm, unix_sockets)))
 		fail("loading the telemetry programs: %s", strerror(-err));
 	if (lsm && (err = lsm_load(&lsm_skel, net)))
 		fail("loading the BPF LSM programs: %s", strerror(-err));
@@ -231,6 +234,7 @@ int main(int argc, char **argv)
 	}
 	net_maps(net, &maps);
 	maps.inodes = lsm ? lsm_inodes(lsm_skel) : NULL;
+	maps.unix_allow = unix_sockets ? telemetry_unix(tel) : NULL;
 	policy_apply(policy, cgroup_id, &maps);
 	if (!early) {
 		attach_all(net, tel, lsm_skel, cgroup_fd, &links);

@@ -42,23 +42,29 @@ void detach_all(struct links *links);
  * net.c, telemetry.c, lsm.c: open and load one object; 0 or -errno. The telemetry and LSM
  * objects use the maps of an already loaded net object (events, guarded cgroups, allow lists),
  * or maps of their own when net is NULL. With lsm_enforces the telemetry leaves out the EPERM
- * failures of file syscalls, which the LSM programs report themselves.
+ * failures of file syscalls, which the LSM programs report themselves. With unix_sockets the telemetry
+ * object also carries the pathname unix socket programs (unix.bpf.h, kernel 6.7), which attach to
+ * the cgroup; without, they are not loaded.
  */
 int net_load(struct net_bpf **skel);
 void net_destroy(struct net_bpf *skel);
 struct bpf_object *net_object(struct net_bpf *skel);
-int telemetry_load(struct telemetry_bpf **skel, struct net_bpf *net, bool lsm_enforces);
+int telemetry_load(struct telemetry_bpf **skel, struct net_bpf *net, bool lsm_enforces, bool unix_sockets);
 void telemetry_destroy(struct telemetry_bpf *skel);
 struct bpf_object *telemetry_object(struct telemetry_bpf *skel);
 int lsm_load(struct lsm_bpf **skel, struct net_bpf *net);
 void lsm_destroy(struct lsm_bpf *skel);
 struct bpf_object *lsm_object(struct lsm_bpf *skel);
 
-/* The maps of a loaded set: the policy fills all but events; inodes is NULL without --lsm. */
+/*
+ * The maps of a loaded set: the policy fills all but events; inodes is NULL without --lsm, and
+ * unix_allow without --unix.
+ */
 struct policy_maps {
-	struct bpf_map *guarded, *allow4, *allow6, *dns, *inodes, *events;
+	struct bpf_map *guarded, *allow4, *allow6, *dns, *inodes, *unix_allow, *events;
 };
 void net_maps(struct net_bpf *skel, struct policy_maps *maps);
+struct bpf_map *telemetry_unix(struct telemetry_bpf *skel);
 struct bpf_map *lsm_inodes(struct lsm_bpf *skel);
 
 /* policy.c */

@@ -7,6 +7,8 @@
  *   "fs" LETTERS PATH             r, w, x on the file or directory tree PATH (BPF LSM only)
  *   "dns" A.B.C.D PORT V6ADDR PORT  send the cgroup's port-53 traffic to this resolver (net.h);
  *                                 "-" and "0" for a family it does not serve
+ *   "unix" PATH                   allow connects and sends to the pathname unix socket PATH,
+ *                                 absolute, byte for byte (unix.bpf.h; only with --unix)
  * Anything else is an error. A PATH is taken byte for byte (any byte but NUL); one that does not
  * exist adds nothing: it can only deny more.
  */
@@ -23,6 +25,7 @@
 #include "lsm.h"
 #include "net.h"
 #include "input.h"
+#include "unix.h"
 
 struct fs_rule {
 	__u8 access;
@@ -33,7 +36,8 @@ struct policy {
 	struct mcpguard_net4_key *net4;
 	struct mcpguard_net6_key *net6;
 	struct fs_rule *fs;
-	size_t n_net4, n_net6, n_fs;
+	const char **unix_paths;
+	size_t n_net4, n_net6, n_fs, n_unix;
 	bool has_dns;
 	struct mcpguard_dns_value dns;
 };
@@ -125,6 +129,16 @@ static void add_fs(struct policy *p, const char *file, int record, const char *l
 	r->path = path;
 }
 
+static void add_unix(struct policy *p, const char *file, int record, const char *path)
+{
+	if (path[0] != '/')
+		fail("policy %s record %d: the unix socket path must be absolute", file, record);
+	if (strlen(path) > MCPGUARD_UNIX_PATH_LEN)
+		fail("policy %s record %d: a unix socket path has at most %d bytes", file, record,
+		     MCPGUARD_UNIX_PATH_LEN);
+	*APPEND(p->unix_paths, p->n_unix) = path;
+}
+
 static void set_dns(struct policy *p, const char *file, int record, const char *const f[5])
 {
 	long port4 = parse_port(f[2]), port6 = parse_port(f[4]);
@@ -166,6 +180,8 @@ struct policy *policy_read(const char *file)
 			add_fs(p, file, in.index, f[1], f[2]);
 		else if (!strcmp(f[0], "dns") && n == 5)
 			set_dns(p, file, in.index, f);
+		else if (!strcmp(f[0], "unix") && n == 2)
+			add_unix(p, file, in.index, f[1]);
 		else
 			fail("policy %s record %d: cannot read a \"%s\" record of %d fields", file, in.index,
 			     printable(f[0]), n);
@@ -204,6 +220,14 @@ void policy_apply(const struct policy *p, uint64_t cgroup_id, const struct polic
 
 		if (err)
 			fail("filling the resolver of the cgroup: %s", strerror(-err));
+	}
+	for (size_t i = 0; maps->unix_allow && i < p->n_unix; i++) {
+		struct mcpguard_unix_key key;
+
+		memset(&key, 0, sizeof(key));
+		key.cgroup_id = cgroup_id;
+		memcpy(key.path, p->unix_paths[i], strlen(p->unix_paths[i]));
+		update(maps->unix_allow, &key, sizeof(key), 1, "the unix socket allow list");
 	}
 	if (!maps->inodes)
 		return;

@@ -2,9 +2,11 @@
 /*
  * `mcpguard-loader --probe`: which BPF backends work here, found by really loading (and
  * attaching) programs, never by reading /sys/kernel/security/lsm. Prints one JSON line:
- *   {"cgroupBpf":bool,"tpBtf":bool,"lsm":bool,"ringbuf":bool,"errors":{"<what>":"<strerror>"}}
+ *   {"cgroupBpf":bool,"tpBtf":bool,"unixBpf":bool,"lsm":bool,"ringbuf":bool,"errors":{"<what>":"<strerror>"}}
  * cgroupBpf: the real net programs load and attach to a scratch cgroup (created and removed
- * under the cgroup2 mount). tpBtf: the real telemetry programs load and attach. lsm: the probe
+ * under the cgroup2 mount). tpBtf: the real telemetry programs load and attach. unixBpf: the
+ * telemetry object with the pathname unix socket programs (kernel 6.7) loads, and these attach to
+ * the scratch cgroup. lsm: the probe
  * program loads, attaches, and runs on an exec. ringbuf: a ring buffer map can be created.
  */
 #define _GNU_SOURCE
@@ -30,12 +32,47 @@ static const char *probe_ringbuf(void)
 	return NULL;
 }
 
-static const char *probe_cgroup_bpf(void)
+/* The net programs, loaded and attached to the cgroup fd: NULL, or why not. */
+static const char *net_attaches(int fd)
 {
-	char dir[4096], mount[4000];
 	struct links links = { 0 };
 	struct net_bpf *skel;
-	const char *failed, *error = NULL;
+	const char *failed;
+	int err = net_load(&skel);
+
+	if (!err) {
+		err = attach_programs(net_object(skel), fd, &links, &failed);
+		detach_all(&links);
+		net_destroy(skel);
+	}
+	return err ? strerror(-err) : NULL;
+}
+
+/* The telemetry object with the unix socket programs, loaded and attached: NULL, or why not. */
+static const char *unix_attaches(int fd)
+{
+	static char why[160];
+	struct links links = { 0 };
+	struct telemetry_bpf *skel;
+	const char *failed;
+	int err = telemetry_load(&skel, NULL, false, true);
+
+	if (!err) {
+		err = attach_programs(telemetry_object(skel), fd, &links, &failed);
+		detach_all(&links);
+		telemetry_destroy(skel);
+	}
+	if (!err)
+		return NULL;
+	snprintf(why, sizeof(why), "%s (the cgroup unix socket hooks came with kernel 6.7)", strerror(-err));
+	return why;
+}
+
+/* What attaches returns for a scratch cgroup made (and removed) under the cgroup2 mount. */
+static const char *in_scratch_cgroup(const char *(*attaches)(int fd))
+{
+	char dir[4096], mount[4000];
+	const char *error;
 	uint64_t id;
 	int err, fd;
 
@@ -49,14 +86,7 @@ static const char *probe_cgroup_bpf(void)
 	if (fd < 0) {
 		error = strerror(-fd);
 	} else {
-		err = net_load(&skel);
-		if (!err) {
-			err = attach_programs(net_object(skel), fd, &links, &failed);
-			detach_all(&links);
-			net_destroy(skel);
-		}
-		if (err)
-			error = strerror(-err);
+		error = attaches(fd);
 		close(fd);
 	}
 	rmdir(dir);
@@ -68,7 +98,7 @@ static const char *probe_tp_btf(void)
 	struct links links = { 0 };
 	struct telemetry_bpf *skel;
 	const char *failed;
-	int err = telemetry_load(&skel, NULL, false);
+	int err = telemetry_load(&skel, NULL, false, false);
 
 	if (err)
 		return strerror(-err);
@@ -132,19 +162,21 @@ static const char *probe_lsm(void)
 
 int probe_run(void)
 {
-	const char *what[] = { "cgroupBpf", "tpBtf", "lsm", "ringbuf" };
-	const char *error[4];
+	const char *what[] = { "cgroupBpf", "tpBtf", "unixBpf", "lsm", "ringbuf" };
+	const int n = sizeof(what) / sizeof(what[0]);
+	const char *error[sizeof(what) / sizeof(what[0])];
 	bool first = true;
 
-	error[0] = probe_cgroup_bpf();
+	error[0] = in_scratch_cgroup(net_attaches);
 	error[1] = probe_tp_btf();
-	error[2] = probe_lsm();
-	error[3] = probe_ringbuf();
+	error[2] = in_scratch_cgroup(unix_attaches);
+	error[3] = probe_lsm();
+	error[4] = probe_ringbuf();
 	putchar('{');
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < n; i++)
 		printf("\"%s\":%s,", what[i], error[i] ? "false" : "true");
 	fputs("\"errors\":{", stdout);
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < n; i++) {
 		if (!error[i])
 			continue;
 		printf("%s\"%s\":\"%s\"", first ? "" : ",", what[i], error[i]);

@@ -22,6 +22,7 @@
 #include "common.bpf.h"
 #include "lsm.h"
 #include "telemetry.h"
+#include "unix.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -153,6 +154,12 @@ static __always_inline void read_sockaddr(struct pending *p, const void *user_ad
 			return;
 		__builtin_memcpy(p->addr, &sin6.sin6_addr, 16);
 		p->port = bpf_ntohs(sin6.sin6_port);
+	} else if (family == AF_UNIX) {
+		char first = '\0';
+
+		/* A pathname (not an abstract name): its first byte is not NUL. addr is unused for unix. */
+		bpf_probe_read_user(&first, 1, user_addr + offsetof(struct sockaddr_un, sun_path));
+		p->addr[0] = first != '\0';
 	}
 }
 
@@ -310,10 +317,11 @@ int BPF_PROG(mcpguard_sys_exit, struct pt_regs *regs, long ret)
 	p->nr = -1;
 	/*
 	 * Landlock refuses files and TCP with EACCES, and only abstract unix sockets with EPERM.
-	 * Another EPERM of a send or connect is a cgroup or LSM program's refusal, and of a file
-	 * the LSM program's: each sent its own deny event.
+	 * Another EPERM of a send or connect (a pathname unix socket's included: unix.bpf.h) is a
+	 * cgroup or LSM program's refusal, and of a file the LSM program's: each sent its own deny
+	 * event.
 	 */
-	if (ret == -EPERM && (p->user_path ? lsm_enforces : p->family != AF_UNIX))
+	if (ret == -EPERM && (p->user_path ? lsm_enforces : p->family != AF_UNIX || p->addr[0]))
 		return 0;
 	e = event_reserve(MCPGUARD_EV_DENIED);
 	if (!e)

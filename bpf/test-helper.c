@@ -26,6 +26,9 @@
  *                                          for SECONDS: {"accepted":N}
  *   mcpguard-test-helper connect-abstract NAME   connect to the abstract unix socket NAME:
  *                                          {"connect":"ok"|ERRNO}
+ *   mcpguard-test-helper unix PATH         connect a stream socket, then send a datagram, to the
+ *                                          pathname unix socket PATH (a name of at most 107
+ *                                          bytes): {"connect":"ok"|ERRNO,"sendto":"ok"|ERRNO}
  *   mcpguard-test-helper fsize PATH BYTES  write BYTES bytes to PATH: {"wrote":N,"error":ERRNO|null}
  *   mcpguard-test-helper meta PATH         change PATH's metadata, each back as it was:
  *                                          {"chmod":..,"chown":..,"utimes":..,"xattr":..}, "ok" or
@@ -342,6 +345,20 @@ static int connect_abstract(const char *name)
 	return 0;
 }
 
+static int connect_unix(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int stream = socket(AF_UNIX, SOCK_STREAM, 0), dgram = socket(AF_UNIX, SOCK_DGRAM, 0);
+	int connected, sent;
+
+	strncpy(addr.sun_path, path, sizeof(addr.sun_path) - 1);
+	connected = stream >= 0 && !connect(stream, (struct sockaddr *)&addr, sizeof(addr)) ? 0 : errno;
+	sent = dgram >= 0 && sendto(dgram, "x", 1, 0, (struct sockaddr *)&addr, sizeof(addr)) == 1 ? 0 : errno;
+	printf("{\"connect\":\"%s\",\"sendto\":\"%s\"}\n", connected ? errname(connected) : "ok",
+	       sent ? errname(sent) : "ok");
+	return 0;
+}
+
 static int write_bytes(const char *path, long bytes)
 {
 	static char block[65536];
@@ -466,6 +483,8 @@ int main(int argc, char **argv)
 		return procfs(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "connect-abstract"))
 		return connect_abstract(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "unix"))
+		return connect_unix(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "fsize"))
 		return write_bytes(argv[2], atol(argv[3]));
 	if (argc == 3 && !strcmp(argv[1], "meta"))
@@ -477,7 +496,7 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "handle"))
 		return by_handle(argv[2], argv[3]);
 	fprintf(stderr, "usage: mcpguard-test-helper memfd-exec | socket FAMILY PROTOCOL | forks N | hog MIB | read PATH"
-			" | shm KEY TEXT | msg KEY TEXT | userns | keyctl | bind-abstract NAME SECONDS | connect-abstract NAME | fsize PATH BYTES"
+			" | shm KEY TEXT | msg KEY TEXT | userns | keyctl | bind-abstract NAME SECONDS | connect-abstract NAME | unix PATH | fsize PATH BYTES"
 			" | meta PATH | replace PATH | move FROM TO | handle PATH DIR\n");
 	return 2;
 }
