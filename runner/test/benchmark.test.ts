@@ -93,7 +93,7 @@ describe("benchmark", () => {
         file: "landlock",
         exec: "landlock",
         net: "cgroup-bpf",
-        unix: "landlock",
+        unix: "landlock+cgroup-bpf",
       });
     },
   );

@@ -19,8 +19,9 @@ import {
   statSync,
 } from "node:fs";
 import { isIP } from "node:net";
-import { basename, delimiter, dirname, isAbsolute, join } from "node:path";
+import { basename, delimiter, dirname, isAbsolute, join, normalize } from "node:path";
 import { TRUST_VARIABLES } from "@mcpguard/protocol";
+import { KernelSetupError } from "./loader.js";
 import { LANDLOCK_MIN_ABI } from "./probe.js";
 import { systemNameServers, type Upstream } from "./resolver.js";
 
@@ -33,6 +34,11 @@ export interface KernelNeeds {
   exec: string[];
   /** Destinations: `host`, `host:port`, `[v6]:port`. */
   network: string[];
+  /**
+   * Pathname unix sockets it may connect or send to, absolute (absent: none). Every other one is
+   * refused where the loader has the unix socket programs; see {@link checkSockets}.
+   */
+  sockets?: string[];
   /** A tool runs shell command lines, so the shell itself must be executable. */
   shell: boolean;
 }
@@ -728,7 +734,7 @@ export async function compile(
     }
   }
   const names = grantedNames(needs);
-  const records: string[][] = [];
+  const records: string[][] = (needs.sockets ?? []).map((path) => ["unix", path]);
   if (names.length > 0 && dns) {
     // Every port-53 connect and send goes to the proxy's resolver, which answers these names only.
     for (const path of RESOLVER_FILES) if (existsSync(path)) rules.add(real(path), "read_file");
@@ -752,6 +758,47 @@ export async function compile(
     );
   }
   return { ...emit(rules, network, ports, records), notes: rules.notes };
+}
+
+/** sizeof(sockaddr_un.sun_path): the longest name a pathname unix socket can have. */
+const SUN_PATH_BYTES = 108;
+
+/**
+ * Why the server may not be granted a pathname unix socket, or null. The kernel layer compares
+ * the name the server gives with the granted one as a string (bpf/unix.bpf.h), which is exact
+ * only if nothing the server may change stands in the path: so the path must be the one spelling
+ * the kernel reads back (absolute and normal), and no folder it passes through (as written, and
+ * the real folders its symlinks lead to) may lie in a write grant, where the server could put a
+ * symlink to any other socket in its place. The socket itself may be missing (a daemon not yet
+ * running).
+ */
+function socketRefusal(path: string, writable: readonly string[]): string | null {
+  if (!isAbsolute(path) || normalize(path) !== path || path.endsWith("/"))
+    return `the unix socket ${path} must be an absolute path without ".", ".." or "//"`;
+  if (Buffer.byteLength(path) > SUN_PATH_BYTES)
+    return `the unix socket ${path} is longer than the ${SUN_PATH_BYTES} bytes a socket's name may have`;
+  const inWrite = (dir: string) =>
+    writable.find((w) => dir === w || dir.startsWith(w === "/" ? "/" : `${w}/`));
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    const real = existsSync(dir) ? realpathSync(dir) : dir;
+    const grant = inWrite(dir) ?? inWrite(real);
+    if (grant)
+      return `the unix socket ${path} lies in ${real === dir ? dir : `${dir} (${real})`}, which the server may write (${grant}): it could put a symlink to any socket in its place`;
+    if (dir === "/") return null;
+  }
+}
+
+/**
+ * The sockets of `needs`, each checked by {@link socketRefusal} against the server's write grants;
+ * throws the first refusal, as a KernelSetupError.
+ */
+export function checkSockets(needs: KernelNeeds, env: NodeJS.ProcessEnv): void {
+  if (!needs.sockets?.length) return;
+  const writable = writablePaths(needs, env);
+  for (const path of needs.sockets) {
+    const why = socketRefusal(path, writable);
+    if (why) throw new KernelSetupError(why);
+  }
 }
 
 /** What the C library reads to resolve a name: its settings, never the account database. */

@@ -24,6 +24,8 @@ export interface GuardOptions {
   env: NodeJS.ProcessEnv;
   /** Attach the BPF LSM programs too (hosts where the probe loaded one). */
   lsm: boolean;
+  /** Attach the pathname unix socket programs too (hosts where the probe loaded them; default no). */
+  unix?: boolean;
   onEvent: (event: KernelEvent) => void;
   /** How long the loader may take to load, verify and attach. */
   readyTimeoutMs?: number;
@@ -120,10 +122,12 @@ export class KernelGuard {
     // the policy is compiled meanwhile; it attaches them as soon as the cgroup exists (guarding
     // nothing until the policy fills their maps: every socket of the cgroup is refused till then).
     const pending = options.loader ?? new PendingLoader(options);
-    if (pending.cgroup !== options.cgroup || pending.lsm !== options.lsm) {
+    if (pending.cgroup !== options.cgroup || pending.lsm !== options.lsm || pending.unix !== !!options.unix) {
       pending.abort();
+      const programs = (o: { lsm: boolean; unix?: boolean }) =>
+        `${o.lsm ? " with" : " without"} LSM,${o.unix ? " with" : " without"} unix socket programs`;
       throw new KernelSetupError(
-        `the BPF loader was started for ${pending.cgroup}${pending.lsm ? " with" : " without"} LSM, not for ${options.cgroup}${options.lsm ? " with" : " without"} LSM`,
+        `the BPF loader was started for ${pending.cgroup}${programs(pending)}, not for ${options.cgroup}${programs(options)}`,
       );
     }
     pending.onEvent = options.onEvent;

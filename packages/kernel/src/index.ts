@@ -1,5 +1,6 @@
 export { type Binaries, binaries, KERNEL_LAYER_MANIFEST, whyAbsent } from "./binaries.js";
 export {
+  checkSockets,
   compile,
   encodeRecords,
   type KernelNeeds,

@@ -44,12 +44,22 @@ export class PendingLoader {
 
   /** Whether it loads the BPF LSM programs too (--lsm). */
   readonly lsm: boolean;
+  /** Whether it loads the pathname unix socket programs too (--unix). */
+  readonly unix: boolean;
 
-  constructor(options: { cgroup: string; lsm: boolean; readyTimeoutMs?: number }) {
+  constructor(options: { cgroup: string; lsm: boolean; unix?: boolean; readyTimeoutMs?: number }) {
     const bins = binaries();
     this.cgroup = options.cgroup;
     this.lsm = options.lsm;
-    const args = ["--cgroup", options.cgroup, "--policy", "/dev/fd/3", ...(options.lsm ? ["--lsm"] : [])];
+    this.unix = !!options.unix;
+    const args = [
+      "--cgroup",
+      options.cgroup,
+      "--policy",
+      "/dev/fd/3",
+      ...(options.lsm ? ["--lsm"] : []),
+      ...(options.unix ? ["--unix"] : []),
+    ];
     const loader = spawn(bins.loader, args, { stdio: ["pipe", "pipe", "pipe", "pipe"] });
     this.process = loader;
     // A loader that fails early closes these: its exit status tells why, not the EPIPE.

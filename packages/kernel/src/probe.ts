@@ -19,6 +19,7 @@ const run = promisify(execFile);
 const LoaderProbe = z.looseObject({
   cgroupBpf: z.optional(z.boolean()),
   tpBtf: z.optional(z.boolean()),
+  unixBpf: z.optional(z.boolean()),
   lsm: z.optional(z.boolean()),
   errors: z.optional(z.record(z.string(), z.string())),
 });
@@ -75,12 +76,18 @@ export function capabilityBackends(p: ProbeResult): Record<Capability, Capabilit
           backend: null,
           detail: `cgroup BPF did not load${because(p.errors.cgroupBpf ?? p.errors.loader)}${p.root ? "" : " (needs root)"}`,
         };
-  const unix: CapabilityBackend = landlock
-    ? {
-        backend: "landlock",
-        detail: "abstract unix sockets and signals scoped to the sandbox; pathname sockets are not mediated",
-      }
-    : { backend: null, detail: landlockWhy };
+  const unix: CapabilityBackend = !landlock
+    ? { backend: null, detail: landlockWhy }
+    : p.unixBpf
+      ? {
+          backend: "landlock+cgroup-bpf",
+          detail:
+            "abstract unix sockets and signals scoped to the sandbox (Landlock); pathname sockets only those the policy names (connect_unix, sendmsg_unix)",
+        }
+      : {
+          backend: "landlock",
+          detail: `abstract unix sockets and signals scoped to the sandbox; pathname sockets are not mediated: ${p.errors.unixBpf ?? "no cgroup unix socket programs here"}`,
+        };
   return { file: fileExec("file"), exec: fileExec("exec"), net, unix };
 }
 
@@ -198,6 +205,7 @@ async function probeNow(bins: ReturnType<typeof binaries>): Promise<ProbeResult>
     landlockAbi: 0,
     cgroupBpf: false,
     tpBtf: false,
+    unixBpf: false,
     lsm: false,
     seccomp: false,
     namespaces: false,
@@ -231,6 +239,7 @@ async function probeNow(bins: ReturnType<typeof binaries>): Promise<ProbeResult>
     const parsed = LoaderProbe.parse(JSON.parse(stdout));
     result.cgroupBpf = parsed.cgroupBpf === true;
     result.tpBtf = parsed.tpBtf === true;
+    result.unixBpf = parsed.unixBpf === true;
     result.lsm = parsed.lsm === true;
     Object.assign(result.errors, parsed.errors ?? {});
   } catch (error) {

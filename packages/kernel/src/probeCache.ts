@@ -16,6 +16,8 @@ export interface ProbeResult {
   landlockAbi: number;
   cgroupBpf: boolean;
   tpBtf: boolean;
+  /** The cgroup unix socket programs load and attach (kernel 6.7): pathname sockets are mediated. */
+  unixBpf: boolean;
   lsm: boolean;
   /** The launcher's seccomp filter installs and refuses what it must (memfd exec, socket families, ...). */
   seccomp: boolean;
@@ -32,7 +34,7 @@ export interface ProbeResult {
 
 const NAMESPACE = "probe";
 /** Changes when the entry's layout changes, so an older layout is never read. */
-const FORMAT = "probe-result/5";
+const FORMAT = "probe-result/6";
 
 /** Typed against ProbeResult: a field added there and not here fails the typecheck. */
 const ProbeResultSchema: z.ZodMiniType<ProbeResult> = z.strictObject({
@@ -40,6 +42,7 @@ const ProbeResultSchema: z.ZodMiniType<ProbeResult> = z.strictObject({
   landlockAbi: z.int().check(z.nonnegative()),
   cgroupBpf: z.boolean(),
   tpBtf: z.boolean(),
+  unixBpf: z.boolean(),
   lsm: z.boolean(),
   seccomp: z.boolean(),
   namespaces: z.boolean(),

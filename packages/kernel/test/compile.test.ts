@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import {
+  checkSockets,
   compile,
   encodeRecords,
   interpreterOf,
@@ -202,12 +203,43 @@ describe("compile", () => {
   });
 });
 
+describe("unix socket grants", () => {
+  const grant =
+    (sockets: string[], write: string[] = []) =>
+    () =>
+      checkSockets({ ...none, write, sockets }, env);
+
+  it("go to the loader as they are named, one record each", async () => {
+    const compiled = await compile({ ...none, sockets: ["/run/app.sock"] }, [node, script], env);
+    expect(records(compiled.loaderPolicy)).toContain("unix /run/app.sock");
+  });
+
+  it("are one absolute, normal path of at most 108 bytes, outside every folder the server may write", () => {
+    expect(grant(["/run/app.sock", "/nonexistent/folder/app.sock"])).not.toThrow();
+    for (const path of ["run/app.sock", "/run/../run/app.sock", "/run//app.sock", "/run/app.sock/"])
+      expect(grant([path]), path).toThrow(/absolute path without/);
+    expect(grant([`/${"s".repeat(108)}`])).toThrow(/longer than the 108 bytes/);
+    // In a write grant, below one (a folder not made yet), or through a symlink that leads into one.
+    mkdirSync(join(root, "sockets"), { recursive: true });
+    symlinkSync(ws, join(root, "sockets", "via-link"));
+    for (const path of [
+      join(ws, "app.sock"),
+      join(ws, "not", "yet", "app.sock"),
+      join(root, "sockets", "via-link", "app.sock"),
+    ])
+      expect(grant([path], [ws]), path).toThrow(/which the server may write/);
+    // A write grant below the socket's folder changes nothing on its way.
+    expect(grant([join(root, "app.sock")], [ws])).not.toThrow();
+  });
+});
+
 describe("capability backends", () => {
   const probe = (p: Partial<ProbeResult>): ProbeResult => ({
     root: true,
     landlockAbi: 7,
     cgroupBpf: true,
     tpBtf: true,
+    unixBpf: true,
     lsm: false,
     seccomp: true,
     namespaces: true,
@@ -221,14 +253,20 @@ describe("capability backends", () => {
       "landlock",
       "landlock",
       "cgroup-bpf",
-      "landlock",
+      "landlock+cgroup-bpf",
     ]);
     expect(Object.values(capabilityBackends(probe({ lsm: true }))).map((b) => b.backend)).toEqual([
       "bpf-lsm",
       "bpf-lsm",
       "bpf-lsm",
-      "landlock",
+      "landlock+cgroup-bpf",
     ]);
+    // A kernel before 6.7 has no cgroup unix socket hooks: pathname sockets are left open, and said so.
+    const old = capabilityBackends(probe({ unixBpf: false, errors: { unixBpf: "Invalid argument" } }));
+    expect(old.unix).toEqual({
+      backend: "landlock",
+      detail: expect.stringMatching(/pathname sockets are not mediated: Invalid argument/),
+    });
   });
 
   it("name seccomp and the namespaces for what Landlock and cgroup BPF leave open, or nothing when they do not work", () => {

@@ -280,7 +280,7 @@ describe.skipIf(skip)("L3 on this host (Landlock + cgroup BPF)", () => {
   it("refuses a loader started for another cgroup, and ends it", async () => {
     const loader = new PendingLoader({ cgroup: join(CGROUP2, "mcpguard-edge-other"), lsm: false });
     await expect(bareStart(join(CGROUP2, "mcpguard-edge-this"), loader)).rejects.toThrow(
-      /started for .*mcpguard-edge-other without LSM, not for .*mcpguard-edge-this/,
+      /started for .*mcpguard-edge-other without LSM, without unix socket programs, not for .*mcpguard-edge-this/,
     );
     await loader.exited;
     expect(loader.process.signalCode).toBe("SIGKILL");

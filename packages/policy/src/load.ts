@@ -108,6 +108,8 @@ export interface ResolvedTool {
   read: PathSet;
   write: PathSet;
   network: string[];
+  /** Pathname unix sockets the server may connect or send to, variables expanded. */
+  sockets: string[];
   exec: string[];
   env: string[];
   /** The statement classes a `sql` argument may use, `ddl` spelled out as schema and drop. */
@@ -212,6 +214,7 @@ export function policyNeeds(
   write: string[];
   exec: string[];
   network: string[];
+  sockets: string[];
   shell: boolean;
 } {
   const tools = [...policy.tools.values()];
@@ -228,6 +231,7 @@ export function policyNeeds(
     write: all((t) => t.write.roots),
     exec,
     network: all((t) => t.network),
+    sockets: all((t) => t.sockets),
     shell,
   };
 }
@@ -249,7 +253,7 @@ export function resolvePolicy(
   }
   for (const [name, tool] of Object.entries(policy.tools)) {
     const scoped = (overrides?.overrides ?? []).filter((o) => o.tool === undefined || o.tool === name);
-    const merged = (key: "read" | "write" | "network" | "exec" | "env") => [
+    const merged = (key: "read" | "write" | "network" | "sockets" | "exec" | "env") => [
       ...tool[key],
       ...scoped.flatMap((o) => o.allow[key] ?? []),
     ];
@@ -260,6 +264,7 @@ export function resolvePolicy(
       read: new PathSet(merged("read").map((p) => expand(p, vars, where))),
       write: new PathSet(merged("write").map((p) => expand(p, vars, where))),
       network: merged("network"),
+      sockets: merged("sockets").map((p) => expand(p, vars, where)),
       exec: merged("exec"),
       env: merged("env"),
       sql: statementClasses(tool.sql),

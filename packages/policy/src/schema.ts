@@ -73,6 +73,29 @@ export const Destination = z
     ),
   );
 
+/**
+ * A pathname unix socket the server may connect or send to, such as `/run/docker.sock` or
+ * `{{home}}/.ssh/agent.sock`: one path, no pattern. The kernel layer compares the path the server
+ * gives byte for byte with it (bpf/unix.bpf.h), so it must be written as the server will name it:
+ * absolute, without `.`, `..`, `//` or a trailing slash.
+ */
+export const SocketPath = PathPattern.check(
+  z.superRefine((value, ctx) => {
+    const path = value.replace(/^\{\{(cwd|home|tmp)\}\}/, "");
+    if (/[*?[\]{}]/.test(path))
+      ctx.addIssue({ code: "custom", message: "a unix socket is one path: no pattern characters" });
+    if (
+      path !== "" &&
+      (path.endsWith("/") ||
+        path
+          .split("/")
+          .slice(1)
+          .some((s) => s === "" || s === "."))
+    )
+      ctx.addIssue({ code: "custom", message: "a unix socket path may not contain '.', '//' or end in '/'" });
+  }),
+);
+
 /** A program name (`date`), an absolute path, or a program with a fixed first argument (`git log`). */
 export const Executable = z
   .string()
@@ -86,6 +109,8 @@ export const Capabilities = z.strictObject({
   read: z._default(z.array(PathPattern), []),
   write: z._default(z.array(PathPattern), []),
   network: z._default(z.array(Destination), []),
+  /** Pathname unix sockets (kernel layer only: L3 refuses every other one). */
+  sockets: z._default(z.array(SocketPath), []),
   exec: z._default(z.array(Executable), []),
   env: z._default(z.array(EnvName), []),
 });

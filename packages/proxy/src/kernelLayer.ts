@@ -63,7 +63,7 @@ export async function prepareKernelLayer(options: {
   const { PendingLoader } = await import("@mcpguard/kernel/loader");
   let loader =
     options.cgroup !== undefined && existsSync(bins.loader)
-      ? new PendingLoader({ cgroup: options.cgroup, lsm: false })
+      ? new PendingLoader({ cgroup: options.cgroup, lsm: false, unix: true })
       : undefined;
   if (loader) options.onStep?.("loaderSpawned");
   const abort = () => loader?.abort();
@@ -81,11 +81,14 @@ export async function prepareKernelLayer(options: {
           "see `mcpguard doctor`, or pass --l3-allow-partial to run with those left open",
       );
     }
-    if (loader && (backends.net.backend === null || loader.lsm !== probe.lsm)) {
+    if (
+      loader &&
+      (backends.net.backend === null || loader.lsm !== probe.lsm || loader.unix !== probe.unixBpf)
+    ) {
       loader.abort();
       loader =
         backends.net.backend !== null && options.cgroup !== undefined
-          ? new PendingLoader({ cgroup: options.cgroup, lsm: probe.lsm })
+          ? new PendingLoader({ cgroup: options.cgroup, lsm: probe.lsm, unix: probe.unixBpf })
           : undefined;
     }
     return { kernel, probe, backends, loader, abort };
@@ -223,12 +226,14 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
       writable: options.writable,
     });
     secretsOutOfReach(options, () => kernel.planAccess(options.needs, resolved.argv, options.env));
+    kernel.checkSockets(options.needs, options.env);
     const guard = await kernel.KernelGuard.start({
       cgroup,
       needs: options.needs,
       argv: resolved.argv,
       env: options.env,
       lsm: probe.lsm,
+      unix: probe.unixBpf,
       loader,
       onEvent: options.onEvent,
       onLoaderLost: options.onLoaderLost,

@@ -14,14 +14,16 @@
  *   is the working folder, HOME or `/` itself;
  * - a file it reads elsewhere (a setting, a system file) is that file;
  * - a program is its name when PATH finds the same file, else its path; a destination is the host
- *   (from a refused DNS name) or `address:port`; a SQL refusal its statement class;
+ *   (from a refused DNS name) or `address:port`; a pathname unix socket its path, as the server
+ *   named it; a SQL refusal its statement class;
  * - paths are written back with the policy's variables ({{cwd}}, {{home}}, {{tmp}}) from the start
  *   record's `world`, so a policy learnt in one folder holds in another.
  *
  * Never proposed, and listed with why: a secret location (the validator's list: ~/.ssh, ~/.aws,
  * keys, /etc/shadow, /proc, ..., plus browser profiles and keyrings), a place that runs code at
  * login or commit (for writes), the guard's own files (policy, audit log, key, mcpguard's state
- * folder), a grant that would cover `/`, `/home`, `/root` or HOME whole, an L1 refusal that is no
+ * folder), a socket of a daemon that runs what it is sent as root (a container engine's, systemd's
+ * private bus: {@link ROOT_SOCKETS}), a grant that would cover `/`, `/home`, `/root` or HOME whole, an L1 refusal that is no
  * missing grant (an option injection, a dynamic command, an undeclared argument) and every L2 or
  * AgentBound refusal (an override turns an L2 rule off, by hand). Refusals at start are listed; a
  * server that went on to answer calls did without them, so they are proposed only on request.
@@ -30,10 +32,10 @@
  * the other. Learning from calls made one at a time (what a person does) is exact.
  */
 import { realpathSync, statSync } from "node:fs";
-import { basename, delimiter, dirname, isAbsolute, join, resolve } from "node:path";
+import { basename, delimiter, dirname, isAbsolute, join, normalize, resolve } from "node:path";
 import type { AuditRecord } from "./auditRecords.js";
 
-type Capability = "read" | "write" | "exec" | "network" | "sql";
+type Capability = "read" | "write" | "exec" | "network" | "sockets" | "sql";
 
 /** What {{cwd}}, {{home}} and {{tmp}} stood for in a session. */
 export interface World {
@@ -220,6 +222,25 @@ const EXEC_CALLS = new Set(["execve", "execveat"]);
 const OPEN_CALLS = new Set(["open", "openat", "openat2"]);
 const NET_CALLS = new Set(["connect", "sendto", "sendmsg"]);
 
+/**
+ * Sockets of daemons that run what any client sends them with root's rights (start a privileged
+ * container, a unit, a VM): a grant of one is a grant of the host, never learnt. By file name,
+ * wherever the daemon keeps it.
+ */
+const ROOT_SOCKETS = new Set([
+  "docker.sock",
+  "containerd.sock",
+  "podman.sock",
+  "crio.sock",
+  "buildkitd.sock",
+  "libvirt-sock",
+  "snapd.socket",
+]);
+const rootSocket = (path: string) =>
+  ROOT_SOCKETS.has(basename(path)) ||
+  path === "/run/systemd/private" ||
+  /\/(?:lxd|incus)\/unix\.socket$/.test(path);
+
 /** What a kernel refusal lacked: from its access (an open's flags, a BPF LSM hook's), else its call. */
 function kernelNeed(k: Record<string, unknown>, world: World): NonNullable<Refusal["need"]>[] {
   const path = typeof k.path === "string" && k.path !== "" ? resolve(world.cwd, k.path) : undefined;
@@ -233,6 +254,9 @@ function kernelNeed(k: Record<string, unknown>, world: World): NonNullable<Refus
     return [{ capability: "network", value: cut ? `*.${cut[1]}` : name.replace(/\.$/, "") }];
   }
   const call = String(k.syscall ?? k.op ?? "");
+  // The kernel layer compares a socket's name as the server gave it (bpf/unix.bpf.h): no resolving.
+  if (/_unix$/.test(call))
+    return typeof k.path === "string" ? [{ capability: "sockets", value: k.path }] : [];
   if (address && (NET_CALLS.has(call) || /^(connect|sendmsg|socket_connect|socket_sendmsg)/.test(call)))
     return [
       {
@@ -359,6 +383,14 @@ function propose(
   if (!options.tools.has(tool)) return { why: `the policy does not declare the tool "${tool}"` };
   const { capability, value } = need;
   if (capability === "network" || capability === "sql") return { tool, capability, value };
+  if (capability === "sockets") {
+    if (rootSocket(value)) return { why: `${value} is a daemon's socket that runs what it is sent as root` };
+    if (!isAbsolute(value) || normalize(value) !== value)
+      return {
+        why: `${value} is not a socket's absolute, normal path: the server must name the socket as the grant does`,
+      };
+    return { tool, capability, value: withVariables(value, world) };
+  }
   if (capability === "exec") {
     const path = value.includes("/") ? resolve(world.cwd, value) : undefined;
     if (path) {
@@ -456,6 +488,7 @@ interface ToolFields {
   read?: string[];
   write?: string[];
   network?: string[];
+  sockets?: string[];
   exec?: string[];
   sql?: string[];
 }

@@ -24,7 +24,7 @@ const MOVE = new Set(["rename", "renameat", "renameat2", "link", "linkat"]);
 
 /**
  * One refusal as a few words: "exec /usr/bin/npx", "open /etc/resolv.conf", "connect 1.2.3.4:443",
- * "sendto 10.0.0.1:9".
+ * "sendto 10.0.0.1:9", "connect unix socket /run/docker.sock".
  */
 export function describeDenial(event: KernelEvent): string | undefined {
   const path = typeof event.path === "string" ? event.path : undefined;
@@ -43,6 +43,7 @@ export function describeDenial(event: KernelEvent): string | undefined {
     const op = String(event.op);
     // A datagram refused is a sendto (sendmsg4/6, socket_sendmsg), not a connection.
     if (where) return `${/^bind/.test(op) ? "bind" : /sendmsg/.test(op) ? "sendto" : "connect"} ${where}`;
+    if (/_unix$/.test(op) && path) return `${/sendmsg/.test(op) ? "sendto" : "connect"} unix socket ${path}`;
     if (path) return `${String(event.op).replace(/^(file_|path_|inode_)/, "")} ${path}`;
     return `${String(event.op)}`;
   }

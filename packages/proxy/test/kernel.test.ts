@@ -52,7 +52,7 @@ describe.skipIf(!ready)("L3 configs", () => {
     await s.client.close();
     const log = readNdjson(s.log);
     expect(log.find((e) => e.event === "start")).toMatchObject({
-      l3: { file: "landlock", exec: "landlock", net: "cgroup-bpf", unix: "landlock" },
+      l3: { file: "landlock", exec: "landlock", net: "cgroup-bpf", unix: "landlock+cgroup-bpf" },
     });
     expect(log.filter((e) => e.type === "decision").map((e) => e.decision)).toEqual(["allow", "allow"]);
     // The path as the server passed it to openat.

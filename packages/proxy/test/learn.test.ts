@@ -285,6 +285,40 @@ describe("learning from a log", () => {
     ]);
   });
 
+  it("learns a refused unix socket by the name the server gave, never a root daemon's", () => {
+    const unix = (op: string, path: string) => ({
+      type: "kernel",
+      event: "deny",
+      decision: "deny",
+      backend: "cgroup-bpf",
+      op,
+      pid: 1,
+      comm: "node",
+      af: 1,
+      proto: "stream",
+      path,
+    });
+    const result = learn(
+      records(w, [
+        call("notify"),
+        unix("connect_unix", "/home/ann/.ssh-agent.sock"),
+        unix("sendmsg_unix", "/run/systemd/journal/socket"),
+        unix("connect_unix", "/var/run/docker.sock"),
+        unix("connect_unix", "/run/systemd/private"),
+        unix("connect_unix", "run/app.sock"),
+      ]),
+      options({ notify: {} }),
+      describeRecord,
+    );
+    expect(result.proposals.map((p) => `${p.tool} ${p.capability} ${p.value}`).sort()).toEqual([
+      "notify sockets /run/systemd/journal/socket",
+      "notify sockets {{home}}/.ssh-agent.sock",
+    ]);
+    expect(result.notProposed.map((n) => n.why).join("\n")).toMatch(
+      /docker\.sock is a daemon's socket[\s\S]*private is a daemon's socket[\s\S]*run\/app\.sock is not a socket's absolute/,
+    );
+  });
+
   it("takes an L1 refusal's needs from the record, and never proposes for an L2 refusal", () => {
     const result = learn(
       records(w, [

@@ -147,7 +147,7 @@ describe("the installed package", () => {
       const events = readNdjson(log);
       expect(events.find((e) => e.event === "start")).toMatchObject({
         config: "C-full",
-        l3: { file: "landlock", exec: "landlock", net: "cgroup-bpf", unix: "landlock" },
+        l3: { file: "landlock", exec: "landlock", net: "cgroup-bpf", unix: "landlock+cgroup-bpf" },
       });
       expect(events).toContainEqual(
         expect.objectContaining({ type: "kernel", event: "denied", backend: "landlock", path: outside }),
