@@ -234,7 +234,9 @@ describe("sink", () => {
 
   it("stops waiting in drain after 500 ms, even for a connection that never goes quiet", async () => {
     await withWorld(async ({ sink }) => {
-      const socket = connect({ host: "127.0.0.1", port: sink.port });
+      // No Nagle: a byte written while the last one waits for its (delayed) ACK would be held back,
+      // up to 200 ms on Linux, which the sink reads as a pause however punctual this loop is.
+      const socket = connect({ host: "127.0.0.1", port: sink.port, noDelay: true });
       await new Promise((resolve) => socket.once("connect", resolve));
       const chatter = setInterval(() => socket.write("."), 30);
       // The chatter never pauses 100 ms only while this event loop runs its timers on time: on a

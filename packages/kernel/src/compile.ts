@@ -711,6 +711,7 @@ export async function compile(
   options: { privateProc?: boolean } = {},
 ): Promise<Compiled> {
   if (argv.length === 0) throw new Error("no server command to compile a ruleset for");
+  checkSockets(needs, env);
   const rules = fileRules(needs, argv, env);
   if (options.privateProc) {
     rules.add(PROC, READ);

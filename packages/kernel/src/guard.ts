@@ -24,7 +24,10 @@ export interface GuardOptions {
   env: NodeJS.ProcessEnv;
   /** Attach the BPF LSM programs too (hosts where the probe loaded one). */
   lsm: boolean;
-  /** Attach the pathname unix socket programs too (hosts where the probe loaded them; default no). */
+  /**
+   * Attach the pathname unix socket programs too (hosts where the probe loaded them). Default: as
+   * the loader given in `loader` was started, else no.
+   */
   unix?: boolean;
   onEvent: (event: KernelEvent) => void;
   /** How long the loader may take to load, verify and attach. */
@@ -122,7 +125,11 @@ export class KernelGuard {
     // the policy is compiled meanwhile; it attaches them as soon as the cgroup exists (guarding
     // nothing until the policy fills their maps: every socket of the cgroup is refused till then).
     const pending = options.loader ?? new PendingLoader(options);
-    if (pending.cgroup !== options.cgroup || pending.lsm !== options.lsm || pending.unix !== !!options.unix) {
+    if (
+      pending.cgroup !== options.cgroup ||
+      pending.lsm !== options.lsm ||
+      (options.unix !== undefined && pending.unix !== options.unix)
+    ) {
       pending.abort();
       const programs = (o: { lsm: boolean; unix?: boolean }) =>
         `${o.lsm ? " with" : " without"} LSM,${o.unix ? " with" : " without"} unix socket programs`;

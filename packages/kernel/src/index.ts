@@ -1,6 +1,5 @@
 export { type Binaries, binaries, KERNEL_LAYER_MANIFEST, whyAbsent } from "./binaries.js";
 export {
-  checkSockets,
   compile,
   encodeRecords,
   type KernelNeeds,

@@ -226,14 +226,12 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
       writable: options.writable,
     });
     secretsOutOfReach(options, () => kernel.planAccess(options.needs, resolved.argv, options.env));
-    kernel.checkSockets(options.needs, options.env);
     const guard = await kernel.KernelGuard.start({
       cgroup,
       needs: options.needs,
       argv: resolved.argv,
       env: options.env,
       lsm: probe.lsm,
-      unix: probe.unixBpf,
       loader,
       onEvent: options.onEvent,
       onLoaderLost: options.onLoaderLost,
