@@ -19,11 +19,12 @@ import {
   statSync,
 } from "node:fs";
 import { isIP } from "node:net";
-import { basename, delimiter, dirname, isAbsolute, join, normalize } from "node:path";
+import { basename, delimiter, dirname, isAbsolute, join } from "node:path";
 import { TRUST_VARIABLES } from "@mcpguard/protocol";
 import { KernelSetupError } from "./loader.js";
 import { LANDLOCK_MIN_ABI } from "./probe.js";
 import { systemNameServers, type Upstream } from "./resolver.js";
+import { socketRefusal } from "./sockets.js";
 
 export interface KernelNeeds {
   /** Canonical absolute files or directories the server may read. */
@@ -759,34 +760,6 @@ export async function compile(
     );
   }
   return { ...emit(rules, network, ports, records), notes: rules.notes };
-}
-
-/** sizeof(sockaddr_un.sun_path): the longest name a pathname unix socket can have. */
-const SUN_PATH_BYTES = 108;
-
-/**
- * Why the server may not be granted a pathname unix socket, or null. The kernel layer compares
- * the name the server gives with the granted one as a string (bpf/unix.bpf.h), which is exact
- * only if nothing the server may change stands in the path: so the path must be the one spelling
- * the kernel reads back (absolute and normal), and no folder it passes through (as written, and
- * the real folders its symlinks lead to) may lie in a write grant, where the server could put a
- * symlink to any other socket in its place. The socket itself may be missing (a daemon not yet
- * running).
- */
-function socketRefusal(path: string, writable: readonly string[]): string | null {
-  if (!isAbsolute(path) || normalize(path) !== path || path.endsWith("/"))
-    return `the unix socket ${path} must be an absolute path without ".", ".." or "//"`;
-  if (Buffer.byteLength(path) > SUN_PATH_BYTES)
-    return `the unix socket ${path} is longer than the ${SUN_PATH_BYTES} bytes a socket's name may have`;
-  const inWrite = (dir: string) =>
-    writable.find((w) => dir === w || dir.startsWith(w === "/" ? "/" : `${w}/`));
-  for (let dir = dirname(path); ; dir = dirname(dir)) {
-    const real = existsSync(dir) ? realpathSync(dir) : dir;
-    const grant = inWrite(dir) ?? inWrite(real);
-    if (grant)
-      return `the unix socket ${path} lies in ${real === dir ? dir : `${dir} (${real})`}, which the server may write (${grant}): it could put a symlink to any socket in its place`;
-    if (dir === "/") return null;
-  }
 }
 
 /**

@@ -219,15 +219,29 @@ describe("unix socket grants", () => {
     for (const path of ["run/app.sock", "/run/../run/app.sock", "/run//app.sock", "/run/app.sock/"])
       expect(grant([path]), path).toThrow(/absolute path without/);
     expect(grant([`/${"s".repeat(108)}`])).toThrow(/longer than the 108 bytes/);
-    // In a write grant, below one (a folder not made yet), or through a symlink that leads into one.
-    mkdirSync(join(root, "sockets"), { recursive: true });
-    symlinkSync(ws, join(root, "sockets", "via-link"));
-    for (const path of [
-      join(ws, "app.sock"),
-      join(ws, "not", "yet", "app.sock"),
-      join(root, "sockets", "via-link", "app.sock"),
-    ])
+    // In a write grant, or below one in a folder not made yet.
+    for (const path of [join(ws, "app.sock"), join(ws, "not", "yet", "app.sock")])
       expect(grant([path], [ws]), path).toThrow(/which the server may write/);
+    // Through a symlink, wherever it leads (the socket's own name included, a link whose target is
+    // missing, a link that leads out through a link in a write grant), or on procfs, whose links
+    // lead where the process that follows them points them.
+    const sockets = join(root, "sockets");
+    mkdirSync(sockets, { recursive: true });
+    symlinkSync(ws, join(sockets, "via-link"));
+    symlinkSync(join(ws, "real.sock"), join(sockets, "link.sock"));
+    symlinkSync(join(ws, "not-yet"), join(sockets, "dangling"));
+    symlinkSync(root, join(ws, "out"));
+    symlinkSync(join(ws, "out", "sockets"), join(sockets, "hop"));
+    for (const path of [
+      join(sockets, "via-link", "app.sock"),
+      join(sockets, "link.sock"),
+      join(sockets, "dangling", "app.sock"),
+      join(sockets, "hop", "app.sock"),
+      "/dev/fd/3",
+    ])
+      expect(grant([path], [ws]), path).toThrow(/passes through the symlink/);
+    for (const path of ["/proc/1/fd/3", "/proc/1/cwd/app.sock"])
+      expect(grant([path]), path).toThrow(/lies on procfs \(\/proc\)/);
     // A write grant below the socket's folder changes nothing on its way.
     expect(grant([join(root, "app.sock")], [ws])).not.toThrow();
   });

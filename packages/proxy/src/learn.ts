@@ -32,7 +32,8 @@
  * the other. Learning from calls made one at a time (what a person does) is exact.
  */
 import { realpathSync, statSync } from "node:fs";
-import { basename, delimiter, dirname, isAbsolute, join, normalize, resolve } from "node:path";
+import { basename, delimiter, dirname, isAbsolute, join, resolve } from "node:path";
+import { socketRefusal } from "@mcpguard/kernel/sockets";
 import type { AuditRecord } from "./auditRecords.js";
 
 type Capability = "read" | "write" | "exec" | "network" | "sockets" | "sql";
@@ -223,23 +224,43 @@ const OPEN_CALLS = new Set(["open", "openat", "openat2"]);
 const NET_CALLS = new Set(["connect", "sendto", "sendmsg"]);
 
 /**
- * Sockets of daemons that run what any client sends them with root's rights (start a privileged
- * container, a unit, a VM): a grant of one is a grant of the host, never learnt. By file name,
- * wherever the daemon keeps it.
+ * Sockets of daemons that run what a client sends them with root's rights (start a privileged
+ * container, a unit, a VM), or, on the system bus, what a client running as root asks (systemd's
+ * StartTransientUnit): a grant of one is a grant of the host, never learnt. By file name, wherever
+ * the daemon keeps it, and by the name of what a symlink leads to.
  */
 const ROOT_SOCKETS = new Set([
   "docker.sock",
+  "cri-dockerd.sock",
   "containerd.sock",
+  "containerd.sock.ttrpc",
   "podman.sock",
   "crio.sock",
   "buildkitd.sock",
   "libvirt-sock",
+  "virtqemud-sock",
+  "virtproxyd-sock",
+  "virtnetworkd-sock",
+  "virtstoraged-sock",
   "snapd.socket",
+  "system_bus_socket",
 ]);
 const rootSocket = (path: string) =>
-  ROOT_SOCKETS.has(basename(path)) ||
-  path === "/run/systemd/private" ||
-  /\/(?:lxd|incus)\/unix\.socket$/.test(path);
+  [path, resolvedOrSelf(path)].some(
+    (p) =>
+      ROOT_SOCKETS.has(basename(p)) ||
+      /^\/run\/systemd\/(?:private$|io\.systemd\.)/.test(p) ||
+      /\/(?:lxd|incus)\/unix\.socket$/.test(p),
+  );
+
+/** The path with its symlinks resolved, where it exists. */
+function resolvedOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
 
 /** What a kernel refusal lacked: from its access (an open's flags, a BPF LSM hook's), else its call. */
 function kernelNeed(k: Record<string, unknown>, world: World): NonNullable<Refusal["need"]>[] {
@@ -385,10 +406,9 @@ function propose(
   if (capability === "network" || capability === "sql") return { tool, capability, value };
   if (capability === "sockets") {
     if (rootSocket(value)) return { why: `${value} is a daemon's socket that runs what it is sent as root` };
-    if (!isAbsolute(value) || normalize(value) !== value)
-      return {
-        why: `${value} is not a socket's absolute, normal path: the server must name the socket as the grant does`,
-      };
+    // What the kernel layer would refuse to start with (a symlink or procfs on its way, ...).
+    const why = socketRefusal(value, []);
+    if (why) return { why };
     return { tool, capability, value: withVariables(value, world) };
   }
   if (capability === "exec") {

@@ -109,10 +109,16 @@ describe.skipIf(!mediated)("L3 mediates pathname unix sockets: only the policy's
     });
   }
 
-  it("refuses to start a server granted a socket in a folder it may write, or through a symlink into one", async () => {
+  it("refuses to start a server granted a socket in a folder it may write, through a symlink, or on procfs", async () => {
     mkdirSync(join(work, "run"));
     symlinkSync(join(work, "run"), join(scratch, "linked"));
-    for (const socket of [join(work, "run", "app.sock"), join(scratch, "linked", "app.sock")]) {
+    // /proc/self/fd/N and /proc/self/cwd lead wherever the server points them: any socket at all.
+    for (const socket of [
+      join(work, "run", "app.sock"),
+      join(scratch, "linked", "app.sock"),
+      "/dev/fd/3",
+      "/proc/self/cwd/app.sock",
+    ]) {
       const policy = policyWith({ exec: [HELPER], write: [join(work, "run")], sockets: [socket] });
       const r = spawnSync(
         process.execPath,
@@ -120,7 +126,9 @@ describe.skipIf(!mediated)("L3 mediates pathname unix sockets: only the policy's
         { cwd: work, encoding: "utf8", input: "" },
       );
       expect(r.status).not.toBe(0);
-      expect(r.stderr).toMatch(/unix socket .*app\.sock lies in .*which the server may write/);
+      expect(r.stderr).toMatch(
+        /unix socket .*(app\.sock|fd\/3) (lies in .*which the server may write|passes through the symlink|lies on procfs)/,
+      );
       expect(r.stderr).not.toMatch(/\n\s+at /);
     }
   });

@@ -306,6 +306,8 @@ describe("learning from a log", () => {
         unix("connect_unix", "/var/run/docker.sock"),
         unix("connect_unix", "/run/systemd/private"),
         unix("connect_unix", "run/app.sock"),
+        unix("connect_unix", "/proc/self/fd/3"),
+        unix("connect_unix", "/dev/fd/3"),
       ]),
       options({ notify: {} }),
       describeRecord,
@@ -315,7 +317,7 @@ describe("learning from a log", () => {
       "notify sockets {{home}}/.ssh-agent.sock",
     ]);
     expect(result.notProposed.map((n) => n.why).join("\n")).toMatch(
-      /docker\.sock is a daemon's socket[\s\S]*private is a daemon's socket[\s\S]*run\/app\.sock is not a socket's absolute/,
+      /docker\.sock is a daemon's socket[\s\S]*private is a daemon's socket[\s\S]*run\/app\.sock must be an absolute path[\s\S]*\/proc\/self\/fd\/3 lies on procfs[\s\S]*\/dev\/fd\/3 passes through the symlink \/dev\/fd/,
     );
   });
 
