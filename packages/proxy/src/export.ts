@@ -101,6 +101,7 @@ export async function policyGrant(options: PolicyGrantOptions): Promise<Grant> {
     write: [] as string[],
     exec: [] as string[],
     network: [] as string[],
+    sockets: [] as string[],
     shell: false,
   };
   let keep = new Set<string>();

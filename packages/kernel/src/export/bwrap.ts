@@ -12,6 +12,7 @@ import {
   hiddenDirectories,
   networkSummary,
   sandboxNotes,
+  socketsSummary,
   viewEntries,
   withheldNote,
 } from "./common.js";
@@ -30,6 +31,8 @@ export function bwrapArgs(grant: Grant): string[] {
     args.push("--symlink", link.target, link.path);
   }
   for (const dir of hiddenDirectories(grant, view)) args.push("--dir", dir);
+  // A socket is reached through its file: bound in, where it exists when the sandbox starts.
+  for (const socket of grant.sockets) args.push("--bind-try", socket, socket);
   args.push("--remount-ro", "/", "--chdir", grant.cwd);
   for (const name of grant.env.withheld) args.push("--unsetenv", name);
   return args;
@@ -56,6 +59,7 @@ function bwrapNotes(grant: Grant): string[] {
         ]
       : []),
     "proc: /proc is not mounted (the kernel layer does not grant it either)",
+    `unix sockets: a pathname socket is reached through its file, so only those in the view can be; ${socketsSummary(grant)}${grant.sockets.length ? " (bound in with --bind-try, where it exists at start)" : ""}`,
   ];
 }
 

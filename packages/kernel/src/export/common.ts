@@ -50,6 +50,11 @@ export function withheldNote(grant: Grant, how: string): string {
     : `environment: nothing to withhold at export time; a variable set after the export reaches the server${kept}`;
 }
 
+/** The policy's unix sockets in a few words. */
+export function socketsSummary(grant: Grant): string {
+  return grant.sockets.length ? `the policy names ${grant.sockets.join(", ")}` : "the policy names none";
+}
+
 export function networkSummary(grant: Grant): string {
   return grant.network.length ? grant.network.map(destinationText).join(", ") : "no destination";
 }

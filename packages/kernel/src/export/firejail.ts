@@ -14,6 +14,7 @@ import {
   hiddenDirectories,
   networkSummary,
   sandboxNotes,
+  socketsSummary,
   type ViewEntry,
   viewEntries,
   withheldNote,
@@ -113,6 +114,7 @@ function firejailNotes(grant: Grant): string[] {
         ]
       : []),
     'run: never with "--" (firejail then runs the command through /bin/bash), and the program as an absolute path',
+    `unix sockets: firejail has no rule for them; every socket under /run (kept whole) or in the view can be reached, any other cannot; ${socketsSummary(grant)}`,
   ];
 }
 

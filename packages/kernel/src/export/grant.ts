@@ -51,6 +51,8 @@ export interface Grant {
   links: { path: string; target: string }[];
   /** Network destinations; port 0 is any port. */
   network: { host: string; port: number }[];
+  /** Pathname unix sockets the server may connect to, as the policy names them. */
+  sockets: string[];
   /** Programs the policy lets the server run (names or paths), `sh` first when a tool runs shell commands. */
   programs: string[];
   env: {
@@ -212,6 +214,7 @@ export function buildGrant(input: GrantInput): Grant {
       .map(([path, target]) => ({ path, target }))
       .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
     network: input.needs.network.map(splitDestination),
+    sockets: [...(input.needs.sockets ?? [])],
     programs: [...new Set([...(input.needs.shell ? ["sh"] : []), ...input.needs.exec])],
     env: { kept: [...input.keptEnv].sort(), withheld: [...input.withheldEnv].sort() },
     limits: input.limits,

@@ -5,7 +5,7 @@
  * seccomp filter that sit beside it are described in the notes.
  */
 import { LANDLOCK_MIN_ABI } from "../probe.js";
-import { type Exported, networkSummary, sandboxNotes } from "./common.js";
+import { type Exported, networkSummary, sandboxNotes, socketsSummary } from "./common.js";
 import type { Grant } from "./grant.js";
 
 /** Every filesystem right of ABI 6, as the launcher names them; all are handled (denied unless granted). */
@@ -42,7 +42,7 @@ function landlockNotes(grant: Grant): string[] {
       ? "network: a destination without a port, so TCP ports are not handled here; addresses are checked by the cgroup BPF programs"
       : `network: TCP connect and bind only to ports ${ports.length ? ports.join(", ") : "(none)"}; Landlock sees ports, not addresses: ${networkSummary(grant)} by address, UDP, IPv6 and raw sockets are the cgroup BPF programs' (not in this file)`,
     "exec: execute is granted on the interpreter, its ELF loader and the programs the policy names; a child of the interpreter itself (python3 -c, node -e) is allowed by the rule that starts the server",
-    "not covered by Landlock: pathname unix sockets, hard links that already sit in a granted tree, stat metadata; memfd exec, execveat and foreign socket families are the seccomp filter's",
+    `not covered by Landlock: pathname unix sockets (the cgroup BPF connect_unix and sendmsg_unix programs', not in this file: ${socketsSummary(grant)}), hard links that already sit in a granted tree, stat metadata; memfd exec, execveat and foreign socket families are the seccomp filter's`,
     "scopes: signals and abstract unix sockets outside the sandbox are refused",
     `environment: filtered by the proxy at spawn (kept beyond the world's: ${grant.env.kept.length ? grant.env.kept.join(", ") : "none"}), not by Landlock`,
   ];

@@ -3,7 +3,7 @@
  * it is checked against golden files only; its paths are this host's, so export it on the Mac
  * that will run the server.
  */
-import { type Exported, sandboxNotes } from "./common.js";
+import { type Exported, sandboxNotes, socketsSummary } from "./common.js";
 import { ExportError, type Grant, hasControl } from "./grant.js";
 
 /** An SBPL string literal. */
@@ -28,6 +28,9 @@ function sbplNotes(grant: Grant): string[] {
       : "environment: sandbox-exec passes the environment through whole",
     "limits: none (use launchd or ulimit)",
     "paths: those of the host that exported it (Linux paths here); export on the Mac that runs the server",
+    ...(grant.sockets.length
+      ? [`unix sockets: network-outbound to each socket's path; ${socketsSummary(grant)}`]
+      : []),
   ];
 }
 
@@ -67,6 +70,7 @@ function sbplProfile(grant: Grant): string {
     );
     lines.push('(allow network-outbound (literal "/private/var/run/mDNSResponder"))');
   }
+  for (const socket of grant.sockets) lines.push(`(allow network-outbound (literal ${str(socket)}))`);
   return `${lines.join("\n")}\n`;
 }
 

@@ -7,7 +7,14 @@
  */
 import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { type Exported, networkSummary, sandboxNotes, shellQuote, withheldNote } from "./common.js";
+import {
+  type Exported,
+  networkSummary,
+  sandboxNotes,
+  shellQuote,
+  socketsSummary,
+  withheldNote,
+} from "./common.js";
 import { destinationText, type Grant, within } from "./grant.js";
 
 export { shellQuote } from "./common.js";
@@ -137,6 +144,7 @@ export function srtSettings(
       deniedDomains: [],
       strictAllowlist: true,
       allowLocalBinding: false,
+      ...(grant.sockets.length ? { allowUnixSockets: [...grant.sockets] } : {}),
     },
     filesystem: {
       denyRead: ["/"],
@@ -168,7 +176,7 @@ function srtNotes(grant: Grant, options: SrtOptions = {}): string[] {
       : []),
     withheldNote(grant, "denies (credentials.envVars)"),
     "environment: srt adds its own variables (proxy settings, TMPDIR=/tmp/claude); the run command sets TMPDIR back",
-    "unix sockets: srt refuses socket(AF_UNIX) with seccomp (MCPGuard leaves pathname unix sockets open)",
+    `unix sockets: srt refuses socket(AF_UNIX) on Linux with seccomp, whatever the path; ${socketsSummary(grant)}${grant.sockets.length ? " (in allowUnixSockets, which srt honours on macOS only; allowAllUnixSockets would open every socket in its view)" : ""}`,
     "limits: none (srt has no cgroup or rlimit option; see --format cgroup)",
     ...(options.runtime
       ? [
