@@ -373,11 +373,12 @@ static void restrict_self(const struct ruleset *rs)
  * system administration, module loading, BPF, tracing and raw device access go; what ordinary
  * file work as root needs (ownership, DAC, setuid to drop privileges, kill) stays. Not
  * DAC_READ_SEARCH: DAC_OVERRIDE reads as much, and open_by_handle_at, which needs it, opens any
- * file of a filesystem through a descriptor of one of its folders, beneath no Landlock rule.
+ * file of a filesystem through a descriptor of one of its folders, beneath no Landlock rule. Not
+ * SYS_CHROOT: under a root of its choosing the server would make every name it gives mean another
+ * file, and the unix socket programs judge names (bpf/unix.bpf.h).
  */
-static const int KEEP_CAPS[] = { 0 /* CHOWN */,	     1 /* DAC_OVERRIDE */, 3 /* FOWNER */,
-				 4 /* FSETID */,     5 /* KILL */,	   6 /* SETGID */,
-				 7 /* SETUID */,     10 /* NET_BIND_SERVICE */, 18 /* SYS_CHROOT */,
+static const int KEEP_CAPS[] = { 0 /* CHOWN */,	 1 /* DAC_OVERRIDE */, 3 /* FOWNER */,		 4 /* FSETID */,
+				 5 /* KILL */,	 6 /* SETGID */,       7 /* SETUID */,		 10 /* NET_BIND_SERVICE */,
 				 37 /* AUDIT_READ */ };
 
 static int keep_cap(int cap)

@@ -29,6 +29,7 @@
  *   mcpguard-test-helper unix PATH         connect a stream socket, then send a datagram, to the
  *                                          pathname unix socket PATH (a name of at most 107
  *                                          bytes): {"connect":"ok"|ERRNO,"sendto":"ok"|ERRNO}
+ *   mcpguard-test-helper chroot DIR        chroot(DIR): {"chroot":"ok"|ERRNO}
  *   mcpguard-test-helper fsize PATH BYTES  write BYTES bytes to PATH: {"wrote":N,"error":ERRNO|null}
  *   mcpguard-test-helper meta PATH         change PATH's metadata, each back as it was:
  *                                          {"chmod":..,"chown":..,"utimes":..,"xattr":..}, "ok" or
@@ -485,6 +486,10 @@ int main(int argc, char **argv)
 		return connect_abstract(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "unix"))
 		return connect_unix(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "chroot")) {
+		printf("{\"chroot\":\"%s\"}\n", chroot(argv[2]) ? errname(errno) : "ok");
+		return 0;
+	}
 	if (argc == 4 && !strcmp(argv[1], "fsize"))
 		return write_bytes(argv[2], atol(argv[3]));
 	if (argc == 3 && !strcmp(argv[1], "meta"))
@@ -496,7 +501,7 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "handle"))
 		return by_handle(argv[2], argv[3]);
 	fprintf(stderr, "usage: mcpguard-test-helper memfd-exec | socket FAMILY PROTOCOL | forks N | hog MIB | read PATH"
-			" | shm KEY TEXT | msg KEY TEXT | userns | keyctl | bind-abstract NAME SECONDS | connect-abstract NAME | unix PATH | fsize PATH BYTES"
+			" | shm KEY TEXT | msg KEY TEXT | userns | keyctl | bind-abstract NAME SECONDS | connect-abstract NAME | unix PATH | chroot DIR | fsize PATH BYTES"
 			" | meta PATH | replace PATH | move FROM TO | handle PATH DIR\n");
 	return 2;
 }

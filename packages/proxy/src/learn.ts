@@ -224,10 +224,12 @@ const OPEN_CALLS = new Set(["open", "openat", "openat2"]);
 const NET_CALLS = new Set(["connect", "sendto", "sendmsg"]);
 
 /**
- * Sockets of daemons that run what a client sends them with root's rights (start a privileged
- * container, a unit, a VM), or, on the system bus, what a client running as root asks (systemd's
- * StartTransientUnit): a grant of one is a grant of the host, never learnt. By file name, wherever
- * the daemon keeps it, and by the name of what a symlink leads to.
+ * Sockets of daemons that run what a client sends them with their own rights, root's or the user's
+ * (start a privileged container, a unit, a VM, a shell in a terminal multiplexer), or, on a D-Bus
+ * bus, what a client running as root or as the user asks (systemd's StartTransientUnit): a grant of
+ * one is a grant of the host or of the user's session outside the sandbox, never learnt. By file
+ * name, wherever the daemon keeps it, and by the name of what a symlink leads to. Agents that use
+ * a key (ssh-agent, gpg-agent) are secret locations: `sensitive` judges them.
  */
 const ROOT_SOCKETS = new Set([
   "docker.sock",
@@ -244,13 +246,17 @@ const ROOT_SOCKETS = new Set([
   "virtstoraged-sock",
   "snapd.socket",
   "system_bus_socket",
+  "control", // udev's, /run/udev/control
 ]);
 const rootSocket = (path: string) =>
   [path, resolvedOrSelf(path)].some(
     (p) =>
       ROOT_SOCKETS.has(basename(p)) ||
-      /^\/run\/systemd\/(?:private$|io\.systemd\.)/.test(p) ||
-      /\/(?:lxd|incus)\/unix\.socket$/.test(p),
+      /^\/run\/(?:user\/\d+\/)?systemd\/(?:private$|io\.systemd\.|userdb\/)/.test(p) ||
+      /^\/run\/user\/\d+\/bus$/.test(p) ||
+      /\/(?:lxd|incus)\/unix\.socket$/.test(p) ||
+      /\/(?:tmux-\d+\/[^/]+|screen\/S-[^/]+\/[^/]+|\.screen\/[^/]+)$/.test(p) ||
+      /\/S\.gpg-agent(?:\.[a-z]+)?$|\/ssh-[^/]+\/agent\.\d+$|ssh-agent[^/]*\.sock(?:et)?$/.test(p),
   );
 
 /** The path with its symlinks resolved, where it exists. */
@@ -405,8 +411,13 @@ function propose(
   const { capability, value } = need;
   if (capability === "network" || capability === "sql") return { tool, capability, value };
   if (capability === "sockets") {
-    if (rootSocket(value)) return { why: `${value} is a daemon's socket that runs what it is sent as root` };
-    // What the kernel layer would refuse to start with (a symlink or procfs on its way, ...).
+    if (rootSocket(value))
+      return {
+        why: `${value} is the socket of a daemon or agent that acts for its client outside the sandbox`,
+      };
+    const secret = options.sensitive(value, false, world);
+    if (secret) return { why: `${value} is ${secret}` };
+    // What the kernel layer would refuse to start with, whatever the policy (procfs on its way, ...).
     const why = socketRefusal(value, []);
     if (why) return { why };
     return { tool, capability, value: withVariables(value, world) };

@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AuditRecord } from "../src/auditRecords.ts";
+import { report } from "../src/commands/policyLearn.ts";
 import { applyProposals, type LearnOptions, learn, withVariables } from "../src/learn.ts";
 import { connect, MCPGUARD, toolText } from "./helpers.ts";
 
@@ -301,24 +302,51 @@ describe("learning from a log", () => {
     const result = learn(
       records(w, [
         call("notify"),
-        unix("connect_unix", "/home/ann/.ssh-agent.sock"),
+        unix("connect_unix", "/home/ann/.local/share/app/app.sock"),
         unix("sendmsg_unix", "/run/systemd/journal/socket"),
         unix("connect_unix", "/var/run/docker.sock"),
         unix("connect_unix", "/run/systemd/private"),
         unix("connect_unix", "run/app.sock"),
         unix("connect_unix", "/proc/self/fd/3"),
         unix("connect_unix", "/dev/fd/3"),
+        unix("connect_unix", "/run/user/0/bus"),
+        unix("connect_unix", "/tmp/tmux-0/default"),
+        unix("connect_unix", "/home/ann/.gnupg/S.gpg-agent"),
+        unix("connect_unix", "/home/ann/.ssh/agent.sock"),
       ]),
       options({ notify: {} }),
       describeRecord,
     );
     expect(result.proposals.map((p) => `${p.tool} ${p.capability} ${p.value}`).sort()).toEqual([
       "notify sockets /run/systemd/journal/socket",
-      "notify sockets {{home}}/.ssh-agent.sock",
+      "notify sockets {{home}}/.local/share/app/app.sock",
     ]);
     expect(result.notProposed.map((n) => n.why).join("\n")).toMatch(
-      /docker\.sock is a daemon's socket[\s\S]*private is a daemon's socket[\s\S]*run\/app\.sock must be an absolute path[\s\S]*\/proc\/self\/fd\/3 lies on procfs[\s\S]*\/dev\/fd\/3 passes through the symlink \/dev\/fd/,
+      new RegExp(
+        [
+          "docker\\.sock is the socket of a daemon or agent",
+          "private is the socket of a daemon",
+          "run/app\\.sock must be an absolute path",
+          "/proc/self/fd/3 leads through procfs",
+          "/dev/fd/3 leads through procfs",
+          "/run/user/0/bus is the socket of a daemon",
+          "tmux-0/default is the socket of a daemon",
+          "S\\.gpg-agent is the socket of a daemon or agent",
+          "\\.ssh/agent\\.sock is (the socket|a file that holds secrets)",
+        ].join("[\\s\\S]*"),
+      ),
     );
+  });
+
+  it("prints what it read from the log with its control characters escaped", () => {
+    const result = learn(
+      records(w, [call("notify"), denied("openat", "/etc/app\u001b[2K\r+   read /etc/ok.conf", "r")]),
+      options({ notify: {} }),
+      describeRecord,
+    );
+    const text = report("s", result, result.proposals);
+    expect(text).toContain("/etc/app\\u001b[2K\\u000d+   read /etc/ok.conf");
+    expect([...text].filter((c) => c === "\u001b" || c === "\r")).toEqual([]);
   });
 
   it("takes an L1 refusal's needs from the record, and never proposes for an L2 refusal", () => {

@@ -6,6 +6,7 @@ import { AuditSetupError, auditKeyPath, loadAuditKey } from "../auditKey.js";
 import { AuditRecord, firstIssue } from "../auditRecords.js";
 import { type VerifyReport, verifyAuditLog } from "../auditVerify.js";
 import { describeDenial } from "../startupDenials.js";
+import { terminalSafe } from "../terminal.js";
 
 export const AUDIT_KEY = {
   type: "string",
@@ -313,7 +314,7 @@ export async function main(argv: string[]): Promise<number> {
   for (const e of listed) {
     if (noise.has(e)) continue;
     const where = e.type === "audit" ? "-  -" : `${e.server}  ${e.config}`;
-    process.stdout.write(`${e.time}  ${where}  ${describe(e)}\n`);
+    process.stdout.write(`${e.time}  ${terminalSafe(where)}  ${terminalSafe(describe(e))}\n`);
   }
   const grouped = matching.length - shown.length;
   const hidden = grouped

@@ -19,6 +19,7 @@ import {
 } from "../learn.js";
 import { describeDenial } from "../startupDenials.js";
 import { stateHome } from "../stateHome.js";
+import { terminalSafe } from "../terminal.js";
 import { AUDIT_KEY, check, logFiles, readRecords } from "./audit.js";
 
 export const LEARN = defineCommand({
@@ -82,7 +83,7 @@ function provenRecords(file: string, keyFile: string | undefined): AuditRecord[]
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 function where(r: Refusal): string {
-  return `${r.by}: ${r.what} [session ${r.session.slice(0, 8)}, seq ${r.seq}]`;
+  return terminalSafe(`${r.by}: ${r.what} [session ${r.session.slice(0, 8)}, seq ${r.seq}]`);
 }
 
 /** The proposals as a diff per tool, then what was not proposed and what happened at start. */
@@ -92,9 +93,9 @@ export function report(server: string, result: LearnResult, added: readonly Prop
   ];
   const tools = [...new Set(added.map((p) => p.tool))].sort();
   for (const tool of tools) {
-    lines.push(`  ${tool}`);
+    lines.push(`  ${terminalSafe(tool)}`);
     for (const p of added.filter((a) => a.tool === tool)) {
-      lines.push(`+   ${p.capability} ${p.value}`);
+      lines.push(`+   ${p.capability} ${terminalSafe(p.value)}`);
       const shown = p.because.slice(0, 3);
       for (const r of shown) lines.push(`        ${where(r)}`);
       if (p.because.length > shown.length) lines.push(`        and ${p.because.length - shown.length} more`);
@@ -103,7 +104,9 @@ export function report(server: string, result: LearnResult, added: readonly Prop
   if (result.notProposed.length) {
     lines.push("not proposed:");
     for (const { refusal, why } of result.notProposed)
-      lines.push(`  ${refusal.tool ?? "(start)"}: ${refusal.by}: ${refusal.what}\n      ${why}`);
+      lines.push(
+        `  ${terminalSafe(`${refusal.tool ?? "(start)"}: ${refusal.by}: ${refusal.what}`)}\n      ${terminalSafe(why)}`,
+      );
   }
   if (result.atStart.length) {
     lines.push("refused at start, what runtimes probe and do without (--include-start proposes them):");
@@ -111,7 +114,7 @@ export function report(server: string, result: LearnResult, added: readonly Prop
     for (const r of result.atStart) {
       if (seen.has(r.what)) continue;
       seen.add(r.what);
-      lines.push(`  ${r.by}: ${r.what}`);
+      lines.push(`  ${terminalSafe(`${r.by}: ${r.what}`)}`);
     }
   }
   return `${lines.join("\n")}\n`;
