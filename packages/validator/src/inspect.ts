@@ -2,7 +2,8 @@
  * L2 on a tool call's arguments: every string, at any depth, is inspected with the role of its
  * top-level argument (a record's keys as identifiers and its values as text). Every string gets
  * the Unicode, NUL and prompt-injection checks; structured roles are read in their NFKC form and
- * checked for confusables, then by their role's own rules. The first finding refuses the call.
+ * checked for confusables, then by their role's own rules, in the NFKC form and, where it differs,
+ * as written. The first finding refuses the call.
  * The walk is bounded: a value nested deeper than `maxDepth` is refused, never walked.
  */
 
@@ -38,7 +39,10 @@ function inspectString(value: string, role: ArgRole, scope: Scope): Finding | un
   return (
     checkConfusable(value, scope, role.startsWith("path.")) ??
     checkInjection(folded, scope) ??
-    roleCheck(folded, scope)
+    roleCheck(folded, scope) ??
+    // The server, its shell and the kernel act on the text as written (`ﬁx` names another file
+    // than `fix`, maybe a link to .git): judged that way too.
+    (folded === value ? undefined : roleCheck(value, scope))
   );
 }
 

@@ -1,3 +1,5 @@
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { inspectArguments } from "../src/index.ts";
 import { makeWorld } from "./helpers.ts";
@@ -220,6 +222,51 @@ describe("l2.command.persistence", () => {
   ])("accepts %s", (line) => {
     expect(command(line)).toBeUndefined();
   });
+});
+
+describe("a name judged by the file it reaches, not by its spelling", () => {
+  // Links the workspace holds (a clone, an earlier call) and links the line itself makes.
+  const links = makeWorld();
+  afterAll(() => links.remove());
+  mkdirSync(join(links.workspace, ".git", "hooks"), { recursive: true });
+  writeFileSync(join(links.workspace, ".git", "config"), "[core]\n");
+  writeFileSync(join(links.workspace, ".env"), "TOKEN=x\n");
+  symlinkSync(".git/hooks", join(links.workspace, "hk"));
+  symlinkSync(".git", join(links.workspace, "g"));
+  symlinkSync(".env", join(links.workspace, "envlink"));
+  const line = (text: string) => links.rule(text, "command");
+
+  it.each([
+    "printf '[core]\\n\\tfsmonitor = sh x\\n' >> g/config",
+    "printf 'sh x' > hk/pre-commit",
+    "ln -s .git/config cfg && printf '[core]\\n\\tfsmonitor = sh x\\n' >> cfg",
+    "ln -s .git gg && printf x >> gg/config",
+    "ln -sf .git/hooks/pre-commit h; cp output/hook h",
+    "ln -s -t output .git/config && tee -a output/config",
+  ])("refuses %s", (text) => {
+    expect(line(text)).toMatch(/^l2\.(command\.persistence|path\.sensitive)$/);
+  });
+
+  it("refuses reading a secret through a link to it", () => {
+    expect(line("cat envlink")).toBe("l2.path.sensitive");
+  });
+
+  it("judges a name as written too, not only in its NFKC form (a link named \ufb01x is not fix)", () => {
+    symlinkSync(".git", join(links.workspace, "\ufb01x"));
+    symlinkSync(".env", join(links.workspace, "\uff44otenv"));
+    expect(links.rule("\ufb01x/hooks/pre-commit", "path.write")).toBe("l2.path.sensitive");
+    expect(links.rule("\uff44otenv", "path.read")).toBe("l2.path.sensitive");
+    expect(line("printf x >> \ufb01x/config")).toMatch(/^l2\.(command\.persistence|path\.sensitive)$/);
+    // The folded names, which exist as nothing here, are fine.
+    expect(links.rule("fix/hooks/pre-commit", "path.write")).toBeUndefined();
+  });
+
+  it.each(["cat g/config", "ln -s notes n && echo x >> n/a.txt", "printf x > output/a.txt"])(
+    "accepts %s",
+    (text) => {
+      expect(line(text)).toBeUndefined();
+    },
+  );
 });
 
 describe("l2.path.sensitive, where the line's cd went", () => {

@@ -22,7 +22,7 @@ import { interpreter } from "./interpreter.js";
 import { invocationsOf } from "./invocations.js";
 import { persistence } from "./persistence.js";
 import { privilege } from "./privilege.js";
-import { type CommandRule, type CommandView, fileWord, place, unplaced } from "./view.js";
+import { type CommandRule, type CommandView, fileWord, madeLinks, pathsOf, place } from "./view.js";
 
 const RULES: readonly [string, CommandRule][] = [
   ["l2.command.env-dump", envDump],
@@ -85,14 +85,19 @@ function checkFiles(view: CommandView): Finding | undefined {
     ...redirects.map((r) => ({ word: r.target, write: r.op !== "<", cwd: r.cwd })),
     ...codeFiles(view),
   ];
+  const links = madeLinks(view);
   for (const { word, write, cwd } of named) {
     if (!word) continue;
     const placed = place(word, scope, cwd);
-    for (const path of placed === undefined ? unplaced(word, scope, write) : [placed]) {
+    for (const path of pathsOf(word, scope, cwd, write, links)) {
       const kind = sensitivity(path, write, scope);
       if (!kind) continue;
       const shown =
-        placed === undefined ? `${word} in a folder a cd went to at run time` : display(path, scope);
+        placed === undefined
+          ? `${word} in a folder a cd went to at run time`
+          : path === placed
+            ? display(path, scope)
+            : `${display(placed, scope)}, which leads to ${display(path, scope)}`;
       return scope.finding("l2.path.sensitive", `names ${shown}, ${describeSensitivity(kind)}`);
     }
   }

@@ -7,7 +7,7 @@ import { basename } from "node:path";
 import { gitKeyKind } from "@mcpguard/readers";
 import { SHELL_RC } from "../sensitive.js";
 import type { Invocation } from "./invocations.js";
-import { type CommandRule, type CommandView, fileWord, placesOf } from "./view.js";
+import { type CommandRule, type CommandView, fileWord, type MadeLink, madeLinks, pathsOf } from "./view.js";
 
 const SCHEDULERS = new Set(["at", "batch", "launchctl", "update-rc.d", "chkconfig"]);
 const ENABLE = new Set(["enable", "link", "reenable", "preset", "preset-all", "set-default"]);
@@ -50,7 +50,7 @@ function writtenFiles({ name, args }: Invocation): readonly string[] {
   return [];
 }
 
-function startupWrite(view: CommandView): boolean {
+function startupWrite(view: CommandView, links: readonly MadeLink[]): boolean {
   const targets = [
     ...view.redirects.filter((r) => r.op !== "<").map((r) => ({ word: r.target, cwd: r.cwd })),
     ...view.invocations.flatMap((inv) => writtenFiles(inv).map((word) => ({ word, cwd: inv.cwd }))),
@@ -58,11 +58,14 @@ function startupWrite(view: CommandView): boolean {
   return targets.some(
     ({ word, cwd }) =>
       SHELL_RC.test(basename(word)) ||
-      placesOf(word, view.scope, cwd, true).some((path) => PLACES.test(path) || WRITE_PLACES.test(path)),
+      pathsOf(word, view.scope, cwd, true, links).some(
+        (path) => PLACES.test(path) || WRITE_PLACES.test(path),
+      ),
   );
 }
 
 export const persistence: CommandRule = (view) => {
+  const links = madeLinks(view);
   for (const { name, args, cwd } of view.invocations) {
     if (name === "crontab" && !args.includes("-l")) return "installs a crontab";
     if (SCHEDULERS.has(name)) return `runs ${name}, which schedules jobs or installs services`;
@@ -71,11 +74,13 @@ export const persistence: CommandRule = (view) => {
     if (git) return git;
     const file = args
       .map(fileWord)
-      .find((w) => w !== undefined && placesOf(w, view.scope, cwd, false).some((path) => PLACES.test(path)));
+      .find(
+        (w) => w !== undefined && pathsOf(w, view.scope, cwd, false, links).some((path) => PLACES.test(path)),
+      );
     if (file) {
       return "touches a persistence location (authorized_keys, autostart, systemd, cron or git hooks)";
     }
   }
-  if (startupWrite(view)) return "writes to a shell start-up file or a persistence location";
+  if (startupWrite(view, links)) return "writes to a shell start-up file or a persistence location";
   return undefined;
 };

@@ -3,7 +3,8 @@
  * helpers they share: where a word points on disk once `~` and `$HOME` are expanded, and which
  * file a word may name.
  */
-import { basename, resolve } from "node:path";
+import { basename, dirname, resolve } from "node:path";
+import { canonicalPath } from "@mcpguard/policy";
 import type { FullReading, Redirect } from "@mcpguard/readers";
 import type { Scope } from "../context.js";
 import type { Invocation } from "./invocations.js";
@@ -52,7 +53,7 @@ export function place(word: string, scope: Scope, cwd: string | undefined): stri
  * repository's `.git` and its hooks (`config`, `pre-commit`): a `cd` the line makes at run time
  * may go there.
  */
-export function unplaced(word: string, scope: Scope, write: boolean): string[] {
+function unplaced(word: string, scope: Scope, write: boolean): string[] {
   const somewhere = `/\u0000/${word}`;
   const places = [resolve(scope.cwd, word), resolve("/", word), somewhere];
   if (!write) return places;
@@ -93,9 +94,94 @@ const GIT_HOOKS = new Set([
 ]);
 
 /** Where a word of an invocation or a redirect may point: its place, or what unplaced() gives. */
-export function placesOf(word: string, scope: Scope, cwd: string | undefined, write: boolean): string[] {
+function placesOf(word: string, scope: Scope, cwd: string | undefined, write: boolean): string[] {
   const path = place(word, scope, cwd);
   return path === undefined ? unplaced(word, scope, write) : [path];
+}
+
+/** Paths not resolved in the proxy's process: unplaced ones (`/\0/...`), and /proc's and /dev's. */
+const PER_PROCESS = /^\/(?:proc|dev)(?:\/|$)/;
+const perProcess = (path: string) => path.startsWith("/\u0000") || PER_PROCESS.test(path);
+
+/** A link the line makes with `ln`, placed: a path through its name goes through its target. */
+export interface MadeLink {
+  name: string;
+  target: string;
+}
+
+/**
+ * The links the line's `ln` invocations may make, read generously (a reading that makes more
+ * links only judges more paths): each target with the last operand, and with that operand as the
+ * folder it goes in (`ln -s T NAME`, `ln -s T... DIR`, `-t DIR`), or the target's name in the
+ * folder `ln` runs in (`ln -s T`); a symbolic link's target read from the link's folder and from
+ * the one `ln` runs in.
+ */
+export function madeLinks(view: CommandView): MadeLink[] {
+  const out: MadeLink[] = [];
+  for (const { name, args, cwd } of view.invocations) {
+    if (name !== "ln" || cwd === undefined) continue;
+    const dirs = args.flatMap((a, i) =>
+      a === "-t" || a === "--target-directory"
+        ? [args[i + 1] ?? ""]
+        : a.startsWith("--target-directory=")
+          ? [a.slice(19)]
+          : [],
+    );
+    const operands = args.filter(
+      (a, i) => !a.startsWith("-") && !["-t", "--target-directory"].includes(args[i - 1] ?? ""),
+    );
+    const targets = dirs.length > 0 || operands.length === 1 ? operands : operands.slice(0, -1);
+    const last = dirs.length > 0 || operands.length === 1 ? undefined : operands.at(-1);
+    for (const target of targets) {
+      const names = [
+        ...(last === undefined ? [] : [last, `${last}/${basename(target)}`]),
+        ...dirs.map((d) => `${d}/${basename(target)}`),
+        ...(last === undefined && dirs.length === 0 ? [basename(target)] : []),
+      ];
+      for (const word of names) {
+        const at = place(word, view.scope, cwd);
+        if (at === undefined) continue;
+        for (const from of new Set([dirname(at), place(".", view.scope, cwd) ?? dirname(at)])) {
+          const to = place(target, view.scope, from);
+          if (to !== undefined) out.push({ name: at, target: to });
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Every path a word may name: its places (placesOf), each also as the real filesystem resolves it
+ * (its symlinks followed, `..` as the kernel walks it), and through the links the line makes
+ * (madeLinks), so a name is judged by the file it reaches, not by how it is spelt. Not resolved
+ * here: what lies on /proc or /dev (`/dev/fd/63` of a `>(...)`), whose links would lead to the
+ * proxy's own descriptors and folders, not the server's.
+ */
+export function pathsOf(
+  word: string,
+  scope: Scope,
+  cwd: string | undefined,
+  write: boolean,
+  links: readonly MadeLink[],
+): string[] {
+  const out = new Set<string>();
+  const resolvePath = scope.ctx.resolvePath ?? canonicalPath;
+  const add = (path: string, depth: number): void => {
+    if (out.has(path)) return;
+    out.add(path);
+    if (!path.startsWith("/") || perProcess(path)) return;
+    const real = resolvePath(path, "/");
+    out.add(real.canonical);
+    out.add(real.physical);
+    if (depth >= 3) return;
+    for (const link of links) {
+      if (path === link.name || path.startsWith(`${link.name}/`))
+        add(link.target + path.slice(link.name.length), depth + 1);
+    }
+  };
+  for (const path of placesOf(word, scope, cwd, write)) add(path, 0);
+  return [...out];
 }
 
 /**
