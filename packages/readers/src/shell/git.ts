@@ -3,24 +3,45 @@
  * `-c alias.x='!...'`), and options that take one (`rebase --exec`, `bisect run`, `submodule
  * foreach`, `filter-branch --tree-filter`, `grep -O`, `difftool -x`, `--upload-pack`). Each command
  * is read as the shell would run it. Settings that point git at code elsewhere (`core.hooksPath`,
- * `include.path`, `--exec-path`) are code the layers cannot see.
+ * `include.path`, `--exec-path`) are code the layers cannot see, and so is a setting git does not
+ * list among those it knows (gitConfigKeys.ts), where this table cannot tell whether git runs it.
  */
+import { GIT_CONFIG_KEYS } from "./gitConfigKeys.js";
 import type { Field, Runs } from "./model.js";
 
 type GitKeyKind = "command" | "alias" | "elsewhere";
 
 const COMMAND_KEYS =
-  /^(?:core\.(?:pager|editor|sshcommand|fsmonitor|askpass|gitproxy)|pager\..+|sequence\.editor|diff\.external|diff\..+\.(?:textconv|command)|merge\..+\.driver|filter\..+\.(?:clean|smudge|process)|gpg\.(?:.+\.)?program|credential(?:\..+)?\.helper|uploadpack\.packobjectshook|remote\..+\.(?:uploadpack|receivepack)|sendemail\.(?:.+\.)?(?:tocmd|cccmd|sendmailcmd|smtpserver)|web\.browser|browser\..+\.(?:cmd|path)|man\..+\.(?:cmd|path)|(?:diff|merge)tool\..+\.(?:cmd|path)|submodule\..+\.update)$/;
+  /^(?:core\.(?:pager|editor|sshcommand|fsmonitor|askpass|gitproxy|alternaterefscommand)|pager\..+|interactive\.difffilter|trailer\..+\.(?:command|cmd)|tar\..+\.command|imap\.tunnel|gpg\.ssh\.defaultkeycommand|guitool\..+\.cmd|sequence\.editor|diff\.external|diff\..+\.(?:textconv|command)|merge\..+\.driver|filter\..+\.(?:clean|smudge|process)|gpg\.(?:.+\.)?program|credential(?:\..+)?\.helper|uploadpack\.packobjectshook|remote\..+\.(?:uploadpack|receivepack)|sendemail\.(?:.+\.)?(?:tocmd|cccmd|sendmailcmd|smtpserver)|web\.browser|browser\..+\.(?:cmd|path)|man\..+\.(?:cmd|path)|(?:diff|merge)tool\..+\.(?:cmd|path)|submodule\..+\.update)$/;
 // help.autocorrect: a mistyped subcommand runs as the one git guesses (`git pus` as push).
+// protocol.allow: `always` for ext lets a URL run a command (ext::sh -c ...); remote.<name>.vcs
+// runs the helper program it names.
 const ELSEWHERE_KEYS =
-  /^(?:core\.hookspath|include\.path|includeif\..+\.path|init\.templatedir|core\.worktree|help\.autocorrect)$/;
+  /^(?:core\.hookspath|include\.path|includeif\..+\.path|init\.templatedir|core\.worktree|help\.autocorrect|protocol\.(?:.+\.)?allow|remote\..+\.vcs)$/;
+
+let known: RegExp | undefined;
+/** Whether git lists the setting among those it knows (`branch.<name>.description` for any name). */
+function knownKey(key: string): boolean {
+  known ??= new RegExp(
+    `^(?:${GIT_CONFIG_KEYS.toLowerCase()
+      .split("\n")
+      .map((k) =>
+        k
+          .replace(/[.+?^${}()|[\]\\]/g, "\\$&")
+          .replace(/<[^>]+>/g, ".+")
+          .replace(/\*/g, ".+"),
+      )
+      .join("|")})$`,
+  );
+  return known.test(key);
+}
 
 /** Whether a git setting (`core.pager`) names a command git runs, or code elsewhere. */
 export function gitKeyKind(key: string): GitKeyKind | undefined {
   const k = key.toLowerCase();
   if (k.startsWith("alias.")) return "alias";
   if (COMMAND_KEYS.test(k)) return "command";
-  if (ELSEWHERE_KEYS.test(k)) return "elsewhere";
+  if (ELSEWHERE_KEYS.test(k) || !knownKey(k)) return "elsewhere";
   return undefined;
 }
 
