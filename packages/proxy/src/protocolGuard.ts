@@ -75,6 +75,8 @@ export class ProtocolGuard {
   readonly #withheld = new Map<string, { rule: string; reason: string }>();
   /** Every tool name the server listed: its own words in its other listings. */
   readonly #toolNames = new Set<string>();
+  /** The top-level defaults of each listed tool's input schema: what the server fills in. */
+  readonly #defaults = new Map<string, Record<string, unknown>>();
   #serverVersion: string | undefined;
 
   constructor(options: GuardOptions) {
@@ -91,6 +93,11 @@ export class ProtocolGuard {
       rule: withheld.rule,
       reason: `the tool was withheld from the listing: it ${withheld.reason}`,
     };
+  }
+
+  /** What the server fills in for the arguments a call to `name` leaves out (router.ts, callDefaults). */
+  defaults(name: string): Readonly<Record<string, unknown>> | undefined {
+    return this.#defaults.get(name);
   }
 
   /** The server's answer to `method` (with the client's `params`). */
@@ -210,6 +217,9 @@ export class ProtocolGuard {
     if (kind === "tools") {
       if (withhold) this.#withheld.set(name, withhold);
       else this.#withheld.delete(name);
+      const defaults = schemaDefaults(item.inputSchema);
+      if (defaults) this.#defaults.set(name, defaults);
+      else this.#defaults.delete(name);
     }
     if (withhold) return { item, withheld: { name, ...withhold }, records };
     if (findings.length === 0 && !pin.notice) return { item, records };
@@ -311,8 +321,24 @@ function merged(subject: string, first?: ResultChange, second?: ResultChange): R
  * the other layers allowed it; answers and the server's requests pass the guard first, then the
  * sanitizer (a request the guard refused goes no further).
  */
+/** The `default` of each top-level property of an input schema, or undefined when none has one. */
+function schemaDefaults(schema: unknown): Record<string, unknown> | undefined {
+  const properties = isRecord(schema) ? schema.properties : undefined;
+  if (!isRecord(properties)) return undefined;
+  const out: Record<string, unknown> = Object.create(null);
+  for (const [key, property] of Object.entries(properties))
+    if (isRecord(property) && Object.hasOwn(property, "default")) define(out, key, property.default);
+  return Object.keys(out).length ? out : undefined;
+}
+
+/** An own, enumerable property, whatever its name (`__proto__` included). */
+function define(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 export function guardProtocol(interceptor: Interceptor, guard: ProtocolGuard): void {
   const { toolCall, response, serverMessage } = interceptor;
+  interceptor.callDefaults = (name) => guard.defaults(name);
   interceptor.toolCall = (call) => {
     const verdict = toolCall.call(interceptor, call);
     return verdict.decision === "deny" ? verdict : (guard.toolCall(call.name) ?? verdict);

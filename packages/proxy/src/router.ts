@@ -112,6 +112,13 @@ export interface Interceptor {
   response?(request: ForwardedRequest, message: Message): ResultChange | undefined;
   /** A request or notification the server sends of its own accord (sampling, logging, progress). */
   serverMessage?(method: string, message: Message): ResultChange | undefined;
+  /**
+   * The arguments the server fills in when a call leaves them out: the top-level defaults of the
+   * tool's input schema as the client was last shown it. The router puts each one a call omits in
+   * before the call is decided, and forwards the call with them, so the layers judge what the
+   * server will use (an omitted URL is the schema's default URL).
+   */
+  callDefaults?(tool: string): Readonly<Record<string, unknown>> | undefined;
 }
 
 export interface RouterOptions {
@@ -426,6 +433,8 @@ export class Router {
       );
       return undefined;
     }
+    if (item.method === "tools/call" && this.#opts.interceptor?.callDefaults)
+      withDefaults(item.message, this.#opts.interceptor.callDefaults);
     const params = own(item.message, "params");
     let call: ToolCall | undefined;
     // A call is read only where something reads it: a layer decides it, or the audit log records it.
@@ -727,6 +736,31 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
  * params if anything: a call the layers could only read by guessing is refused, never coerced into
  * something that passes.
  */
+/** A call's omitted arguments put in, from its tool's defaults (Interceptor.callDefaults). */
+function withDefaults(message: Message, callDefaults: NonNullable<Interceptor["callDefaults"]>): void {
+  const params = own(message, "params");
+  const name = own(params, "name");
+  if (typeof name !== "string") return;
+  const defaults = callDefaults(name);
+  if (!defaults) return;
+  let args = own(params, "arguments");
+  if (args === undefined) {
+    args = {};
+    (params as Record<string, unknown>).arguments = args;
+  }
+  if (typeof args !== "object" || args === null || Array.isArray(args)) return; // malformed: refused as such
+  for (const key of Object.keys(defaults)) {
+    if (Object.hasOwn(args, key)) continue;
+    // An own property whatever its name: `__proto__` set by assignment would change the prototype.
+    Object.defineProperty(args, key, {
+      value: structuredClone(defaults[key]),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+}
+
 function toToolCall(params: unknown, check: boolean): { call: ToolCall; malformed: string | null } {
   const name = own(params, "name");
   const args = own(params, "arguments");

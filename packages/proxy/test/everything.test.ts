@@ -3,6 +3,7 @@
  * not be able to tell the two apart.
  */
 import { randomUUID } from "node:crypto";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, EVERYTHING, eventually, processesWith, proxied, type Session } from "./helpers.ts";
 
@@ -103,5 +104,28 @@ describe("server-everything through mcpguard run --config C0", () => {
     expect(Date.now() - started).toBeLessThan(5000);
     const echo = await proxy.client.callTool({ name: "echo", arguments: { message: "still here" } });
     expect(JSON.stringify(echo)).toContain("still here");
+  });
+});
+
+describe("server-everything under C-app, its shipped policy", () => {
+  let guarded: Session;
+  beforeAll(async () => {
+    const policy = join(import.meta.dirname, "..", "..", "..", "policies", "servers", "everything.json");
+    guarded = await connect(proxied(serverArgs, ["--config", "C-app", "--policy", policy]));
+  });
+  afterAll(() => guarded?.client.close());
+
+  it("judges an argument a call leaves out as the default the server fills in", async () => {
+    await guarded.client.listTools();
+    // gzip-file-as-resource fetches its `data` URL, by default one on the internet; the policy lists
+    // no destination. Given or left out, the URL is judged, and the call never reaches the server.
+    for (const args of [{ name: "a.gz", data: "https://example.com/x" }, { name: "a.gz" }, {}]) {
+      const result = await guarded.client.callTool({ name: "gzip-file-as-resource", arguments: args });
+      expect(result.isError, JSON.stringify(args)).toBe(true);
+      expect(JSON.stringify(result.content), JSON.stringify(args)).toMatch(/Blocked by mcpguard \(L1\)/);
+    }
+    // A tool whose defaults are harmless still works when they are left out.
+    const sum = await guarded.client.callTool({ name: "get-sum", arguments: { a: 1, b: 2 } });
+    expect(JSON.stringify(sum.content)).toContain("3");
   });
 });

@@ -40,7 +40,7 @@ function inspectString(value: string, role: ArgRole, scope: Scope): Finding | un
     checkConfusable(value, scope, role.startsWith("path.")) ??
     checkInjection(folded, scope) ??
     roleCheck(folded, scope) ??
-    // The server, its shell and the kernel act on the text as written (`ﬁx` names another file
+    // The server, its shell and the kernel act on the text as written (`\ufb01x` names another file
     // than `fix`, maybe a link to .git): judged that way too.
     (folded === value ? undefined : roleCheck(value, scope))
   );
