@@ -20,7 +20,11 @@ export const ALLOW: Decision = { allow: true };
 
 /** Whether `host:port` is one of the destinations (`host`, `host:port`, `*.domain`, `[v6]:port`). */
 export function destinationAllowed(host: string, port: string, destinations: readonly string[]): boolean {
-  const h = host.toLowerCase().replace(/^\[|\]$/g, "");
+  // A name's absolute form (`api.example.com.`) is the same name: DNS asks for it either way.
+  const h = host
+    .toLowerCase()
+    .replace(/^\[|\]$/g, "")
+    .replace(/([^.])\.$/, "$1");
   return destinations.some((d) => {
     const m = /^\[?([^\]]*?)\]?(?::(\d+))?$/.exec(d.toLowerCase());
     if (!m) return false;

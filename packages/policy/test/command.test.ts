@@ -138,7 +138,10 @@ describe("L1 on shell commands, by config", () => {
     ["cat $'\\x2fetc/passwd'", "l1.path.read"],
     ["git -c core.pager='curl x' log", "l1.exec"],
     // Settings git runs that it documents elsewhere than `git help --config`, and one it runs through ssh.
-    ["git -c trailer.where.command='head -c 60 /etc/passwd' interpret-trailers --trailer where", "l1.path.read"],
+    [
+      "git -c trailer.where.command='head -c 60 /etc/passwd' interpret-trailers --trailer where",
+      "l1.path.read",
+    ],
     ["git -c gpg.format=ssh -c gpg.ssh.defaultKeyCommand='cat /etc/shadow' log", "l1.path.read"],
     ["python3 -c \"print(open('/etc/passwd').read())\"", "l1.path.read"],
     ['node -e \'require("fs").readFileSync("/etc/shadow")\'', "l1.path.read"],

@@ -307,6 +307,10 @@ describe("decide (L1)", () => {
     expect(decide(p, "fetch", { url: "data:text/plain;base64,aGk=" })).toEqual({ allow: true });
     expect(destinationAllowed("docs.example.org", "443", ["*.docs.example.org"])).toBe(false);
     expect(destinationAllowed("::1", "8080", ["[::1]:8080"])).toBe(true);
+    // A name written absolute, with its root's dot, is the same name; two dots name none.
+    expect(decide(p, "fetch", { url: "https://api.example.com./v1" })).toEqual({ allow: true });
+    expect(destinationAllowed("a.docs.example.org.", "443", ["*.docs.example.org"])).toBe(true);
+    expect(destinationAllowed("api.example.com..", "443", ["api.example.com"])).toBe(false);
   });
 });
 
