@@ -16,6 +16,7 @@ import {
   enterableDirectory,
   envPrefixCommand,
   type Field,
+  GIT_CONFIG_VALUED,
   gitKeyKind,
   gitSubcommand,
   globFiles,
@@ -563,7 +564,7 @@ const CONFIG_READ =
 function checkGitConfig(args: Field[], inv: Invocation, c: CommandCheck): Decision {
   if (args.some((f) => CONFIG_READ.test(f.text))) return ALLOW;
   const operands = args.filter(
-    (f, i) => !f.text.startsWith("-") && !["--file", "-f", "--blob"].includes(args[i - 1]?.text ?? ""),
+    (f, i) => !f.text.startsWith("-") && !GIT_CONFIG_VALUED.has(args[i - 1]?.text ?? ""),
   );
   const verb = ["set", "add", "replace-all"].includes(operands[0]?.text ?? "");
   const [key, value] = verb ? [operands[1], operands[2]] : [operands[0], operands[1]];

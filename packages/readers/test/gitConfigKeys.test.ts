@@ -9,7 +9,22 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { gitKeyKind } from "../src/index.ts";
+import { COMMAND_NAME } from "../src/shell/git.ts";
 import { GIT_CONFIG_KEYS } from "../src/shell/gitConfigKeys.ts";
+
+/** Settings git lists whose last name reads like a program's but whose value is none (reviewed). */
+const REVIEWED_DATA = new Set([
+  "advice.ignoredhook",
+  "advice.waitingforeditor",
+  "color.pager",
+  "diff.<driver>.cachetextconv",
+  "gitcvs.dbdriver",
+  "rebase.reschedulefailedexec",
+  // A browser or viewer by name; a program of one's own needs browser.<tool>.cmd or man.<tool>.cmd.
+  "help.browser",
+  "instaweb.browser",
+  "man.viewer",
+]);
 
 const hasGit = spawnSync("git", ["--version"]).status === 0;
 const scratch = mkdtempSync(join(tmpdir(), "mcpguard-gitkeys-"));
@@ -68,7 +83,16 @@ describe.skipIf(!hasGit)("git's settings, held to the installed git", () => {
     expect(gitKeyKind("tar.x.command")).toBe("command");
   });
 
-  it("reads every other setting git lists as data, and one it does not as code it cannot see", () => {
+  it("classes every setting git lists whose name reads like a program's", () => {
+    const unclassed = installedKeys().filter((key) => {
+      const k = key.toLowerCase();
+      if (!COMMAND_NAME.test(k.slice(k.lastIndexOf(".") + 1)) || REVIEWED_DATA.has(k)) return false;
+      return gitKeyKind(k.replace(/<[^>]+>/g, "x")) === undefined;
+    });
+    expect(unclassed).toEqual([]);
+  });
+
+  it("reads every other setting git lists as data, and one it does not by its name", () => {
     for (const key of [
       "gpg.ssh.defaultKeyCommand",
       "interactive.diffFilter",
@@ -80,10 +104,20 @@ describe.skipIf(!hasGit)("git's settings, held to the installed git", () => {
       "protocol.allow",
       "protocol.ext.allow",
       "remote.origin.vcs",
-      "no.such.setting",
-      "core.nosuch",
+      "instaweb.httpd",
+      "myext.hook",
+      "lfs.x.helper",
     ])
       expect(gitKeyKind(key), key).toBe("elsewhere");
+    // An extension's settings, a newer git's, and vendors' under a branch: data, by their names.
+    for (const key of [
+      "filter.lfs.required",
+      "lfs.locksverify",
+      "maintenance.repo",
+      "init.defaultObjectFormat",
+      "branch.main.vscode-merge-base",
+    ])
+      expect(gitKeyKind(key), key).toBeUndefined();
     for (const key of [
       "user.name",
       "pull.rebase",

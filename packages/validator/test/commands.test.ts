@@ -187,8 +187,8 @@ describe("l2.command.persistence", () => {
     "git config --local core.hooksPath output/hooks",
     "git config trailer.y.command 'head -c 40 /etc/passwd'",
     "git config tar.gz2.command 'sh x'",
-    // A setting git does not list: the layers cannot tell it is harmless.
-    "git config nosuch.setting x",
+    // A setting git does not list whose name says it names a program.
+    "git config myext.hook 'sh x'",
     "printf '[core]\\n\\tpager = sh x\\n' >> .git/config",
     // Where the line's own cd went: the words are relative to it, not to the call's folder.
     "cd .git && printf '[core]\\n\\tfsmonitor = sh x\\n' >> config",
@@ -213,6 +213,10 @@ describe("l2.command.persistence", () => {
     "git config user.name",
     "git config user.name 'Ada Lovelace'",
     "git config alias.st status",
+    "git config --type bool pull.rebase true",
+    "git config filter.lfs.required true",
+    "git config branch.main.vscode-merge-base origin/main",
+    "git config -f .gitmodules submodule.lib.path lib",
     "git config --unset core.pager",
     "cat .git/config",
     "sed -n '/core/p' .git/config",
@@ -247,6 +251,13 @@ describe("a name judged by the file it reaches, not by its spelling", () => {
     "ln -s .git gg && printf x >> gg/config",
     "ln -sf .git/hooks/pre-commit h; cp output/hook h",
     "ln -s -t output .git/config && tee -a output/config",
+    // An option's value after the operands is no operand (`-S .b`: a suffix).
+    "ln -s .git g2 -S .b && printf x >> g2/config",
+    // Links other programs make, and a hard link, which keeps no name to follow later.
+    "cp -l .git/config c && printf x >> c",
+    "cp -s $PWD/.git/config c2 && printf x >> c2",
+    "cp -l .git/config c3",
+    "ln .git/config c4",
   ])("refuses %s", (text) => {
     expect(line(text)).toMatch(/^l2\.(command\.persistence|path\.sensitive)$/);
   });
@@ -265,12 +276,17 @@ describe("a name judged by the file it reaches, not by its spelling", () => {
     expect(links.rule("fix/hooks/pre-commit", "path.write")).toBeUndefined();
   });
 
-  it.each(["cat g/config", "ln -s notes n && echo x >> n/a.txt", "printf x > output/a.txt"])(
-    "accepts %s",
-    (text) => {
-      expect(line(text)).toBeUndefined();
-    },
-  );
+  it.each([
+    "cat g/config",
+    "ln -s notes n && echo x >> n/a.txt",
+    "printf x > output/a.txt",
+    "cp -l output/a.txt output/b.txt",
+    "cp -r notes notes2",
+    // A link into /proc (the proxy's own mounts if followed here) is judged as spelt.
+    "cat /etc/mtab",
+  ])("accepts %s", (text) => {
+    expect(line(text)).toBeUndefined();
+  });
 });
 
 describe("l2.path.sensitive, where the line's cd went", () => {

@@ -4,7 +4,8 @@
  * foreach`, `filter-branch --tree-filter`, `grep -O`, `difftool -x`, `--upload-pack`). Each command
  * is read as the shell would run it. Settings that point git at code elsewhere (`core.hooksPath`,
  * `include.path`, `--exec-path`) are code the layers cannot see, and so is a setting git does not
- * list among those it knows (gitConfigKeys.ts), where this table cannot tell whether git runs it.
+ * list among those it knows (gitConfigKeys.ts: an extension's, a newer git's) whose name says it
+ * names a program (`...cmd`, `...helper`), where this table cannot tell whether git runs it.
  */
 import { GIT_CONFIG_KEYS } from "./gitConfigKeys.js";
 import type { Field, Runs } from "./model.js";
@@ -15,9 +16,15 @@ const COMMAND_KEYS =
   /^(?:core\.(?:pager|editor|sshcommand|fsmonitor|askpass|gitproxy|alternaterefscommand)|pager\..+|interactive\.difffilter|trailer\..+\.(?:command|cmd)|tar\..+\.command|imap\.tunnel|gpg\.ssh\.defaultkeycommand|guitool\..+\.cmd|sequence\.editor|diff\.external|diff\..+\.(?:textconv|command)|merge\..+\.driver|filter\..+\.(?:clean|smudge|process)|gpg\.(?:.+\.)?program|credential(?:\..+)?\.helper|uploadpack\.packobjectshook|remote\..+\.(?:uploadpack|receivepack)|sendemail\.(?:.+\.)?(?:tocmd|cccmd|sendmailcmd|smtpserver)|web\.browser|browser\..+\.(?:cmd|path)|man\..+\.(?:cmd|path)|(?:diff|merge)tool\..+\.(?:cmd|path)|submodule\..+\.update)$/;
 // help.autocorrect: a mistyped subcommand runs as the one git guesses (`git pus` as push).
 // protocol.allow: `always` for ext lets a URL run a command (ext::sh -c ...); remote.<name>.vcs
-// runs the helper program it names.
+// runs the helper program it names, instaweb.httpd the web server.
 const ELSEWHERE_KEYS =
-  /^(?:core\.hookspath|include\.path|includeif\..+\.path|init\.templatedir|core\.worktree|help\.autocorrect|protocol\.(?:.+\.)?allow|remote\..+\.vcs)$/;
+  /^(?:core\.hookspath|include\.path|includeif\..+\.path|init\.templatedir|core\.worktree|help\.autocorrect|protocol\.(?:.+\.)?allow|remote\..+\.vcs|instaweb\.httpd)$/;
+/** The last name of a setting that names a program: what is left to go by for one git does not list. */
+export const COMMAND_NAME =
+  /(?:cmd|command|program|helper|driver|tunnel|editor|pager|hook|askpass|textconv|smudge|process|exec|shell|httpd|browser|viewer)$/;
+
+/** `git config`'s options that take a value (git 2.39; `--comment` from 2.45). */
+export const GIT_CONFIG_VALUED = new Set(["--file", "-f", "--blob", "--type", "--default", "--comment"]);
 
 let known: RegExp | undefined;
 /** Whether git lists the setting among those it knows (`branch.<name>.description` for any name). */
@@ -41,7 +48,8 @@ export function gitKeyKind(key: string): GitKeyKind | undefined {
   const k = key.toLowerCase();
   if (k.startsWith("alias.")) return "alias";
   if (COMMAND_KEYS.test(k)) return "command";
-  if (ELSEWHERE_KEYS.test(k) || !knownKey(k)) return "elsewhere";
+  if (ELSEWHERE_KEYS.test(k) || (!knownKey(k) && COMMAND_NAME.test(k.slice(k.lastIndexOf(".") + 1))))
+    return "elsewhere";
   return undefined;
 }
 

@@ -2,7 +2,7 @@
  * The settings git knows, as `git help --config` of git version 2.39.5 lists them (the names of git's settings,
  * from its documentation, GPL-2.0): a setting not among them, nor among the command keys of git.ts
  * (some of which git documents elsewhere: trailer.<token>.command, tar.<format>.command), is one
- * the layers cannot tell is harmless. test/gitConfigKeys.test.ts holds it to the installed git
+ * the layers judge by its name alone (git.ts, COMMAND_NAME). test/gitConfigKeys.test.ts holds it to the installed git
  * (`UPDATE_GIT_KEYS=1` there writes it again from that git).
  */
 export const GIT_CONFIG_KEYS =

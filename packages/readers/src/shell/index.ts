@@ -9,7 +9,7 @@ import type { ReadResult, ShellContext, ShellReading } from "./model.js";
 import { Reader, type RedirectAt } from "./reader.js";
 import { Scope } from "./scope.js";
 
-export { gitKeyKind, gitSubcommand } from "./git.js";
+export { GIT_CONFIG_VALUED, gitKeyKind, gitSubcommand } from "./git.js";
 export { warmShellGrammar } from "./grammar.js";
 export {
   type Field,

@@ -22,7 +22,15 @@ import { interpreter } from "./interpreter.js";
 import { invocationsOf } from "./invocations.js";
 import { persistence } from "./persistence.js";
 import { privilege } from "./privilege.js";
-import { type CommandRule, type CommandView, fileWord, madeLinks, pathsOf, place } from "./view.js";
+import {
+  type CommandRule,
+  type CommandView,
+  fileWord,
+  linkSources,
+  madeLinks,
+  pathsOf,
+  place,
+} from "./view.js";
 
 const RULES: readonly [string, CommandRule][] = [
   ["l2.command.env-dump", envDump],
@@ -83,6 +91,7 @@ function checkFiles(view: CommandView): Finding | undefined {
       .filter((i) => i.kind === "program" || i.name === "." || i.name === "source")
       .flatMap(({ args, cwd }) => args.map((arg) => ({ word: fileWord(arg), write: false, cwd }))),
     ...redirects.map((r) => ({ word: r.target, write: r.op !== "<", cwd: r.cwd })),
+    ...linkSources(view).map(({ word, cwd }) => ({ word, write: true, cwd })),
     ...codeFiles(view),
   ];
   const links = madeLinks(view);

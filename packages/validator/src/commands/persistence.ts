@@ -4,10 +4,18 @@
  * shell start-up files, `authorized_keys`, autostart, systemd, cron or git hook locations.
  */
 import { basename } from "node:path";
-import { gitKeyKind } from "@mcpguard/readers";
+import { GIT_CONFIG_VALUED, gitKeyKind } from "@mcpguard/readers";
 import { SHELL_RC } from "../sensitive.js";
 import type { Invocation } from "./invocations.js";
-import { type CommandRule, type CommandView, fileWord, type MadeLink, madeLinks, pathsOf } from "./view.js";
+import {
+  type CommandRule,
+  type CommandView,
+  fileWord,
+  linkSources,
+  type MadeLink,
+  madeLinks,
+  pathsOf,
+} from "./view.js";
 
 const SCHEDULERS = new Set(["at", "batch", "launchctl", "update-rc.d", "chkconfig"]);
 const ENABLE = new Set(["enable", "link", "reenable", "preset", "preset-all", "set-default"]);
@@ -30,7 +38,7 @@ function gitConfigWrite(args: readonly string[]): string | undefined {
   if (rest.some((a) => a === "--global" || a === "--system")) {
     return "changes the global git configuration, where hooks and helpers run";
   }
-  const operands = rest.filter((a, i) => !a.startsWith("-") && !["--file", "-f"].includes(rest[i - 1] ?? ""));
+  const operands = rest.filter((a, i) => !a.startsWith("-") && !GIT_CONFIG_VALUED.has(rest[i - 1] ?? ""));
   const verb = ["set", "add", "replace-all"].includes(operands[0] ?? "");
   const [key, value] = verb ? [operands[1], operands[2]] : [operands[0], operands[1]];
   if (key === undefined || value === undefined) return undefined;
@@ -54,6 +62,8 @@ function startupWrite(view: CommandView, links: readonly MadeLink[]): boolean {
   const targets = [
     ...view.redirects.filter((r) => r.op !== "<").map((r) => ({ word: r.target, cwd: r.cwd })),
     ...view.invocations.flatMap((inv) => writtenFiles(inv).map((word) => ({ word, cwd: inv.cwd }))),
+    // A link made to a file is a way to write it, now or in a later call.
+    ...linkSources(view),
   ];
   return targets.some(
     ({ word, cwd }) =>

@@ -5,7 +5,7 @@
  */
 import { basename, dirname, resolve } from "node:path";
 import { canonicalPath } from "@mcpguard/policy";
-import type { FullReading, Redirect } from "@mcpguard/readers";
+import { type FullReading, programWords, type Redirect } from "@mcpguard/readers";
 import type { Scope } from "../context.js";
 import type { Invocation } from "./invocations.js";
 
@@ -109,34 +109,67 @@ export interface MadeLink {
   target: string;
 }
 
+/** A link `ln`, or `cp -s`/`cp -l`, makes: where it is made (a word and the folder it is read in) and what it reaches. */
+interface LinkMaking {
+  /** The words of what it links to, and the link's name or the folder it goes in. */
+  targets: string[];
+  dest: string | undefined;
+  /** `-t DIR`: the folder the links go in. */
+  dirs: string[];
+  cwd: string;
+}
+
+/** The link-making invocations of the line, their words read with the programs' option tables. */
+function linkMakings(view: CommandView): LinkMaking[] {
+  const out: LinkMaking[] = [];
+  for (const { name, args, cwd } of view.invocations) {
+    if ((name !== "ln" && name !== "cp") || cwd === undefined) continue;
+    const words = programWords(
+      name,
+      args.map((text) => ({ text })),
+    );
+    if (!words) continue;
+    // A cluster (`-sf`) comes as its letters, one option each.
+    const has = (...flags: string[]) => words.options.some(({ option }) => flags.includes(option));
+    if (name === "cp" && !has("-s", "--symbolic-link", "-l", "--link")) continue;
+    const dirs = words.options
+      .filter((o) => o.option === "-t" || o.option === "--target-directory")
+      .map((o) => o.value?.text ?? "");
+    const operands = words.operands.map((f) => f.text);
+    const single = dirs.length === 0 && operands.length === 1;
+    out.push({
+      targets: dirs.length > 0 || single ? operands : operands.slice(0, -1),
+      dest: dirs.length > 0 || single ? undefined : operands.at(-1),
+      dirs,
+      cwd,
+    });
+  }
+  return out;
+}
+
 /**
- * The links the line's `ln` invocations may make, read generously (a reading that makes more
- * links only judges more paths): each target with the last operand, and with that operand as the
- * folder it goes in (`ln -s T NAME`, `ln -s T... DIR`, `-t DIR`), or the target's name in the
- * folder `ln` runs in (`ln -s T`); a symbolic link's target read from the link's folder and from
- * the one `ln` runs in.
+ * The words of the files the line's links reach, as files it may write: a link to `.git/config` or
+ * a hook, made now, is a way to write it now or in a later call (a hard link even keeps no name).
+ */
+export function linkSources(view: CommandView): { word: string; cwd: string }[] {
+  return linkMakings(view).flatMap((m) => m.targets.map((word) => ({ word, cwd: m.cwd })));
+}
+
+/**
+ * The links the line's `ln` and `cp -s`/`cp -l` invocations may make, read generously (a reading
+ * that makes more links only judges more paths): each target with the last operand, and with that
+ * operand as the folder it goes in (`ln -s T NAME`, `ln -s T... DIR`, `-t DIR`), or the target's
+ * name in the folder `ln` runs in (`ln -s T`); a symbolic link's target read from the link's folder
+ * and from the one `ln` runs in.
  */
 export function madeLinks(view: CommandView): MadeLink[] {
   const out: MadeLink[] = [];
-  for (const { name, args, cwd } of view.invocations) {
-    if (name !== "ln" || cwd === undefined) continue;
-    const dirs = args.flatMap((a, i) =>
-      a === "-t" || a === "--target-directory"
-        ? [args[i + 1] ?? ""]
-        : a.startsWith("--target-directory=")
-          ? [a.slice(19)]
-          : [],
-    );
-    const operands = args.filter(
-      (a, i) => !a.startsWith("-") && !["-t", "--target-directory"].includes(args[i - 1] ?? ""),
-    );
-    const targets = dirs.length > 0 || operands.length === 1 ? operands : operands.slice(0, -1);
-    const last = dirs.length > 0 || operands.length === 1 ? undefined : operands.at(-1);
+  for (const { targets, dest, dirs, cwd } of linkMakings(view)) {
     for (const target of targets) {
       const names = [
-        ...(last === undefined ? [] : [last, `${last}/${basename(target)}`]),
+        ...(dest === undefined ? [] : [dest, `${dest}/${basename(target)}`]),
         ...dirs.map((d) => `${d}/${basename(target)}`),
-        ...(last === undefined && dirs.length === 0 ? [basename(target)] : []),
+        ...(dest === undefined && dirs.length === 0 ? [basename(target)] : []),
       ];
       for (const word of names) {
         const at = place(word, view.scope, cwd);
@@ -154,9 +187,10 @@ export function madeLinks(view: CommandView): MadeLink[] {
 /**
  * Every path a word may name: its places (placesOf), each also as the real filesystem resolves it
  * (its symlinks followed, `..` as the kernel walks it), and through the links the line makes
- * (madeLinks), so a name is judged by the file it reaches, not by how it is spelt. Not resolved
- * here: what lies on /proc or /dev (`/dev/fd/63` of a `>(...)`), whose links would lead to the
- * proxy's own descriptors and folders, not the server's.
+ * (madeLinks), so a name is judged by the file it reaches, not by how it is spelt. Not followed
+ * here: links on /proc or /dev, or into them (`/dev/fd/63` of a `>(...)`, `/etc/mtab`), which
+ * would lead to the proxy's own descriptors, folders and mounts, not the server's: such a word is
+ * judged as spelt.
  */
 export function pathsOf(
   word: string,
@@ -172,8 +206,7 @@ export function pathsOf(
     out.add(path);
     if (!path.startsWith("/") || perProcess(path)) return;
     const real = resolvePath(path, "/");
-    out.add(real.canonical);
-    out.add(real.physical);
+    for (const form of [real.canonical, real.physical]) if (!perProcess(form)) out.add(form);
     if (depth >= 3) return;
     for (const link of links) {
       if (path === link.name || path.startsWith(`${link.name}/`))
