@@ -10,9 +10,11 @@
  *
  * The path is judged as the kernel will read it, the bytes of sun_path up to the first NUL or the
  * address's end, before the kernel looks it up: a name compared as a string. That is exact
- * because the policy admits only absolute, normal paths none of whose folders the server may
- * write (compile.ts): no symlink or socket of its making can stand in for one, and another
- * spelling (a relative path, `..`, `//`) is refused, not resolved.
+ * because a run admits only absolute, normal paths whose walk, symlinks followed, passes through
+ * no procfs and no folder the server may write (packages/kernel/src/sockets.ts), and the server
+ * cannot change its root (the launcher drops CAP_SYS_CHROOT): no symlink or socket of its making
+ * can stand in for one, and another spelling (a relative path, `..`, `//`) is refused, not
+ * resolved.
  *
  * Included by telemetry.bpf.c: these programs read the kernel's context through its BTF
  * (bpf_cast_to_kern_ctx, CO-RE), which libbpf parses once per object, about 12 ms of every L3

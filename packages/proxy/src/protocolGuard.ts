@@ -316,11 +316,6 @@ function merged(subject: string, first?: ResultChange, second?: ResultChange): R
   };
 }
 
-/**
- * Put the guard in front of an interceptor's hooks: a call to a withheld tool is refused once
- * the other layers allowed it; answers and the server's requests pass the guard first, then the
- * sanitizer (a request the guard refused goes no further).
- */
 /** The `default` of each top-level property of an input schema, or undefined when none has one. */
 function schemaDefaults(schema: unknown): Record<string, unknown> | undefined {
   const properties = isRecord(schema) ? schema.properties : undefined;
@@ -336,6 +331,12 @@ function define(target: Record<string, unknown>, key: string, value: unknown): v
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
+/**
+ * Put the guard in front of an interceptor's hooks: a call to a withheld tool is refused once
+ * the other layers allowed it; answers and the server's requests pass the guard first, then the
+ * sanitizer (a request the guard refused goes no further); the calls are decided with the listed
+ * tools' defaults put in (router.ts, callDefaults).
+ */
 export function guardProtocol(interceptor: Interceptor, guard: ProtocolGuard): void {
   const { toolCall, response, serverMessage } = interceptor;
   interceptor.callDefaults = (name) => guard.defaults(name);

@@ -731,11 +731,6 @@ const NEWLINE = Buffer.from("\n");
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
-/**
- * The name and arguments of a `tools/call`, and (`check`: for the layers) what is wrong with its
- * params if anything: a call the layers could only read by guessing is refused, never coerced into
- * something that passes.
- */
 /** A copy of a call's arguments with the ones it omits put in from its tool's defaults (Interceptor.callDefaults). */
 function withDefaults(
   args: Record<string, unknown>,
@@ -755,6 +750,11 @@ function withDefaults(
   return filled;
 }
 
+/**
+ * The name and arguments of a `tools/call`, and (`check`: for the layers) what is wrong with its
+ * params if anything: a call the layers could only read by guessing is refused, never coerced into
+ * something that passes.
+ */
 function toToolCall(params: unknown, check: boolean): { call: ToolCall; malformed: string | null } {
   const name = own(params, "name");
   const args = own(params, "arguments");

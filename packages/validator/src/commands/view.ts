@@ -103,7 +103,7 @@ function placesOf(word: string, scope: Scope, cwd: string | undefined, write: bo
 const PER_PROCESS = /^\/(?:proc|dev)(?:\/|$)/;
 const perProcess = (path: string) => path.startsWith("/\u0000") || PER_PROCESS.test(path);
 
-/** A link the line makes with `ln`, placed: a path through its name goes through its target. */
+/** A link the line makes (`ln`, `cp -s`, `cp -l`), placed: a path through its name goes through its target. */
 export interface MadeLink {
   name: string;
   target: string;
