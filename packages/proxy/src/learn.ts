@@ -22,11 +22,12 @@
  * Never proposed, and listed with why: a secret location (the validator's list: ~/.ssh, ~/.aws,
  * keys, /etc/shadow, /proc, ..., plus browser profiles and keyrings), a place that runs code at
  * login or commit (for writes), the guard's own files (policy, audit log, key, mcpguard's state
- * folder), a socket of a daemon that runs what it is sent as root (a container engine's, systemd's
- * private bus: {@link ROOT_SOCKETS}), a grant that would cover `/`, `/home`, `/root` or HOME whole, an L1 refusal that is no
- * missing grant (an option injection, a dynamic command, an undeclared argument) and every L2 or
- * AgentBound refusal (an override turns an L2 rule off, by hand). Refusals at start are listed; a
- * server that went on to answer calls did without them, so they are proposed only on request.
+ * folder), the socket of a daemon or agent that acts for its client outside the sandbox (a
+ * container engine's, a D-Bus bus, systemd's: {@link ROOT_SOCKETS}), a grant that would cover `/`,
+ * `/home`, `/root` or HOME whole, an L1 refusal that is no missing grant (an option injection, a
+ * dynamic command, an undeclared argument) and every L2 or AgentBound refusal (an override turns
+ * an L2 rule off, by hand). Refusals at start are listed; a server that went on to answer calls
+ * did without them, so they are proposed only on request.
  *
  * Attribution is by order: a refusal during a call made in parallel with another may be given to
  * the other. Learning from calls made one at a time (what a person does) is exact.
