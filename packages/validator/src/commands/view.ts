@@ -119,9 +119,16 @@ interface LinkMaking {
   cwd: string;
 }
 
+/** Each line's link makings and links, read once for all the rules that judge it. */
+const makingsOf = new WeakMap<CommandView, LinkMaking[]>();
+const linksOf = new WeakMap<CommandView, MadeLink[]>();
+
 /** The link-making invocations of the line, their words read with the programs' option tables. */
 function linkMakings(view: CommandView): LinkMaking[] {
+  const known = makingsOf.get(view);
+  if (known) return known;
   const out: LinkMaking[] = [];
+  makingsOf.set(view, out);
   for (const { name, args, cwd } of view.invocations) {
     if ((name !== "ln" && name !== "cp") || cwd === undefined) continue;
     const words = programWords(
@@ -163,7 +170,10 @@ export function linkSources(view: CommandView): { word: string; cwd: string }[] 
  * and from the one `ln` runs in.
  */
 export function madeLinks(view: CommandView): MadeLink[] {
+  const known = linksOf.get(view);
+  if (known) return known;
   const out: MadeLink[] = [];
+  linksOf.set(view, out);
   for (const { targets, dest, dirs, cwd } of linkMakings(view)) {
     for (const target of targets) {
       const names = [
