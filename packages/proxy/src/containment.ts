@@ -68,8 +68,9 @@ export interface Containment {
   /** Remove what the containment created. Safe to call more than once. */
   dispose(): void;
   /**
-   * Start the reaper, which ends the server when the proxy ends, however it ends. `onLost` is
-   * called if the reaper exits first.
+   * Spawn the reaper, which ends the server when the proxy ends, however it ends, from its spawn
+   * on (reaper.ts); resolves once it says it is armed. `onLost` is called if it exits first after
+   * that; before, the promise rejects.
    */
   supervise(binary: string, onLost: (how: string) => void): Promise<void>;
   /** The server was just spawned as a child of this process (process-group containment needs its pid). */
@@ -182,8 +183,19 @@ abstract class Supervised {
 
   protected abstract reaperTargets(): { cgroup?: string; v1?: readonly string[] };
 
-  async supervise(binary: string, onLost: (how: string) => void): Promise<void> {
-    this.#reaper = await Reaper.start({ binary, ...this.reaperTargets(), onLost });
+  supervise(binary: string, onLost: (how: string) => void): Promise<void> {
+    let reaper: Reaper;
+    try {
+      reaper = Reaper.spawn({ binary, ...this.reaperTargets(), onLost });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    this.#reaper = reaper;
+    return reaper.ready.catch((error: unknown) => {
+      // Killed: nothing to tell it any more.
+      if (this.#reaper === reaper) this.#reaper = undefined;
+      throw error;
+    });
   }
 
   protected tellReaper(line: string): void {

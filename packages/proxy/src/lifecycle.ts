@@ -34,8 +34,12 @@ export interface ServerContainmentOptions {
 /**
  * The server's containment with its limits applied, its reaper starting: `armed` settles once the
  * reaper is ready (or, for a config without L3, has failed with a warning), so that the caller can
- * start other helpers (the kernel layer) meanwhile. The server must not be spawned before `armed`
- * has resolved; when it rejects (the error to report), the caller disposes of the containment.
+ * start other helpers (the kernel layer) meanwhile. When it rejects (the error to report), the
+ * caller disposes of the containment. Under L3 the server must not start before `armed` has
+ * resolved (fail closed). Without L3 it may start once this has returned: the reaper is spawned by
+ * then, and it ends the server with the proxy whether or not it has said it is armed (it reads its
+ * stdin to the end either way, reaper.c); one that never is leaves the server with the warning
+ * `armed` writes, as it would have before the server started.
  */
 export async function startServerContainment(
   options: ServerContainmentOptions,

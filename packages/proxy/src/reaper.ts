@@ -29,13 +29,44 @@ export interface ReaperOptions {
 
 export class Reaper {
   #released = false;
+  #ready = false;
+  /**
+   * Settles once the reaper says it is armed; rejects (a ReaperError) if it exits, cannot start or
+   * takes too long first, and it is killed then.
+   */
+  readonly ready: Promise<void>;
 
   private constructor(
     private readonly child: ChildProcess,
     private readonly exited: Promise<void>,
-  ) {}
+    options: ReaperOptions,
+  ) {
+    this.ready = whenReady(child, options.readyTimeoutMs ?? 5000).then(
+      () => {
+        this.#ready = true;
+        // Neither the reaper nor its pipe keeps the proxy alive; the pipe closes with the proxy.
+        child.unref();
+        (child.stdin as Socket | null)?.unref();
+      },
+      (error: unknown) => {
+        child.kill("SIGKILL");
+        throw error;
+      },
+    );
+    this.ready.catch(() => {});
+    child.once("exit", (code, signal) => {
+      // Before it was ready, `ready` says so.
+      if (this.#ready && !this.#released)
+        options.onLost(signal ? `was killed by ${signal}` : `exited with status ${code}`);
+    });
+  }
 
-  static async start(options: ReaperOptions): Promise<Reaper> {
+  /**
+   * The reaper spawned, at once: `tell` and `release` work from here, since it reads its stdin
+   * whether or not it has said it is ready, and a proxy gone before then is reaped all the same
+   * (bpf/reaper.c). Whether it is armed is `ready`.
+   */
+  static spawn(options: ReaperOptions): Reaper {
     if (!existsSync(options.binary)) throw new ReaperError(`${options.binary} is not built (make -C bpf)`);
     const args = ["--proxy", String(process.pid)];
     if (options.cgroup) args.push("--cgroup", options.cgroup);
@@ -43,21 +74,7 @@ export class Reaper {
     const child = spawn(options.binary, args, { stdio: ["pipe", "pipe", "inherit"], detached: true });
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     child.stdin?.on("error", () => {});
-    try {
-      await whenReady(child, options.readyTimeoutMs ?? 5000);
-    } catch (error) {
-      child.kill("SIGKILL");
-      throw error;
-    }
-    const reaper = new Reaper(child, exited);
-    child.once("exit", (code, signal) => {
-      if (!reaper.#released)
-        options.onLost(signal ? `was killed by ${signal}` : `exited with status ${code}`);
-    });
-    // Neither the reaper nor its pipe keeps the proxy alive; the pipe closes with the proxy.
-    child.unref();
-    (child.stdin as Socket | null)?.unref();
-    return reaper;
+    return new Reaper(child, exited, options);
   }
 
   /** Hand the reaper a line (e.g. "pgid N", the server's process group). */

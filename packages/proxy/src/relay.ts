@@ -333,7 +333,8 @@ export class Relay {
       extra.end(launch.fd3);
     }
     this.#child = child;
-    // Process-group containment learns the server's group here (its reaper is ready by now).
+    // Process-group containment learns the server's group here (its reaper is spawned by now, and
+    // reads what it is told whether or not it has said it is ready).
     containment.serverStarted();
     return child;
   }

@@ -5,7 +5,16 @@
  */
 import { spawnSync } from "node:child_process";
 import { createSocket } from "node:dgram";
-import { existsSync, mkdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  rmdirSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { underMountRoot } from "../src/cgroupMount.ts";
@@ -214,6 +223,8 @@ describe.skipIf(!cgroupReady)("when the proxy dies", () => {
       .split(/\s+/)
       .find((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("mcpguard-reaper"));
     expect(reaper).toBeDefined();
+    // Armed: it has said so, and let go of its stdout (without L3 the server may start before).
+    expect(await eventually(() => readlinkSync(`/proc/${reaper}/fd/1`) === "/dev/null", 5000)).toBe(true);
     process.kill(Number(reaper), "SIGTERM"); // ignored: only the proxy's end may start it
     proxy.request(1, "tools/call", { name: "echo", arguments: { text: "still here" } });
     expect(text(await proxy.next())).toBe("still here");
@@ -222,6 +233,72 @@ describe.skipIf(!cgroupReady)("when the proxy dies", () => {
     expect(proxy.stderr).toMatch(
       /^mcpguard: stopping the server: the reaper \(mcpguard-reaper\) was killed by SIGKILL, so the server would outlive the proxy$/m,
     );
+  });
+
+  /**
+   * A reaper that waits for the file `go` before it runs the real one (same pid, same parent), in
+   * a folder of its own given as MCPGUARD_BPF_DIR, with the kernel layer's other binaries.
+   */
+  function slowReaper(): { dir: string; go: string } {
+    const dir = join(scratch, "bpf");
+    mkdirSync(dir);
+    for (const bin of ["mcpguard-exec", "mcpguard-loader"])
+      writeFileSync(join(dir, bin), readFileSync(join(BPF, bin)), { mode: 0o755 });
+    const go = join(scratch, "go");
+    const script = `#!/bin/sh\nwhile [ ! -e '${go}' ]; do sleep 0.02; done\nexec '${join(BPF, "mcpguard-reaper")}' "$@"\n`;
+    writeFileSync(join(dir, "mcpguard-reaper"), script);
+    chmodSync(join(dir, "mcpguard-reaper"), 0o755);
+    return { dir, go };
+  }
+
+  it("without L3 the server starts once its reaper is spawned, and a proxy killed before the reaper is armed still takes the server along", async () => {
+    const { dir, go } = slowReaper();
+    const proxy = new RawProxy(["--config", "C0", "--", process.execPath, FIXTURE], {
+      cwd: work,
+      env: { ...process.env, MCPGUARD_BPF_DIR: dir },
+    });
+    // The server answers while its reaper has not run a line of the real one.
+    await proxy.initialize();
+    proxy.request(1, "tools/call", { name: "daemon", arguments: { port: 9 } });
+    const daemon = Number(text(await proxy.next()));
+    const cgroups = cgroupsOf(daemon);
+    const procs = readFileSync(join(cgroups[0] as string, "cgroup.procs"), "utf8")
+      .trim()
+      .split("\n")
+      .map(Number);
+    expect(existsSync(go)).toBe(false);
+    proxy.child.kill("SIGKILL");
+    await proxy.exited;
+    // Its reaper, not its parent's child any more, reads its stdin to the end and reaps.
+    writeFileSync(go, "");
+    expect(await eventually(allGone(procs, cgroups), 5000)).toBe(true);
+    expect(proxy.stderr).not.toMatch(/warning/);
+  });
+
+  it.skipIf(!l3Ready)("under L3 the server starts only once its reaper is armed (fail closed)", async () => {
+    const { dir, go } = slowReaper();
+    const proxy = new RawProxy(["--config", "C-ebpf", "--policy", policy, "--", process.execPath, FIXTURE], {
+      cwd: work,
+      env: { ...process.env, MCPGUARD_BPF_DIR: dir },
+    });
+    try {
+      let answered = false;
+      const answer = proxy.next(10_000).then(() => {
+        answered = true;
+      });
+      proxy.request(0, "initialize", {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "raw", version: "1" },
+      });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(answered).toBe(false);
+      writeFileSync(go, "");
+      await answer;
+    } finally {
+      proxy.child.stdin.end();
+      await proxy.exited;
+    }
   });
 
   // An unprivileged uid must be able to read the checkout and run node from it.

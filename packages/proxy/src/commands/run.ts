@@ -549,7 +549,19 @@ class Session {
       () => step("reaperReady"),
       () => {},
     );
-    const [reaperStart, kernelStarted] = await Promise.allSettled([armed, kernelStart]);
+    // Under L3 the release waits for the reaper to be armed (fail closed); without L3 only for its
+    // spawn, which has happened (lifecycle.ts). What `armed` then throws is not the reaper's
+    // absence, which it says as a warning, but a bug: it ends the run as one (installCrashHandlers).
+    if (!layers.kernelNeeds)
+      armed.catch((error: unknown) =>
+        queueMicrotask(() => {
+          throw error;
+        }),
+      );
+    const [reaperStart, kernelStarted] = await Promise.allSettled([
+      layers.kernelNeeds ? armed : undefined,
+      kernelStart,
+    ]);
     if (kernelStarted.status === "fulfilled") this.kernel = kernelStarted.value;
     if (reaperStart.status === "rejected") throw layerUsage(config.name, reaperStart.reason);
     if (kernelStarted.status === "rejected") throw layerUsage(config.name, kernelStarted.reason);
