@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * Cold starts as a client makes them, interleaved: `node scripts/cold-starts.mjs N [--audit]
- * [--pair A,B]... PATH...`, where each PATH (each once) is `pipe`, `direct`, or
+ * [--pair A,B]... PATH...`, where each PATH (each once) is `pipe`, `contained` (pipe with the
+ * containment a proxy must give its server, runner/probe/pipeContained.cjs; root), `direct`, or
  * `<checkout>:<config>` (a built checkout of this repository, such as a worktree of an older
  * commit, and a config). Each start spawns the path over the Python `filesystem` victim in a
  * scratch workspace, with the environment the children really get (without NODE_EXTRA_CA_CERTS),
@@ -35,7 +36,7 @@ if (
   pairs.some((pair) => pair.length !== 2 || pair.some((p) => !paths.includes(p)))
 ) {
   process.stderr.write(
-    "usage: node scripts/cold-starts.mjs N [--audit] [--pair A,B]... PATH... (PATH: pipe, direct, or <checkout>:<config>, each once; A and B among them)\n",
+    "usage: node scripts/cold-starts.mjs N [--audit] [--pair A,B]... PATH... (PATH: pipe, contained, direct, or <checkout>:<config>, each once; A and B among them)\n",
   );
   process.exit(2);
 }
@@ -52,6 +53,8 @@ if (audit) {
 const argvOf = (path) => {
   if (path === "direct") return server;
   if (path === "pipe") return [process.execPath, join(ROOT, "runner", "probe", "pipeRelay.cjs"), ...server];
+  if (path === "contained")
+    return [process.execPath, join(ROOT, "runner", "probe", "pipeContained.cjs"), ...server];
   const at = path.lastIndexOf(":");
   const [checkout, config] = [resolve(path.slice(0, at)), path.slice(at + 1)];
   const files = ["--policy", "servers/filesystem.json", "--manifest", "agentbound/filesystem.json"];

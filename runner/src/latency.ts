@@ -4,12 +4,15 @@
  * interleaved rounds so no config always runs on a warmer or busier machine. Two bare relays that
  * only copy bytes, `pipe-c` (in C) and `pipe` (in Node.js), measure the floor of any stdio proxy and
  * of any Node.js proxy, so what a config adds splits into the second process on the way, the
- * runtime, and the proxy's own work. Cold start (spawn to initialized) is measured separately, on
- * fresh sessions. Tables in hyperfine's shape, beside the published paper's latency table.
+ * runtime, and the proxy's own work. A third, `pipe-contained`, also gives the server the
+ * containment every config gives it (a cgroup with limits, joined before the server's first
+ * instruction, and a reaper): at cold start, what containment costs in itself on this host. Cold
+ * start (spawn to initialized) is measured separately, on fresh sessions. Tables in hyperfine's shape, beside the published paper's latency table.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { findCgroup2 } from "@mcpguard/proxy";
 import { defineCommand, intOption, UsageError } from "@mcpguard/proxy/args";
 import { stringify } from "csv-stringify/sync";
 import { Bench } from "tinybench";
@@ -19,7 +22,7 @@ import { peerWorldBase } from "./peers.js";
 import { loadRegistry, type ServerEntry } from "./registry.js";
 import { PAPER } from "./render.js";
 import { resolveConfigs, selectScenarios } from "./select.js";
-import { BYTE_RELAY, openSession, PIPE, PIPE_C, type Session } from "./session.js";
+import { BYTE_RELAY, openSession, PIPE, PIPE_C, PIPE_CONTAINED, REAPER, type Session } from "./session.js";
 import { DIRECT, type Latency, latencyStats } from "./summarize.js";
 import { applySetup } from "./trial.js";
 import { type World, WorldFactory } from "./world/world.js";
@@ -104,7 +107,7 @@ const roundText = (d: RoundDelta | null, kind: "diff" | "ratio") =>
       : `${d.median.toFixed(2)}× [${d.lo.toFixed(2)}, ${d.hi.toFixed(2)}]`;
 
 /** Paths that are not configs: nothing is compared with them but direct. */
-const BASELINES = new Set([DIRECT, PIPE_C, PIPE]);
+const BASELINES = new Set([DIRECT, PIPE_C, PIPE, PIPE_CONTAINED]);
 
 const ms = (v: number | null) => (v === null ? "–" : v.toFixed(3));
 const diff = (a: Latency | undefined, b: Latency | undefined) =>
@@ -164,14 +167,14 @@ export function renderLatency(r: LatencyResult): string {
     "",
     "## Cold start: spawn to initialized (fresh session, fresh world)",
     "",
-    "| path | n | p50 [ms] | p95 [ms] | mean ± sd [ms] | p50 vs C0 | p50 vs pipe | p50 vs direct | own start / Node.js boot |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    `| path | n | p50 [ms] | p95 [ms] | mean ± sd [ms] | p50 vs C0 | p50 vs pipe | p50 vs ${PIPE_CONTAINED} | p50 vs direct | own start / Node.js boot |`,
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...Object.entries(r.coldStart).map(
       ([p, s]) =>
-        `| ${p} | ${s.n} | ${ms(s.p50)} | ${ms(s.p95)} | ${ms(s.mean)} ± ${ms(s.sd)} | ${p === "C0" || BASELINES.has(p) ? "–" : diff(s, r.coldStart.C0)} | ${BASELINES.has(p) ? "–" : diff(s, r.coldStart[PIPE])} | ${p === DIRECT ? "–" : diff(s, r.coldStart[DIRECT])} | ${BASELINES.has(p) ? "–" : bootMultiple(s, r.coldStart[PIPE], r.coldStart[DIRECT])} |`,
+        `| ${p} | ${s.n} | ${ms(s.p50)} | ${ms(s.p95)} | ${ms(s.mean)} ± ${ms(s.sd)} | ${p === "C0" || BASELINES.has(p) ? "–" : diff(s, r.coldStart.C0)} | ${BASELINES.has(p) && p !== PIPE_CONTAINED ? "–" : diff(s, r.coldStart[PIPE])} | ${BASELINES.has(p) ? "–" : diff(s, r.coldStart[PIPE_CONTAINED])} | ${p === DIRECT ? "–" : diff(s, r.coldStart[DIRECT])} | ${BASELINES.has(p) ? "–" : bootMultiple(s, r.coldStart[PIPE], r.coldStart[DIRECT])} |`,
     ),
     "",
-    `A proxy written in Node.js starts no faster than \`${PIPE}\`, which boots Node.js before it spawns the server: its own start-up cost is the difference to \`${PIPE}\`. The last column divides that by Node.js's boot on this machine (\`${PIPE}\` over direct), a figure that holds across machines of different speed.`,
+    `A proxy written in Node.js starts no faster than \`${PIPE}\`, which boots Node.js before it spawns the server: its own start-up cost is the difference to \`${PIPE}\`. The last column divides that by Node.js's boot on this machine (\`${PIPE}\` over direct), a figure that holds across machines of different speed. \`${PIPE_CONTAINED}\` is \`${PIPE}\` that also contains its server as every config does, with no code of the proxy's: its difference to \`${PIPE}\` is what containment costs on this host (on most kernels most of it is the wait of a process's move into a cgroup, docs/PERFORMANCE.md), and a config's difference to it is the proxy's own start.`,
     "",
   ];
   return lines.join("\n");
@@ -218,8 +221,9 @@ const LATENCY = defineCommand({
   name: "mcpguard bench latency",
   description:
     "Time one tool call per path in long-lived sessions, and the cold start of each. The paths are each " +
-    "config, direct (no proxy), and two bare relays that only copy bytes: pipe-c (in C, built with " +
-    "bpf/) and pipe (in Node.js). Writes latency.md, latency.csv and latency.json to --out. A line on " +
+    "config, direct (no proxy), two bare relays that only copy bytes: pipe-c (in C, built with bpf/) " +
+    "and pipe (in Node.js), and pipe-contained, pipe with the server contained as every config " +
+    "contains it (as root). Writes latency.md, latency.csv and latency.json to --out. A line on " +
     "stderr after each round and each cold start round says how far it is.",
   options: {
     configs: {
@@ -250,6 +254,14 @@ const LATENCY = defineCommand({
     quiet: { type: "boolean", help: "no progress lines" },
   },
 });
+
+/** Whether the `pipe-contained` path can run here: true, or why not. */
+function containedFloor(): true | string {
+  if (process.getuid?.() !== 0) return "it makes cgroups, which needs root";
+  if (!findCgroup2()) return "no cgroup2 hierarchy is mounted here";
+  if (!existsSync(REAPER)) return `${REAPER} is not built (npm run setup)`;
+  return true;
+}
 
 export async function main(argv: string[]): Promise<number> {
   const parsed = LATENCY.parse(argv);
@@ -284,7 +296,15 @@ export async function main(argv: string[]): Promise<number> {
   const nativeRelay = existsSync(BYTE_RELAY);
   if (!nativeRelay)
     process.stderr.write(`${PIPE_C} is left out: ${BYTE_RELAY} is not built (npm run setup)\n`);
-  const paths = [DIRECT, ...(nativeRelay ? [PIPE_C] : []), PIPE, ...configs];
+  const contained = containedFloor();
+  if (typeof contained === "string") process.stderr.write(`${PIPE_CONTAINED} is left out: ${contained}\n`);
+  const paths = [
+    DIRECT,
+    ...(nativeRelay ? [PIPE_C] : []),
+    PIPE,
+    ...(contained === true ? [PIPE_CONTAINED] : []),
+    ...configs,
+  ];
   const open = async (config: string): Promise<{ world: World; session: Session }> => {
     const world = await factory.create();
     applySetup(world, scenario.setup ?? []);

@@ -31,6 +31,15 @@ export const MCPGUARD_BIN = repoPath("packages", "proxy", "bin", "mcpguard.js");
 /** The latency benchmark's `pipe` path: a bare Node.js relay, the floor of any Node.js proxy. */
 export const PIPE = "pipe";
 const PIPE_RELAY = repoPath("runner", "probe", "pipeRelay.cjs");
+/**
+ * The `pipe-contained` path: `pipe` plus the containment `mcpguard run` gives its server (its own
+ * cgroup and limits, joined before its first instruction, and a reaper), with no code of the
+ * proxy's: the floor of any Node.js proxy that contains its server. Root and cgroup2 only.
+ */
+export const PIPE_CONTAINED = "pipe-contained";
+const PIPE_CONTAINED_RELAY = repoPath("runner", "probe", "pipeContained.cjs");
+/** The reaper the `pipe-contained` path spawns (bpf/reaper.c). */
+export const REAPER = repoPath("bpf", ".output", "mcpguard-reaper");
 /** The `pipe-c` path: a bare relay in C (`bpf/byte-relay.c`), the floor of any stdio proxy. */
 export const PIPE_C = "pipe-c";
 export const BYTE_RELAY = repoPath("bpf", ".output", "byte-relay");
@@ -61,7 +70,10 @@ export interface SessionOptions {
   /** Default: {@link policyFiles} of the server's id. */
   policies?: PolicyFiles;
   interpreters: Interpreters;
-  /** A defense config for `mcpguard run`, "direct" for no proxy at all, "pipe" or "pipe-c" for a bare relay. */
+  /**
+   * A defense config for `mcpguard run`, "direct" for no proxy at all, "pipe" or "pipe-c" for a bare
+   * relay, "pipe-contained" for one that contains the server.
+   */
   config: string;
   /** Where the proxy writes its audit log (never inside the world). */
   auditLog?: string;
@@ -110,6 +122,8 @@ function sessionArgv(
       return serverArgv;
     case PIPE:
       return [opts.node, PIPE_RELAY, ...serverArgv];
+    case PIPE_CONTAINED:
+      return [opts.node, PIPE_CONTAINED_RELAY, ...serverArgv];
     case PIPE_C:
       return [BYTE_RELAY, ...serverArgv];
     default:

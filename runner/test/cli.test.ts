@@ -3,10 +3,11 @@ import { spawn, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { findCgroup2 } from "@mcpguard/proxy";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pinToCpus } from "../src/latency.ts";
 import { REPO_ROOT, repoPath } from "../src/paths.ts";
-import { BYTE_RELAY } from "../src/session.ts";
+import { BYTE_RELAY, REAPER } from "../src/session.ts";
 
 const MCPGUARD = repoPath("packages", "proxy", "bin", "mcpguard.js");
 
@@ -266,9 +267,25 @@ describe("latency benchmark", () => {
     if (process.getuid?.() === 0) expect(json.roundCpuMicros.session.C0).toHaveLength(2);
     // pipe-c is the C relay that `npm run setup` builds with bpf/; without it the run says so and leaves it out.
     const native = existsSync(BYTE_RELAY);
-    expect(Object.keys(json.calls)).toEqual(
-      native ? ["direct", "pipe-c", "pipe", "C0"] : ["direct", "pipe", "C0"],
-    );
+    // pipe-contained, pipe with the server contained as every config contains it, makes cgroups:
+    // as root, where there is cgroup2 and the reaper is built; otherwise the run says why not.
+    const contained = process.getuid?.() === 0 && findCgroup2() !== undefined && existsSync(REAPER);
+    expect(Object.keys(json.calls)).toEqual([
+      "direct",
+      ...(native ? ["pipe-c"] : []),
+      "pipe",
+      ...(contained ? ["pipe-contained"] : []),
+      "C0",
+    ]);
+    if (contained) {
+      // Its cold start over pipe's: what containment costs; C0's over it: the proxy's own start.
+      expect(r.stdout).toMatch(
+        /^\| pipe-contained \| 2 \| [\d.]+ \| .* \| – \| [+-][\d.]+ \([\d.]+×\) \| – \| [+-][\d.]+ \([\d.]+×\) \| – \|$/m,
+      );
+      expect(r.stdout).toMatch(
+        /^\| C0 \| 2 \| [\d.]+ \| .* \| – \| [+-][\d.]+ \([\d.]+×\) \| [+-][\d.]+ \([\d.]+×\) \| [+-][\d.]+ \([\d.]+×\) \| (-?\d+\.\d\d|–) \|$/m,
+      );
+    } else expect(r.stderr).toMatch(/pipe-contained is left out: /);
     if (native) {
       expect(r.stdout).toMatch(
         /^\| pipe-c \| 20 \| [\d.]+ \| .* \| – \| – \| [+-][\d.]+ \([\d.]+×\) \| – \|$/m,
@@ -280,7 +297,7 @@ describe("latency benchmark", () => {
     expect(json.coldStart.pipe.n).toBe(2);
     expect(json.coldStart.C0.n).toBe(2);
     // The proxy's own start over Node.js's boot (pipe over direct), the figure machines of different speed share.
-    expect(r.stdout).toContain("| p50 vs direct | own start / Node.js boot |");
+    expect(r.stdout).toContain("| p50 vs pipe-contained | p50 vs direct | own start / Node.js boot |");
     // Two cold starts each: on a busy machine `pipe` may come out below direct, and the multiple
     // of Node.js's boot is then left out ("–") rather than divided by a boot of no time.
     const boot = json.coldStart.pipe.p50 - json.coldStart.direct.p50;
