@@ -121,6 +121,17 @@ async function guardedDaemon(config: string, port: number) {
   return { proxy, daemon, cgroups, procs, log };
 }
 
+/** A daemon started by a C0 server through `proxy`: the server's processes and its cgroups then. */
+async function startDaemon(proxy: RawProxy): Promise<{ procs: number[]; cgroups: string[] }> {
+  proxy.request(1, "tools/call", { name: "daemon", arguments: { port: 9 } });
+  const cgroups = cgroupsOf(Number(text(await proxy.next())));
+  const procs = readFileSync(join(cgroups[0] as string, "cgroup.procs"), "utf8")
+    .trim()
+    .split("\n")
+    .map(Number);
+  return { procs, cgroups };
+}
+
 /** Everything of the server gone: processes and cgroups (v2 and v1). */
 const allGone = (procs: number[], cgroups: string[]) => () =>
   procs.every((pid) => !isAlive(pid)) && cgroups.every((dir) => !existsSync(dir));
@@ -165,13 +176,7 @@ describe.skipIf(!cgroupReady)("when the proxy dies", () => {
     });
     proxy.child.stdin.on("error", () => {});
     await proxy.initialize();
-    proxy.request(1, "tools/call", { name: "daemon", arguments: { port: 9 } });
-    const daemon = Number(text(await proxy.next()));
-    const cgroups = cgroupsOf(daemon);
-    const procs = readFileSync(join(cgroups[0] as string, "cgroup.procs"), "utf8")
-      .trim()
-      .split("\n")
-      .map(Number);
+    const { procs, cgroups } = await startDaemon(proxy);
     proxy.request(2, "tools/call", { name: "echo", arguments: { text: "x".repeat(40 << 20) } });
     // V8 aborts: Node.js 20 and 22 end by SIGABRT, Node.js 24 exits with 134 (128 + SIGABRT) itself.
     const exited = await proxy.exited;
@@ -259,13 +264,7 @@ describe.skipIf(!cgroupReady)("when the proxy dies", () => {
     });
     // The server answers while its reaper has not run a line of the real one.
     await proxy.initialize();
-    proxy.request(1, "tools/call", { name: "daemon", arguments: { port: 9 } });
-    const daemon = Number(text(await proxy.next()));
-    const cgroups = cgroupsOf(daemon);
-    const procs = readFileSync(join(cgroups[0] as string, "cgroup.procs"), "utf8")
-      .trim()
-      .split("\n")
-      .map(Number);
+    const { procs, cgroups } = await startDaemon(proxy);
     expect(existsSync(go)).toBe(false);
     proxy.child.kill("SIGKILL");
     await proxy.exited;
