@@ -7,7 +7,8 @@
  * runtime, and the proxy's own work. A third, `pipe-contained`, also gives the server the
  * containment every config gives it (a cgroup with limits, joined before the server's first
  * instruction, and a reaper): at cold start, what containment costs in itself on this host. Cold
- * start (spawn to initialized) is measured separately, on fresh sessions. Tables in hyperfine's shape, beside the published paper's latency table.
+ * start (spawn to initialized) is measured separately, on fresh sessions. Tables in hyperfine's
+ * shape, beside the published paper's latency table.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
