@@ -618,6 +618,14 @@ export function planAccess(needs: KernelNeeds, argv: readonly string[], env: Nod
   return { fs: rules.fs, notes: rules.notes };
 }
 
+/** The file rules of `plan` (planAccess, for the same needs, command and environment), copied to add to. */
+function rulesOf(plan: AccessPlan): Rules {
+  const rules = new Rules();
+  for (const [path, rights] of plan.fs) rules.fs.set(path, new Set(rights));
+  rules.notes.push(...plan.notes);
+  return rules;
+}
+
 /** The Landlock rights that let a process change what is under a path (not read or run it). */
 const WRITE_RIGHTS = new Set([
   "write_file",
@@ -709,11 +717,13 @@ export async function compile(
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
   dns?: DnsRedirect,
-  options: { privateProc?: boolean } = {},
+  options: { privateProc?: boolean; plan?: AccessPlan } = {},
 ): Promise<Compiled> {
   if (argv.length === 0) throw new Error("no server command to compile a ruleset for");
   checkSockets(needs, env);
-  const rules = fileRules(needs, argv, env);
+  // `plan`: the file rules already read for these needs, command and environment, which the caller
+  // has judged (what the server may read of the proxy's secrets): the ruleset is made of exactly those.
+  const rules = options.plan ? rulesOf(options.plan) : fileRules(needs, argv, env);
   if (options.privateProc) {
     rules.add(PROC, READ);
     rules.notes.push(

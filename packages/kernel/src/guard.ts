@@ -9,7 +9,7 @@
 import type { ChildProcess } from "node:child_process";
 import { statSync } from "node:fs";
 import { binaries } from "./binaries.js";
-import { type Compiled, compile, grantedNames, type KernelNeeds } from "./compile.js";
+import { type AccessPlan, type Compiled, compile, grantedNames, type KernelNeeds } from "./compile.js";
 import { type KernelEvent, KernelSetupError, PendingLoader } from "./loader.js";
 import { NameResolver, type Upstream } from "./resolver.js";
 
@@ -22,6 +22,8 @@ export interface GuardOptions {
   /** The server's argv and environment, to find what its interpreter needs. */
   argv: readonly string[];
   env: NodeJS.ProcessEnv;
+  /** planAccess() of the same needs, argv and environment, read once: the ruleset's file rules. */
+  plan?: AccessPlan;
   /** Attach the BPF LSM programs too (hosts where the probe loaded one). */
   lsm: boolean;
   /**
@@ -109,6 +111,7 @@ export class KernelGuard {
       options.onLoaderSpawned?.();
       const compiled = await compile(options.needs, options.argv, options.env, undefined, {
         privateProc: options.isolate?.pid === true,
+        plan: options.plan,
       });
       options.onStep?.("policyCompiled");
       return new KernelGuard(
@@ -155,6 +158,7 @@ export class KernelGuard {
       const dns = resolver && { port: resolver.port, ipv6: resolver.ipv6, upstream: options.dnsUpstream };
       const compiled = await compile(options.needs, options.argv, options.env, dns, {
         privateProc: options.isolate?.pid === true,
+        plan: options.plan,
       });
       options.onStep?.("policyCompiled");
       pending.sendPolicy(compiled.loaderPolicy);

@@ -95,6 +95,24 @@ describe("compile", () => {
     expect(ruleFor(ruleset, which("sh", env.PATH) as string)).toMatch(/^fs execute,read_file /);
   });
 
+  it("compiles from a plan (planAccess, read once and judged by the caller) exactly what it compiles without one", async () => {
+    const needs: KernelNeeds = {
+      read: [join(ws, "data")],
+      write: [join(ws, "app.db"), join(ws, "app.db-journal")],
+      exec: ["git log"],
+      network: ["127.0.0.1:443"],
+      shell: true,
+    };
+    const argv = [process.execPath, script];
+    for (const options of [{}, { privateProc: true }]) {
+      const plan = planAccess(needs, argv, env);
+      const planned = await compile(needs, argv, env, undefined, { ...options, plan });
+      expect(planned).toEqual(await compile(needs, argv, env, undefined, options));
+      // The plan is copied, never added to: it says what it said when it was judged.
+      expect(plan).toEqual(planAccess(needs, argv, env));
+    }
+  });
+
   it("lets the server read the certificate authorities its environment names, and no other file a variable names", async () => {
     const ca = join(root, "corp-ca.pem");
     writeFileSync(ca, "-----BEGIN CERTIFICATE-----\n");

@@ -153,6 +153,17 @@ function isolationOf(
   };
 }
 
+/** How the launcher starts the server: with Landlock, seccomp, namespaces and a file size cap where they hold. */
+function launchOf(options: KernelLayerOptions) {
+  const { backends } = options.prepared;
+  return {
+    landlock: backends.file.backend !== null,
+    seccomp: backends["memfd-exec"].backend !== null,
+    isolate: isolationOf(backends, options.needs.network.length > 0),
+    fileBytes: options.containment.limits?.fileMaxBytes,
+  };
+}
+
 /**
  * The backend of a hardening capability in this run: /proc is Landlock's (denied whole) where its
  * private one is not made, and a file's metadata is left open without the mount namespace.
@@ -169,14 +180,15 @@ function hardeningBackend(
 
 /**
  * Refuse the start, before anything is loaded for it, when a secret lies beneath a path the
- * ruleset (`plan`) lets the server read: its interpreter's and script's reads included.
+ * ruleset's file rules (`plan`, which the ruleset is then compiled from) let the server read: its
+ * interpreter's and script's reads included.
  */
 function secretsOutOfReach(
   options: Pick<KernelLayerOptions, "secrets">,
-  plan: () => { fs: ReadonlyMap<string, ReadonlySet<string>> },
+  plan: { fs: ReadonlyMap<string, ReadonlySet<string>> },
 ): void {
   if (!options.secrets?.length) return;
-  const readable = [...plan().fs].filter(([, r]) => r.has("read_file") || r.has("read_dir")).map(([p]) => p);
+  const readable = [...plan.fs].filter(([, r]) => r.has("read_file") || r.has("read_dir")).map(([p]) => p);
   for (const secret of options.secrets) {
     const at = canonical(secret.path);
     const rule = readable.find((path) => within(at, canonical(path)));
@@ -211,13 +223,8 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
     );
   }
   const cgroup = containment.cgroupPath;
-  const isolate = isolationOf(backends, options.needs.network.length > 0);
-  const launch = {
-    landlock: backends.file.backend !== null,
-    seccomp: backends["memfd-exec"].backend !== null,
-    isolate,
-    fileBytes: containment.limits?.fileMaxBytes,
-  };
+  const launch = launchOf(options);
+  const isolate = launch.isolate;
   try {
     // The launcher runs here, unconfined; the server it would start runs confined.
     const resolved = await kernel.resolveLaunch(options.argv, {
@@ -225,12 +232,15 @@ export async function startKernelLayer(options: KernelLayerOptions): Promise<Ker
       cwd: options.cwd,
       writable: options.writable,
     });
-    secretsOutOfReach(options, () => kernel.planAccess(options.needs, resolved.argv, options.env));
+    // The file rules read once: what is judged here is what the ruleset is compiled from.
+    const plan = kernel.planAccess(options.needs, resolved.argv, options.env);
+    secretsOutOfReach(options, plan);
     const guard = await kernel.KernelGuard.start({
       cgroup,
       needs: options.needs,
       argv: resolved.argv,
       env: options.env,
+      plan,
       lsm: probe.lsm,
       loader,
       onEvent: options.onEvent,
