@@ -75,11 +75,18 @@ function decode(payload: string): Buffer | undefined {
  */
 function prefixedDigest(candidate: string, before: string): boolean | undefined {
   const own = PREFIXED.exec(candidate);
-  const algorithm = (own?.[1] ?? PREFIX_BEFORE.exec(before)?.[1])?.toLowerCase();
-  if (!algorithm) return undefined;
-  const payload = own ? candidate.slice(own[0].length) : candidate;
-  const bytes = decode(payload)?.length;
-  return bytes !== undefined && (DIGEST_BYTES.get(algorithm) ?? []).includes(bytes);
+  const named = PREFIX_BEFORE.exec(before)?.[1];
+  if (!own && !named) return undefined;
+  const fits = (algorithm: string, payload: string) => {
+    const bytes = decode(payload)?.length;
+    return bytes !== undefined && (DIGEST_BYTES.get(algorithm.toLowerCase()) ?? []).includes(bytes);
+  };
+  // A digest named before it may itself begin as a prefix would (`sha256=H1-uhMm...` in
+  // base64url, whose `H1-` reads as Go's `h1`): either reading with its algorithm's exact size is one.
+  return (
+    (own !== null && fits(own[1] as string, candidate.slice(own[0].length))) ||
+    (named !== undefined && fits(named, candidate))
+  );
 }
 
 /** A name as words in capitals: `contentHash` -> `CONTENT_HASH`, `request-id` -> `REQUEST_ID`. */

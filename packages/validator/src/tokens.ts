@@ -24,16 +24,21 @@ import { secretLooking } from "./secrets.js";
 
 export const TOKEN_MARK = "[REDACTED token]";
 
+/**
+ * Each is a whole token: never right after or right before a word character or a `-`, which would
+ * make it part of a longer run (base64url, whose alphabet has both: `...sz_-hf_1DCA...` or
+ * `sha512=hf_DHj0..._lar8...` in a digest), a run the generic rule judges whole.
+ */
 const KNOWN: readonly RegExp[] = [
-  /\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{8,}/g,
-  /\bgh[pousr]_[A-Za-z0-9]{30,}/g,
-  /\bgithub_pat_[A-Za-z0-9_]{30,}/g,
-  /\bxox[abposr]-[A-Za-z0-9-]{10,}/g,
-  /\bAIza[0-9A-Za-z_-]{35}/g,
-  /\bglpat-[A-Za-z0-9_-]{20,}/g,
-  /\bnpm_[A-Za-z0-9]{36}\b/g,
-  /\bhf_[A-Za-z0-9]{30,}/g,
-  /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g,
+  /(?<![\w-])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{8,}(?![\w-])/g,
+  /(?<![\w-])gh[pousr]_[A-Za-z0-9]{30,}(?![\w-])/g,
+  /(?<![\w-])github_pat_[A-Za-z0-9_]{30,}(?![\w-])/g,
+  /(?<![\w-])xox[abposr]-[A-Za-z0-9-]{10,}(?![\w-])/g,
+  /(?<![\w-])AIza[0-9A-Za-z_-]{35}(?![\w-])/g,
+  /(?<![\w-])glpat-[A-Za-z0-9_-]{20,}(?![\w-])/g,
+  /(?<![\w-])npm_[A-Za-z0-9]{36}(?![\w-])/g,
+  /(?<![\w-])hf_[A-Za-z0-9]{30,}(?![\w-])/g,
+  /(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g,
 ];
 /** Every known format starts with one of these: a text without any skips the nine patterns. */
 const KNOWN_ANCHOR = /[sr]k_(?:live|test)_|gh[pousr]_|github_pat_|xox[abposr]-|AIza|glpat-|npm_|hf_|eyJ/;

@@ -125,6 +125,24 @@ describe("l2.result.token", () => {
     expect(redactions).toEqual(["l2.result.token"]);
   });
 
+  it("judges a known prefix inside a longer base64url run as part of that run: a digest's stays, a token's goes", () => {
+    // base64url's alphabet has "-" and "_": a digest can hold "hf_" or begin with "H1-" (Go's h1).
+    for (const digest of [
+      "blake3: uHiAGLpsz_-hf_1DCA6ifjYeuT73geboo08Tm7JticNFbtw",
+      "sha256=H1-uhMmCncKCUdJ516mUx2hq5MN1tsOKJZcAnbW1kXs",
+      "sha512=hf_DHj0RneRi8yTGkRg5PCncDBun6b2D8vERq77K6ojQhB8WTeu6BrGcXxtO_lar8JOjkVSuMIbllJYBPmmBGQ",
+    ]) {
+      const { result, redactions } = sanitize(textResult(digest));
+      expect(textOf(result), digest).toBe(digest);
+      expect(redactions).toEqual([]);
+    }
+    // A token in such a run is still one: the generic rule takes the whole run.
+    for (const token of [`x-hf_${canary(34)}`, `ci_ghp_${canary(36)}-`]) {
+      const { result } = sanitize(textResult(`the token is ${token} ok`));
+      expect(textOf(result), token).toBe("the token is [REDACTED token] ok");
+    }
+  });
+
   it("removes a bearer token and keeps the header name", () => {
     const token = canary(24);
     expect(textOf(sanitize(textResult(`Authorization: Bearer ${token}.x`)).result)).toBe(
