@@ -44,7 +44,9 @@ export class Reaper {
     this.ready = whenReady(child, options.readyTimeoutMs ?? 5000).then(
       () => {
         this.#ready = true;
-        // Neither the reaper nor its pipe keeps the proxy alive; the pipe closes with the proxy.
+        // Neither the reaper nor its pipe keeps the proxy alive; the pipe closes with the proxy. A
+        // reaper released before it was ready is waited for (release()).
+        if (this.#released) return;
         child.unref();
         (child.stdin as Socket | null)?.unref();
       },
