@@ -25,9 +25,9 @@ import { secretLooking } from "./secrets.js";
 export const TOKEN_MARK = "[REDACTED token]";
 
 /**
- * Each is a whole token: never right after or right before a word character or a `-`, which would
- * make it part of a longer run (base64url, whose alphabet has both: `...sz_-hf_1DCA...` or
- * `sha512=hf_DHj0..._lar8...` in a digest), a run the generic rule judges whole.
+ * Each but a JWT is a whole token: never right after or right before a word character or a `-`,
+ * which would make it part of a longer run (base64url, whose alphabet has both: `...sz_-hf_1DCA...`
+ * or `sha512=hf_DHj0..._lar8...` in a digest), a run the generic rule judges whole.
  */
 const KNOWN: readonly RegExp[] = [
   /(?<![\w-])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{8,}(?![\w-])/g,
@@ -38,7 +38,8 @@ const KNOWN: readonly RegExp[] = [
   /(?<![\w-])glpat-[A-Za-z0-9_-]{20,}(?![\w-])/g,
   /(?<![\w-])npm_[A-Za-z0-9]{36}(?![\w-])/g,
   /(?<![\w-])hf_[A-Za-z0-9]{30,}(?![\w-])/g,
-  /(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g,
+  // A JWT's dots are in no digest, and the generic rule stops at a dot: after a `-` it is still one.
+  /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g,
 ];
 /** Every known format starts with one of these: a text without any skips the nine patterns. */
 const KNOWN_ANCHOR = /[sr]k_(?:live|test)_|gh[pousr]_|github_pat_|xox[abposr]-|AIza|glpat-|npm_|hf_|eyJ/;

@@ -141,6 +141,9 @@ describe("l2.result.token", () => {
       const { result } = sanitize(textResult(`the token is ${token} ok`));
       expect(textOf(result), token).toBe("the token is [REDACTED token] ok");
     }
+    // A JWT (its dots are in no digest) is one after a `-` too.
+    const jwt = `eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.${canary(43)}`;
+    expect(textOf(sanitize(textResult(`auth-${jwt}`)).result)).toBe("auth-[REDACTED token]");
   });
 
   it("removes a bearer token and keeps the header name", () => {
