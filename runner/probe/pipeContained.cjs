@@ -8,7 +8,8 @@
  * it at its first line (a move of this process into its own cgroup), or the join would wait out an
  * RCU grace period. Nothing of mcpguard's code is loaded: what a proxy adds above this path is its
  * own work, and what this path adds above `pipe` is what containment itself costs. Run as root on a
- * host with cgroup2; anything else is refused in one line, never run uncontained.
+ * host with cgroup2 (`bench latency` leaves the path out elsewhere); anything else is refused in one
+ * line, never run uncontained.
  */
 "use strict";
 const fs = require("node:fs");
@@ -25,8 +26,12 @@ if (!command) {
 const mountinfo = fs.readFileSync("/proc/self/mountinfo", "latin1").split("\n");
 const own = fs.readFileSync("/proc/self/cgroup", "latin1").split("\n");
 
-/** This process's cgroup directory in the hierarchy of `fstype` (with `controller` for v1), or undefined. */
-function ownCgroup(fstype, controller) {
+/**
+ * This process's cgroup directory in the hierarchy of `fstype` (with `controller` for v1), or
+ * undefined; `rootOnly`: only through a mount of the hierarchy's root. A mount of a subtree holds it
+ * below that subtree, or not at all, as the proxy reads it (packages/proxy/src/cgroupMount.ts).
+ */
+function ownCgroup(fstype, controller, rootOnly = false) {
   const self = own
     .map((line) => line.split(":"))
     .find(([id, names]) => (fstype === "cgroup2" ? id === "0" : names?.split(",").includes(controller)))?.[2];
@@ -36,9 +41,17 @@ function ownCgroup(fstype, controller) {
       return type === fstype && (fstype === "cgroup2" || options?.split(",").includes(controller));
     })
     ?.split(" ");
-  // Only a mount of the hierarchy's root, as the proxy takes.
-  if (self === undefined || fields?.[3] !== "/") return undefined;
-  return `${fields[4]}${self === "/" ? "" : self}`;
+  const root = fields?.[3];
+  if (self === undefined || root === undefined || (rootOnly && root !== "/")) return undefined;
+  const relative =
+    root === "/"
+      ? self
+      : self === root
+        ? "/"
+        : self.startsWith(`${root}/`)
+          ? self.slice(root.length)
+          : undefined;
+  return relative === undefined ? undefined : `${fields[4]}${relative === "/" ? "" : relative}`;
 }
 
 /** The cgroups made so far, removed again when the start is refused. */
@@ -57,13 +70,16 @@ function fail(line) {
 }
 
 const parent = ownCgroup("cgroup2");
-if (!parent) fail("no cgroup2 hierarchy mounted at its root here");
-const procs = join(parent, "cgroup.procs");
-try {
-  const fd = fs.openSync(procs, fs.constants.O_WRONLY);
-  fs.write(fd, String(process.pid), () => fs.close(fd, () => {}));
-} catch (error) {
-  fail(`cannot write ${procs}: ${error.message}`);
+if (!parent) fail("this process's cgroup2 cgroup is not mounted here");
+// As bin/mcpguard.js, through a mount of the root only (a subtree's would name another cgroup).
+if (ownCgroup("cgroup2", undefined, true)) {
+  const procs = join(parent, "cgroup.procs");
+  try {
+    const fd = fs.openSync(procs, fs.constants.O_WRONLY);
+    fs.write(fd, String(process.pid), () => fs.close(fd, () => {}));
+  } catch (error) {
+    fail(`cannot write ${procs}: ${error.message}`);
+  }
 }
 const name = `pipe-contained-${process.pid}`;
 const cgroup = join(parent, name);
